@@ -1,0 +1,369 @@
+//! A resumable JSON scanner over a byte window.
+//!
+//! The Kineto reader sees the file as a series of fixed-size slices, never the whole text. Each
+//! function here either finishes a token inside the window or reports [`Stop::Incomplete`], after
+//! which the caller rewinds to the start of the event, waits for the next slice, and tries again.
+//! Nothing recurses on input depth, so hostile nesting cannot overflow the stack.
+
+use memchr::memchr2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The window ends before the token does.
+    Incomplete,
+    /// The bytes cannot be JSON here; the message says what was expected.
+    Syntax(&'static str),
+}
+
+pub(crate) type Scan<T> = Result<T, Stop>;
+
+/// A raw JSON string: the bytes between the quotes, and whether they contain escapes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawStr<'a> {
+    pub bytes: &'a [u8],
+    pub escaped: bool,
+}
+
+impl<'a> RawStr<'a> {
+    /// Decodes into `scratch` when escapes are present; borrows otherwise.
+    pub fn decode<'s>(&self, scratch: &'s mut String) -> &'s str
+    where
+        'a: 's,
+    {
+        if !self.escaped {
+            return match std::str::from_utf8(self.bytes) {
+                Ok(s) => s,
+                Err(_) => {
+                    *scratch = String::from_utf8_lossy(self.bytes).into_owned();
+                    scratch
+                }
+            };
+        }
+        scratch.clear();
+        unescape_into(self.bytes, scratch);
+        scratch
+    }
+}
+
+/// JSON string unescaping, lenient: bad escapes are kept literally rather than failing the event.
+pub(crate) fn unescape_into(b: &[u8], out: &mut String) {
+    let mut bytes: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c != b'\\' || i + 1 >= b.len() {
+            bytes.push(c);
+            i += 1;
+            continue;
+        }
+        let e = b[i + 1];
+        i += 2;
+        match e {
+            b'"' => bytes.push(b'"'),
+            b'\\' => bytes.push(b'\\'),
+            b'/' => bytes.push(b'/'),
+            b'b' => bytes.push(8),
+            b'f' => bytes.push(12),
+            b'n' => bytes.push(b'\n'),
+            b'r' => bytes.push(b'\r'),
+            b't' => bytes.push(b'\t'),
+            b'u' => {
+                let hex = |s: &[u8]| -> Option<u32> {
+                    let t = std::str::from_utf8(s).ok()?;
+                    u32::from_str_radix(t, 16).ok()
+                };
+                let Some(hi) = b.get(i..i + 4).and_then(hex) else {
+                    bytes.extend_from_slice(b"\\u");
+                    continue;
+                };
+                i += 4;
+                let mut cp = hi;
+                if (0xD800..0xDC00).contains(&hi) && b.get(i..i + 2) == Some(b"\\u") {
+                    if let Some(lo) = b.get(i + 2..i + 6).and_then(hex) {
+                        if (0xDC00..0xE000).contains(&lo) {
+                            cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                            i += 6;
+                        }
+                    }
+                }
+                let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut tmp = [0u8; 4];
+                bytes.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+            }
+            other => {
+                bytes.push(b'\\');
+                bytes.push(other);
+            }
+        }
+    }
+    out.push_str(&String::from_utf8_lossy(&bytes));
+}
+
+pub(crate) struct Cursor<'a> {
+    pub b: &'a [u8],
+    pub i: usize,
+}
+
+#[inline]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(b: &'a [u8], i: usize) -> Self {
+        Cursor { b, i }
+    }
+
+    #[inline]
+    pub fn ws(&mut self) {
+        while self.i < self.b.len() && is_ws(self.b[self.i]) {
+            self.i += 1;
+        }
+    }
+
+    /// The next non-whitespace byte, not consumed.
+    #[inline]
+    pub fn peek(&mut self) -> Scan<u8> {
+        self.ws();
+        self.b.get(self.i).copied().ok_or(Stop::Incomplete)
+    }
+
+    #[inline]
+    pub fn expect(&mut self, c: u8, what: &'static str) -> Scan<()> {
+        if self.peek()? == c {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(Stop::Syntax(what))
+        }
+    }
+
+    /// A string value; the cursor must be on its opening quote (after whitespace).
+    pub fn string(&mut self) -> Scan<RawStr<'a>> {
+        if self.peek()? != b'"' {
+            return Err(Stop::Syntax("expected a string"));
+        }
+        let start = self.i + 1;
+        let mut j = start;
+        let mut escaped = false;
+        loop {
+            let Some(k) = memchr2(b'"', b'\\', &self.b[j..]) else {
+                return Err(Stop::Incomplete);
+            };
+            j += k;
+            if self.b[j] == b'"' {
+                self.i = j + 1;
+                return Ok(RawStr {
+                    bytes: &self.b[start..j],
+                    escaped,
+                });
+            }
+            escaped = true;
+            j += 2;
+            if j > self.b.len() {
+                return Err(Stop::Incomplete);
+            }
+        }
+    }
+
+    /// A number's text. A number that touches the window's end is incomplete: more digits may follow.
+    pub fn number(&mut self) -> Scan<&'a [u8]> {
+        self.ws();
+        let start = self.i;
+        let mut j = start;
+        while j < self.b.len()
+            && matches!(self.b[j], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+        {
+            j += 1;
+        }
+        if j == self.b.len() {
+            return Err(Stop::Incomplete);
+        }
+        if j == start {
+            return Err(Stop::Syntax("expected a number"));
+        }
+        self.i = j;
+        Ok(&self.b[start..j])
+    }
+
+    /// Skips one value of any type and returns its raw bytes.
+    pub fn value(&mut self) -> Scan<&'a [u8]> {
+        let c = self.peek()?;
+        let start = self.i;
+        match c {
+            b'"' => {
+                self.string()?;
+            }
+            b'{' | b'[' => self.skip_container()?,
+            b't' => self.literal(b"true")?,
+            b'f' => self.literal(b"false")?,
+            b'n' => self.literal(b"null")?,
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+            }
+            // Non-standard but seen in the wild from Python's json module.
+            b'N' => self.literal(b"NaN")?,
+            b'I' => self.literal(b"Infinity")?,
+            _ => return Err(Stop::Syntax("expected a value")),
+        }
+        Ok(&self.b[start..self.i])
+    }
+
+    fn literal(&mut self, lit: &'static [u8]) -> Scan<()> {
+        let end = self.i + lit.len();
+        if end > self.b.len() {
+            return if lit.starts_with(&self.b[self.i..]) {
+                Err(Stop::Incomplete)
+            } else {
+                Err(Stop::Syntax("bad literal"))
+            };
+        }
+        if &self.b[self.i..end] != lit {
+            return Err(Stop::Syntax("bad literal"));
+        }
+        self.i = end;
+        Ok(())
+    }
+
+    /// Skips a balanced object or array, iteratively. Only brackets and strings matter here; the
+    /// structure inside is validated when (and if) it is read.
+    fn skip_container(&mut self) -> Scan<()> {
+        let mut depth: usize = 0;
+        let b = self.b;
+        let mut j = self.i;
+        loop {
+            let Some(&c) = b.get(j) else {
+                return Err(Stop::Incomplete);
+            };
+            match c {
+                b'"' => {
+                    self.i = j;
+                    self.string()?;
+                    j = self.i;
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        self.i = j + 1;
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+    }
+}
+
+/// Copies a JSON value, dropping whitespace outside strings: args are kept for the details panel in
+/// this compact form.
+pub(crate) fn minify_into(v: &[u8], out: &mut Vec<u8>) {
+    let mut in_str = false;
+    let mut esc = false;
+    for &c in v {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+            }
+        } else if !is_ws(c) {
+            out.push(c);
+            if c == b'"' {
+                in_str = true;
+            }
+        }
+    }
+}
+
+/// Parses an integer that may exceed `i64` (Kineto writes u64 ids): values above `i64::MAX` wrap
+/// to their two's-complement `i64`, which keeps them distinct and comparable for linking.
+pub(crate) fn parse_int(text: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(text).ok()?;
+    if let Ok(v) = s.parse::<i64>() {
+        return Some(v);
+    }
+    if let Ok(v) = s.parse::<u64>() {
+        return Some(v as i64);
+    }
+    let f: f64 = s.parse().ok()?;
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.2e18 {
+        Some(f as i64)
+    } else {
+        None
+    }
+}
+
+pub(crate) fn parse_f64(text: &[u8]) -> Option<f64> {
+    std::str::from_utf8(text)
+        .ok()?
+        .trim_matches('"')
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_tokens_ask_for_more_bytes() {
+        assert_eq!(
+            Cursor::new(b"\"abc", 0).string().map(|_| ()),
+            Err(Stop::Incomplete)
+        );
+        assert_eq!(
+            Cursor::new(b"123", 0).number().map(|_| ()),
+            Err(Stop::Incomplete)
+        );
+        assert_eq!(
+            Cursor::new(b"{\"a\": [1, 2", 0).value().map(|_| ()),
+            Err(Stop::Incomplete)
+        );
+        assert_eq!(
+            Cursor::new(b"tr", 0).value().map(|_| ()),
+            Err(Stop::Incomplete)
+        );
+        assert_eq!(
+            Cursor::new(b"tx", 0).value().map(|_| ()),
+            Err(Stop::Syntax("bad literal"))
+        );
+    }
+
+    #[test]
+    fn strings_with_escaped_quotes_and_brackets_inside_containers_are_skipped_whole() {
+        let text = br#"{"a": "x\"}]", "b": [[1], {"c": "\\"}]} rest"#;
+        let mut c = Cursor::new(text, 0);
+        let v = c.value().map(|v| v.len());
+        assert_eq!(v, Ok(text.len() - 5));
+    }
+
+    #[test]
+    fn unescape_handles_surrogate_pairs_and_keeps_bad_escapes() {
+        let mut s = String::new();
+        unescape_into(br#"a\"b\u00e9\ud83d\ude00\q"#, &mut s);
+        assert_eq!(s, "a\"bé😀\\q");
+    }
+
+    #[test]
+    fn minify_drops_whitespace_outside_strings_only() {
+        let mut out = Vec::new();
+        minify_into(b"{ \"a b\" : [ 1 , 2 ] }", &mut out);
+        assert_eq!(out, b"{\"a b\":[1,2]}");
+    }
+
+    #[test]
+    fn u64_ids_above_i64_max_stay_distinct() {
+        assert_eq!(
+            parse_int(b"10159970886766084423"),
+            Some(10159970886766084423u64 as i64)
+        );
+        assert_eq!(parse_int(b"-5"), Some(-5));
+        assert_eq!(parse_int(b"7.0"), Some(7));
+    }
+}

@@ -1,0 +1,462 @@
+//! Appends scanned events to the columns: interning, typed-arg decoding, track lookup.
+
+use super::event::{ArgSpans, Ev};
+use crate::ingest::json::{minify_into, parse_f64, parse_int, RawStr};
+use crate::model::time::us_text_to_ns;
+use crate::model::*;
+use crate::warnings::WarningKind;
+use rustc_hash::FxHashMap;
+
+/// A flow endpoint as read; resolved to a slice in `finish`.
+pub(super) struct FlowEnd {
+    pub cat: StrId,
+    pub id: i64,
+    pub ph: u8,
+    pub ts: Ns,
+    pub track: u32,
+    /// `bp: "e"`: binds to the enclosing slice rather than the next one.
+    pub enclosing: bool,
+}
+
+#[derive(Default)]
+pub(super) struct Builder {
+    pub trace: Trace,
+    pub track_of: FxHashMap<(IdVal, IdVal), u32>,
+    pub cat_kind: Vec<Option<SliceKind>>,
+    pub open: FxHashMap<u32, Vec<u32>>,
+    pub flow_ends: Vec<FlowEnd>,
+    pub process_names: FxHashMap<IdVal, (StrId, StrId, Option<i64>)>,
+    pub thread_names: FxHashMap<(IdVal, IdVal), (StrId, Option<i64>)>,
+    pub counter_series: FxHashMap<(IdVal, StrId), u32>,
+    scratch: String,
+    scratch_bytes: Vec<u8>,
+}
+
+impl Builder {
+    fn intern_raw(&mut self, s: RawStr<'_>) -> StrId {
+        let Builder { trace, scratch, .. } = self;
+        let text = s.decode(scratch);
+        trace.strings.intern(text)
+    }
+
+    /// Interns a JSON value's compact text (shapes, types).
+    fn intern_json(&mut self, v: &[u8]) -> StrId {
+        self.scratch_bytes.clear();
+        minify_into(v, &mut self.scratch_bytes);
+        let s = String::from_utf8_lossy(&self.scratch_bytes).into_owned();
+        self.trace.strings.intern(&s)
+    }
+
+    fn idval(&mut self, v: Option<&[u8]>) -> IdVal {
+        match v {
+            None => IdVal::Int(0),
+            Some([b'"', rest @ .., b'"']) => {
+                // 2021 traces write the same thread as `"tid": "25738"` on slices and `25738` on flows.
+                if !rest.is_empty() && rest.iter().all(u8::is_ascii_digit) {
+                    if let Some(i) = parse_int(rest) {
+                        return IdVal::Int(i);
+                    }
+                }
+                let raw = RawStr {
+                    bytes: rest,
+                    escaped: rest.contains(&b'\\'),
+                };
+                let id = self.intern_raw(raw);
+                IdVal::Str(id)
+            }
+            Some(t) => match parse_int(t) {
+                Some(i) => IdVal::Int(i),
+                None => IdVal::Str(self.trace.strings.intern(&String::from_utf8_lossy(t))),
+            },
+        }
+    }
+
+    fn track(&mut self, pid: IdVal, tid: IdVal) -> u32 {
+        if let Some(&t) = self.track_of.get(&(pid, tid)) {
+            return t;
+        }
+        let t = self.trace.tracks.len() as u32;
+        self.trace.tracks.push(Track {
+            pid,
+            tid,
+            name: StrId::EMPTY,
+            sort_index: None,
+            kind: TrackKind::Cpu,
+            device: None,
+            stream: None,
+            first: 0,
+            count: 0,
+            max_depth: 0,
+        });
+        self.track_of.insert((pid, tid), t);
+        t
+    }
+
+    fn kind_of(&mut self, cat: StrId) -> SliceKind {
+        let i = cat.index();
+        if i >= self.cat_kind.len() {
+            self.cat_kind.resize(i + 1, None);
+        }
+        if let Some(k) = self.cat_kind[i] {
+            return k;
+        }
+        let k = SliceKind::from_cat(self.trace.strings.resolve(cat));
+        self.cat_kind[i] = Some(k);
+        k
+    }
+
+    fn store_args(&mut self, args: Option<&[u8]>) -> (u32, u32) {
+        let Some(a) = args else { return (0, 0) };
+        if a.len() <= 2 {
+            return (0, 0);
+        }
+        let off = self.trace.args.len();
+        if off > u32::MAX as usize - a.len() {
+            // Past 4 GiB of args text the details panel loses args; the analyses do not need them.
+            return (0, 0);
+        }
+        minify_into(a, &mut self.trace.args);
+        (off as u32, (self.trace.args.len() - off) as u32)
+    }
+
+    pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
+        let meta = &mut self.trace.meta;
+        let parsed: Option<serde_json::Value> = serde_json::from_slice(v).ok();
+        let Some(val) = parsed else {
+            self.trace.warnings.add(WarningKind::BadMetadata, || {
+                String::from_utf8_lossy(key).into_owned()
+            });
+            return;
+        };
+        match key {
+            b"schemaVersion" => meta.schema_version = val.as_i64(),
+            b"traceName" => meta.trace_name = val.as_str().map(str::to_owned),
+            b"displayTimeUnit" => meta.display_time_unit = val.as_str().map(str::to_owned),
+            b"baseTimeNanoseconds" => {
+                meta.base_time_ns = val.as_i64().or_else(|| val.as_u64().map(|u| u as i64))
+            }
+            b"deviceProperties" | b"computeProperties" => {
+                if let Some(list) = val.as_array() {
+                    meta.devices = list.iter().map(device_props).collect();
+                }
+            }
+            b"distributedInfo" => {
+                meta.distributed = Some(DistributedInfo {
+                    rank: val.get("rank").and_then(int_of),
+                    world_size: val.get("world_size").and_then(int_of),
+                    backend: val
+                        .get("backend")
+                        .and_then(|b| b.as_str())
+                        .map(str::to_owned),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    pub fn ingest(&mut self, ev: &Ev<'_>, at: u64) {
+        match ev.ph {
+            b'X' | b'B' => self.slice(ev, at),
+            b'E' => self.end(ev),
+            b'i' | b'I' | b'n' => self.instant(ev),
+            b's' | b'f' | b't' => self.flow(ev),
+            b'M' => self.metadata(ev),
+            b'C' => self.counter(ev),
+            _ => {
+                let ph = ev.ph;
+                self.trace.warnings.add(WarningKind::UnsupportedPhase, || {
+                    format!("ph {:?} at byte {at}", char::from(ph))
+                });
+            }
+        }
+    }
+
+    fn ts(&mut self, ev: &Ev<'_>) -> Option<Ns> {
+        ev.ts.and_then(us_text_to_ns).or_else(|| {
+            // Some writers quote numbers.
+            let t = ev.ts?;
+            us_text_to_ns(t.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
+        })
+    }
+
+    fn slice(&mut self, ev: &Ev<'_>, at: u64) {
+        let Some(start) = self.ts(ev) else {
+            self.trace.warnings.add(WarningKind::MalformedEvent, || {
+                format!("slice without a numeric ts at byte {at}")
+            });
+            return;
+        };
+        let mut dur = match (ev.ph, ev.dur.and_then(us_text_to_ns)) {
+            (b'B', _) => -1,
+            (_, Some(d)) => d,
+            (_, None) => {
+                self.trace
+                    .warnings
+                    .add(WarningKind::MissingDuration, || format!("byte {at}"));
+                0
+            }
+        };
+        if dur < 0 && ev.ph == b'X' {
+            self.trace
+                .warnings
+                .add(WarningKind::NegativeDuration, || format!("byte {at}"));
+            dur = 0;
+        }
+        let pid = self.idval(ev.pid);
+        let tid = self.idval(ev.tid);
+        let track = self.track(pid, tid);
+        let name = ev.name.map_or(StrId::EMPTY, |n| self.intern_raw(n));
+        let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
+        let kind = self.kind_of(cat);
+        let a = &ev.a;
+        let idx = self.trace.slices.len() as u32;
+        let input_dims = a.input_dims.map_or(StrId::EMPTY, |v| self.intern_json(v));
+        let input_types = a.input_types.map_or(StrId::EMPTY, |v| self.intern_json(v));
+        let args = self.store_args(ev.args);
+        let s = &mut self.trace.slices;
+        s.start.push(start);
+        s.dur.push(dur);
+        s.track.push(track);
+        s.name.push(name);
+        s.cat.push(cat);
+        s.kind.push(kind);
+        s.external_id
+            .push(a.external_id.and_then(parse_int).unwrap_or(NO_ID));
+        s.correlation
+            .push(a.correlation.and_then(parse_int).unwrap_or(NO_ID));
+        s.rf_id.push(a.rf_id.and_then(parse_int).unwrap_or(NO_ID));
+        s.input_dims.push(input_dims);
+        s.input_types.push(input_types);
+        s.args.push(args);
+        if let Some(f) = a.flops.and_then(parse_f64) {
+            self.trace.flops.slice.push(idx);
+            self.trace.flops.flops.push(f);
+        }
+        if kind.is_gpu_work() || (kind == SliceKind::GpuAnnotation && a.device.is_some()) {
+            gpu_row(&mut self.trace.gpu, idx, a);
+        }
+        if ev.ph == b'B' {
+            self.open.entry(track).or_default().push(idx);
+        }
+    }
+
+    fn end(&mut self, ev: &Ev<'_>) {
+        let pid = self.idval(ev.pid);
+        let tid = self.idval(ev.tid);
+        let track = self.track(pid, tid);
+        let ts = self.ts(ev);
+        match (self.open.get_mut(&track).and_then(Vec::pop), ts) {
+            (Some(i), Some(t)) => {
+                let i = i as usize;
+                self.trace.slices.dur[i] = (t - self.trace.slices.start[i]).max(0);
+            }
+            _ => self
+                .trace
+                .warnings
+                .add(WarningKind::UnmatchedEnd, String::new),
+        }
+    }
+
+    fn instant(&mut self, ev: &Ev<'_>) {
+        let Some(ts) = self.ts(ev) else { return };
+        let pid = self.idval(ev.pid);
+        let tid = self.idval(ev.tid);
+        let track = self.track(pid, tid);
+        let is_memory = ev.name.is_some_and(|n| n.bytes == b"[memory]");
+        if is_memory {
+            let a = &ev.a;
+            let int = |v: Option<&[u8]>| v.and_then(parse_int).unwrap_or(0);
+            let m = &mut self.trace.memory;
+            m.ts.push(ts);
+            m.track.push(track);
+            m.device_type.push(int(a.device_type) as i16);
+            m.device_id.push(int(a.device_id) as i16);
+            m.addr.push(int(a.addr) as u64);
+            m.bytes.push(int(a.bytes));
+            m.total_allocated.push(int(a.total_allocated));
+            m.total_reserved.push(int(a.total_reserved));
+            return;
+        }
+        let name = ev.name.map_or(StrId::EMPTY, |n| self.intern_raw(n));
+        let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
+        let args = self.store_args(ev.args);
+        let i = &mut self.trace.instants;
+        i.ts.push(ts);
+        i.track.push(track);
+        i.name.push(name);
+        i.cat.push(cat);
+        i.args.push(args);
+    }
+
+    fn flow(&mut self, ev: &Ev<'_>) {
+        let Some(ts) = self.ts(ev) else { return };
+        let pid = self.idval(ev.pid);
+        let tid = self.idval(ev.tid);
+        let track = self.track(pid, tid);
+        let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
+        let id = match ev.id {
+            Some([b'"', rest @ .., b'"']) => parse_int(rest).unwrap_or_else(|| {
+                i64::from(self.trace.strings.intern(&String::from_utf8_lossy(rest)).0) | (1 << 62)
+            }),
+            Some(t) => parse_int(t).unwrap_or(NO_ID),
+            None => NO_ID,
+        };
+        let enclosing = ev.bp.is_some_and(|b| b.bytes == b"e");
+        self.flow_ends.push(FlowEnd {
+            cat,
+            id,
+            ph: ev.ph,
+            ts,
+            track,
+            enclosing,
+        });
+    }
+
+    fn metadata(&mut self, ev: &Ev<'_>) {
+        let pid = self.idval(ev.pid);
+        let which = ev.name.map(|n| n.bytes).unwrap_or_default();
+        let a: &ArgSpans<'_> = &ev.a;
+        let text = |b: &mut Builder, v: Option<&[u8]>| -> StrId {
+            match v {
+                Some([b'"', rest @ .., b'"']) => {
+                    let raw = RawStr {
+                        bytes: rest,
+                        escaped: rest.contains(&b'\\'),
+                    };
+                    b.intern_raw(raw)
+                }
+                Some(other) => b.trace.strings.intern(&String::from_utf8_lossy(other)),
+                None => StrId::EMPTY,
+            }
+        };
+        match which {
+            b"process_name" => {
+                let n = text(self, a.name);
+                self.process_names.entry(pid).or_default().0 = n;
+            }
+            b"process_labels" => {
+                let n = text(self, a.labels);
+                self.process_names.entry(pid).or_default().1 = n;
+            }
+            b"process_sort_index" => {
+                let s = a.sort_index.and_then(parse_int);
+                self.process_names.entry(pid).or_default().2 = s;
+            }
+            b"thread_name" => {
+                let tid = self.idval(ev.tid);
+                let n = text(self, a.name);
+                self.thread_names.entry((pid, tid)).or_default().0 = n;
+            }
+            b"thread_sort_index" => {
+                let tid = self.idval(ev.tid);
+                let s = a.sort_index.and_then(parse_int);
+                self.thread_names.entry((pid, tid)).or_default().1 = s;
+            }
+            _ => {}
+        }
+    }
+
+    fn counter(&mut self, ev: &Ev<'_>) {
+        let Some(ts) = self.ts(ev) else { return };
+        let Some(args) = ev.args else { return };
+        let Ok(map) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(args)
+        else {
+            self.trace
+                .warnings
+                .add(WarningKind::MalformedEvent, || "counter args".into());
+            return;
+        };
+        let pid = self.idval(ev.pid);
+        let base = ev
+            .name
+            .map(|n| n.decode(&mut self.scratch).to_owned())
+            .unwrap_or_default();
+        for (k, v) in &map {
+            let Some(x) = v.as_f64() else { continue };
+            let label = if map.len() == 1 && (k == "value" || *k == base) {
+                base.clone()
+            } else {
+                format!("{base} {k}")
+            };
+            let name = self.trace.strings.intern(&label);
+            let next = self.trace.counters.series_name.len() as u32;
+            let series = *self.counter_series.entry((pid, name)).or_insert(next);
+            if series == next {
+                self.trace.counters.series_name.push(name);
+                self.trace.counters.series_pid.push(pid);
+            }
+            let c = &mut self.trace.counters;
+            c.series.push(series);
+            c.ts.push(ts);
+            c.value.push(x);
+        }
+    }
+}
+
+fn int_of(v: &serde_json::Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+}
+
+fn device_props(v: &serde_json::Value) -> DeviceProps {
+    let i = |k: &str| v.get(k).and_then(int_of).unwrap_or(0);
+    DeviceProps {
+        id: i("id"),
+        name: v
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("")
+            .to_owned(),
+        total_global_mem: v
+            .get("totalGlobalMem")
+            .and_then(|n| n.as_u64())
+            .unwrap_or(0),
+        compute_major: i("computeMajor"),
+        compute_minor: i("computeMinor"),
+        num_sms: i("numSms"),
+        max_threads_per_sm: v
+            .get("maxThreadsPerMultiprocessor")
+            .or_else(|| v.get("maxThreadsPerMultiProcessor"))
+            .and_then(int_of)
+            .unwrap_or(0),
+    }
+}
+
+fn dims3(v: Option<&[u8]>) -> [u32; 3] {
+    let mut out = [0u32; 3];
+    let Some(v) = v else { return out };
+    let mut k = 0;
+    for part in v.split(|&c| matches!(c, b'[' | b']' | b',' | b' ')) {
+        if part.is_empty() {
+            continue;
+        }
+        if k < 3 {
+            out[k] = parse_int(part).unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+            k += 1;
+        }
+    }
+    out
+}
+
+fn gpu_row(g: &mut GpuDetails, idx: u32, a: &ArgSpans<'_>) {
+    let int = |v: Option<&[u8]>| v.and_then(parse_int);
+    let f = |v: Option<&[u8]>| v.and_then(parse_f64).unwrap_or(f64::NAN) as f32;
+    g.slice.push(idx);
+    g.device.push(int(a.device).unwrap_or(-1) as i32);
+    g.stream.push(int(a.stream).unwrap_or(-1) as i32);
+    g.grid.push(dims3(a.grid));
+    g.block.push(dims3(a.block));
+    g.registers
+        .push(int(a.registers).unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32);
+    g.shared_memory.push(
+        int(a.shared_memory)
+            .unwrap_or(0)
+            .clamp(0, i64::from(u32::MAX)) as u32,
+    );
+    g.blocks_per_sm.push(f(a.blocks_per_sm));
+    g.warps_per_sm.push(f(a.warps_per_sm));
+    g.occupancy_pct.push(f(a.occupancy));
+    g.bytes.push(int(a.bytes).unwrap_or(0).max(0) as u64);
+    g.bandwidth_gbs.push(f(a.bandwidth));
+    g.launch.push(NONE);
+}

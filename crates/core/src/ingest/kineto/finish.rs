@@ -1,0 +1,423 @@
+//! After the last byte: order tracks for display, sort slices, compute depth and parents, and link
+//! every kernel/memcpy/memset to the runtime call that launched it.
+
+use super::build::{Builder, FlowEnd};
+use crate::model::*;
+use crate::warnings::WarningKind;
+use rustc_hash::FxHashMap;
+
+fn gather<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+    let out: Vec<T> = order.iter().map(|&i| v[i as usize]).collect();
+    *v = out;
+}
+
+impl Builder {
+    pub fn finish(mut self) -> Trace {
+        self.close_open_slices();
+        self.apply_metadata();
+        self.classify_tracks();
+        self.renumber_tracks();
+        self.sort_slices();
+        self.nest();
+        self.link_launches();
+        self.resolve_flows();
+        self.sort_point_events();
+        self.trace
+    }
+
+    fn close_open_slices(&mut self) {
+        let open: Vec<u32> = self.open.drain().flat_map(|(_, v)| v).collect();
+        for i in open {
+            self.trace.slices.dur[i as usize] = 0;
+            self.trace.warnings.add(WarningKind::UnmatchedEnd, || {
+                "a B event with no E (kept as 0 ns)".into()
+            });
+        }
+    }
+
+    fn apply_metadata(&mut self) {
+        let mut pids: Vec<IdVal> = self.trace.tracks.iter().map(|t| t.pid).collect();
+        pids.extend(self.process_names.keys().copied());
+        pids.sort();
+        pids.dedup();
+        self.trace.processes = pids
+            .into_iter()
+            .map(|pid| {
+                let (name, labels, sort_index) =
+                    self.process_names.get(&pid).copied().unwrap_or_default();
+                Process {
+                    pid,
+                    name,
+                    labels,
+                    sort_index,
+                }
+            })
+            .collect();
+        for t in 0..self.trace.tracks.len() {
+            let (pid, tid) = (self.trace.tracks[t].pid, self.trace.tracks[t].tid);
+            if let Some(&(name, sort)) = self.thread_names.get(&(pid, tid)) {
+                self.trace.tracks[t].name = name;
+                self.trace.tracks[t].sort_index = sort;
+            }
+        }
+    }
+
+    fn classify_tracks(&mut self) {
+        let n = self.trace.tracks.len();
+        let mut gpu = vec![false; n];
+        let s = &self.trace.slices;
+        for i in 0..s.len() {
+            let k = s.kind[i];
+            if k.is_gpu_work() || k == SliceKind::GpuAnnotation {
+                gpu[s.track[i] as usize] = true;
+            }
+        }
+        let g = &self.trace.gpu;
+        let mut dev_stream: Vec<Option<(i32, i32)>> = vec![None; n];
+        for r in 0..g.slice.len() {
+            let t = s.track[g.slice[r] as usize] as usize;
+            if dev_stream[t].is_none() {
+                dev_stream[t] = Some((g.device[r], g.stream[r]));
+            }
+        }
+        for (t, tr) in self.trace.tracks.iter_mut().enumerate() {
+            let stream_tid = matches!(tr.tid, IdVal::Str(id) if self.trace.strings.resolve(id).starts_with("stream"));
+            if gpu[t] || stream_tid {
+                tr.kind = TrackKind::Gpu;
+                let (d, st) = dev_stream[t].unwrap_or((-1, -1));
+                tr.device = if d >= 0 {
+                    Some(i64::from(d))
+                } else if let IdVal::Int(p) = tr.pid {
+                    Some(p)
+                } else {
+                    None
+                };
+                tr.stream = if st >= 0 {
+                    Some(i64::from(st))
+                } else {
+                    match tr.tid {
+                        IdVal::Int(v) => Some(v),
+                        IdVal::Str(id) => self
+                            .trace
+                            .strings
+                            .resolve(id)
+                            .trim_start_matches("stream")
+                            .trim()
+                            .parse()
+                            .ok(),
+                    }
+                };
+            }
+            if tr.name == StrId::EMPTY {
+                let label = match (tr.kind, tr.stream, tr.tid) {
+                    (TrackKind::Gpu, Some(st), _) => format!("stream {st}"),
+                    (_, _, IdVal::Int(v)) => format!("thread {v}"),
+                    (_, _, IdVal::Str(id)) => self.trace.strings.resolve(id).to_owned(),
+                };
+                tr.name = self.trace.strings.intern(&label);
+            }
+        }
+    }
+
+    /// Display order: processes by sort index then pid, CPU threads before GPU streams, then by
+    /// thread sort index and id. Slices are then sorted by this order so each track is contiguous.
+    fn renumber_tracks(&mut self) {
+        let psort: FxHashMap<IdVal, i64> = self
+            .trace
+            .processes
+            .iter()
+            .filter_map(|p| p.sort_index.map(|s| (p.pid, s)))
+            .collect();
+        let tracks = &self.trace.tracks;
+        let mut order: Vec<u32> = (0..tracks.len() as u32).collect();
+        order.sort_by_key(|&t| {
+            let tr = &tracks[t as usize];
+            (
+                tr.kind == TrackKind::Gpu,
+                psort.get(&tr.pid).copied().unwrap_or(i64::MAX),
+                tr.pid,
+                tr.sort_index.unwrap_or(i64::MAX),
+                tr.stream.unwrap_or(i64::MAX),
+                tr.tid,
+            )
+        });
+        let mut new_of = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old as usize] = new as u32;
+        }
+        let old_tracks = std::mem::take(&mut self.trace.tracks);
+        self.trace.tracks = order
+            .iter()
+            .map(|&o| old_tracks[o as usize].clone())
+            .collect();
+        let remap = |v: &mut Vec<u32>| v.iter_mut().for_each(|t| *t = new_of[*t as usize]);
+        remap(&mut self.trace.slices.track);
+        remap(&mut self.trace.instants.track);
+        remap(&mut self.trace.memory.track);
+        for f in &mut self.flow_ends {
+            f.track = new_of[f.track as usize];
+        }
+        for v in self.track_of.values_mut() {
+            *v = new_of[*v as usize];
+        }
+    }
+
+    fn sort_slices(&mut self) {
+        let s = &mut self.trace.slices;
+        let n = s.len();
+        let mut keyed: Vec<(u32, i64, i64, u32)> = (0..n)
+            .map(|i| (s.track[i], s.start[i], -s.dur[i], i as u32))
+            .collect();
+        keyed.sort_unstable();
+        let order: Vec<u32> = keyed.iter().map(|k| k.3).collect();
+        drop(keyed);
+        if order.iter().enumerate().any(|(i, &o)| i as u32 != o) {
+            gather(&mut s.start, &order);
+            gather(&mut s.dur, &order);
+            gather(&mut s.track, &order);
+            gather(&mut s.name, &order);
+            gather(&mut s.cat, &order);
+            gather(&mut s.kind, &order);
+            gather(&mut s.external_id, &order);
+            gather(&mut s.correlation, &order);
+            gather(&mut s.rf_id, &order);
+            gather(&mut s.input_dims, &order);
+            gather(&mut s.input_types, &order);
+            gather(&mut s.args, &order);
+            let mut new_of = vec![0u32; n];
+            for (new, &old) in order.iter().enumerate() {
+                new_of[old as usize] = new as u32;
+            }
+            let g = &mut self.trace.gpu;
+            let mut rows: Vec<u32> = (0..g.slice.len() as u32).collect();
+            rows.sort_by_key(|&r| new_of[g.slice[r as usize] as usize]);
+            for v in &mut g.slice {
+                *v = new_of[*v as usize];
+            }
+            gather(&mut g.slice, &rows);
+            gather(&mut g.device, &rows);
+            gather(&mut g.stream, &rows);
+            gather(&mut g.grid, &rows);
+            gather(&mut g.block, &rows);
+            gather(&mut g.registers, &rows);
+            gather(&mut g.shared_memory, &rows);
+            gather(&mut g.blocks_per_sm, &rows);
+            gather(&mut g.warps_per_sm, &rows);
+            gather(&mut g.occupancy_pct, &rows);
+            gather(&mut g.bytes, &rows);
+            gather(&mut g.bandwidth_gbs, &rows);
+            gather(&mut g.launch, &rows);
+            let f = &mut self.trace.flops;
+            let mut pairs: Vec<(u32, f64)> = f
+                .slice
+                .iter()
+                .zip(&f.flops)
+                .map(|(&s, &x)| (new_of[s as usize], x))
+                .collect();
+            pairs.sort_by_key(|p| p.0);
+            f.slice = pairs.iter().map(|p| p.0).collect();
+            f.flops = pairs.iter().map(|p| p.1).collect();
+        }
+    }
+
+    /// Depth and parent by time nesting per track. A slice that starts inside another but ends after
+    /// it is kept (Perfetto drops it) and drawn one level deeper; its parent is the nearest slice
+    /// that really contains it.
+    fn nest(&mut self) {
+        let s = &mut self.trace.slices;
+        let n = s.len();
+        s.depth = vec![0; n];
+        s.parent = vec![NONE; n];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut i = 0;
+        let mut overlaps = 0u64;
+        let mut example = None;
+        while i < n {
+            let t = s.track[i] as usize;
+            let first = i;
+            stack.clear();
+            let mut max_depth = 0u16;
+            while i < n && s.track[i] as usize == t {
+                let start = s.start[i];
+                let end = s.end(i);
+                while let Some(&top) = stack.last() {
+                    if s.end(top as usize) <= start
+                        && !(s.dur[top as usize] == 0
+                            && s.start[top as usize] == start
+                            && s.dur[i] == 0)
+                    {
+                        stack.pop();
+                    } else {
+                        break;
+                    }
+                }
+                if let Some(&top) = stack.last() {
+                    if s.end(top as usize) < end {
+                        overlaps += 1;
+                        if example.is_none() {
+                            example = Some(i);
+                        }
+                    }
+                }
+                let parent = stack
+                    .iter()
+                    .rev()
+                    .find(|&&p| s.end(p as usize) >= end)
+                    .copied()
+                    .unwrap_or(NONE);
+                let depth = stack.len().min(u16::MAX as usize) as u16;
+                s.depth[i] = depth;
+                s.parent[i] = parent;
+                max_depth = max_depth.max(depth);
+                stack.push(i as u32);
+                i += 1;
+            }
+            let tr = &mut self.trace.tracks[t];
+            tr.first = first as u32;
+            tr.count = (i - first) as u32;
+            tr.max_depth = max_depth;
+        }
+        if overlaps > 0 {
+            let ex = example
+                .map(|i| {
+                    self.trace
+                        .strings
+                        .resolve(self.trace.slices.name[i])
+                        .to_owned()
+                })
+                .unwrap_or_default();
+            for k in 0..overlaps {
+                self.trace.warnings.add(WarningKind::OverlappingSlices, || {
+                    if k == 0 {
+                        ex.clone()
+                    } else {
+                        String::new()
+                    }
+                });
+            }
+        }
+    }
+
+    /// GPU work → launching runtime call, by `correlation` (CUPTI's id, written on both sides).
+    fn link_launches(&mut self) {
+        let s = &self.trace.slices;
+        let mut by_corr: FxHashMap<i64, u32> = FxHashMap::default();
+        for i in 0..s.len() {
+            if s.kind[i].is_launch() && s.correlation[i] != NO_ID {
+                by_corr.entry(s.correlation[i]).or_insert(i as u32);
+            }
+        }
+        let g = &mut self.trace.gpu;
+        for r in 0..g.slice.len() {
+            let c = s.correlation[g.slice[r] as usize];
+            if c != NO_ID {
+                if let Some(&l) = by_corr.get(&c) {
+                    g.launch[r] = l;
+                }
+            }
+        }
+    }
+
+    /// The slice a flow endpoint belongs to: the deepest slice on its track that contains `ts`
+    /// (`bp: "e"`), else the first slice starting at or after it.
+    fn endpoint_slice(&self, e: &FlowEnd) -> Option<u32> {
+        let tr = self.trace.tracks.get(e.track as usize)?;
+        let s = &self.trace.slices;
+        let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
+        let starts = &s.start[a..b];
+        let ub = starts.partition_point(|&x| x <= e.ts);
+        // Deepest containing slice: walk back a bounded distance.
+        for k in (ub.saturating_sub(64)..ub).rev() {
+            let i = a + k;
+            if s.start[i] <= e.ts && s.end(i) >= e.ts {
+                return Some(i as u32);
+            }
+        }
+        if !e.enclosing && ub < starts.len() {
+            return Some((a + ub) as u32);
+        }
+        None
+    }
+
+    fn resolve_flows(&mut self) {
+        let ends = std::mem::take(&mut self.flow_ends);
+        // Group by (cat, id) and pair the k-th start with the k-th finish in time order: files write
+        // the `f` before its `s` as often as after, and ids repeat (up to 21 times seen).
+        let mut groups: FxHashMap<(StrId, i64), (Vec<usize>, Vec<usize>)> = FxHashMap::default();
+        for (k, e) in ends.iter().enumerate() {
+            match e.ph {
+                b's' => groups.entry((e.cat, e.id)).or_default().0.push(k),
+                b'f' => groups.entry((e.cat, e.id)).or_default().1.push(k),
+                _ => {}
+            }
+        }
+        let mut keys: Vec<(StrId, i64)> = groups.keys().copied().collect();
+        keys.sort_unstable();
+        let mut unpaired = 0u64;
+        for key in keys {
+            let Some((mut ss, mut fs)) = groups.remove(&key) else {
+                continue;
+            };
+            ss.sort_by_key(|&k| ends[k].ts);
+            fs.sort_by_key(|&k| ends[k].ts);
+            unpaired += ss.len().abs_diff(fs.len()) as u64;
+            for (&sk, &fk) in ss.iter().zip(&fs) {
+                match (
+                    self.endpoint_slice(&ends[sk]),
+                    self.endpoint_slice(&ends[fk]),
+                ) {
+                    (Some(f), Some(t)) => {
+                        self.trace.flows.cat.push(key.0);
+                        self.trace.flows.from.push(f);
+                        self.trace.flows.to.push(t);
+                    }
+                    _ => unpaired += 1,
+                }
+            }
+        }
+        for _ in 0..unpaired {
+            self.trace
+                .warnings
+                .add(WarningKind::UnpairedFlow, String::new);
+        }
+        // Flows fill launch links that correlation did not give (old traces without it).
+        let s = &self.trace.slices;
+        let g = &mut self.trace.gpu;
+        for k in 0..self.trace.flows.from.len() {
+            let (f, t) = (self.trace.flows.from[k], self.trace.flows.to[k]);
+            if s.kind[f as usize].is_launch() && s.kind[t as usize].is_gpu_work() {
+                if let Some(r) = g.row(t) {
+                    if g.launch[r] == NONE {
+                        g.launch[r] = f;
+                    }
+                }
+            }
+        }
+    }
+
+    fn sort_point_events(&mut self) {
+        let m = &mut self.trace.memory;
+        if m.ts.windows(2).any(|w| w[0] > w[1]) {
+            let mut order: Vec<u32> = (0..m.ts.len() as u32).collect();
+            order.sort_by_key(|&i| m.ts[i as usize]);
+            gather(&mut m.ts, &order);
+            gather(&mut m.track, &order);
+            gather(&mut m.device_type, &order);
+            gather(&mut m.device_id, &order);
+            gather(&mut m.addr, &order);
+            gather(&mut m.bytes, &order);
+            gather(&mut m.total_allocated, &order);
+            gather(&mut m.total_reserved, &order);
+        }
+        let it = &mut self.trace.instants;
+        if it.ts.windows(2).any(|w| w[0] > w[1]) {
+            let mut order: Vec<u32> = (0..it.ts.len() as u32).collect();
+            order.sort_by_key(|&i| it.ts[i as usize]);
+            gather(&mut it.ts, &order);
+            gather(&mut it.track, &order);
+            gather(&mut it.name, &order);
+            gather(&mut it.cat, &order);
+            gather(&mut it.args, &order);
+        }
+    }
+}

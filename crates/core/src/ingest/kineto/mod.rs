@@ -1,0 +1,260 @@
+//! Kineto Chrome-trace JSON (`export_chrome_trace`, `tensorboard_trace_handler`).
+//!
+//! Format: the Trace Event Format
+//! (<https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU>) as written by
+//! libkineto (`libkineto/src/output_json.cpp`): a top-level object with `schemaVersion`,
+//! `deviceProperties`, `distributedInfo`, `traceEvents`, … or, in 2020 files, a bare array of events.
+//!
+//! Supported: phases X, B/E, i/I, s/f/t (flows), M (process/thread metadata), C (counters);
+//! `[memory]` instants; the typed args of DESIGN §3; old (`Operator`, `Runtime`, `Kernel`, `async`
+//! flows) and new (`cpu_op`, `cuda_runtime`, `kernel`, `ac2g`) spellings; string pids/tids; u64 ids;
+//! trailing commas; truncated files (everything before the cut is kept and a warning gives the offset).
+//!
+//! The reader is push-based: [`KinetoReader::push`] takes the decoded stream in slices of any size and
+//! keeps only the unfinished tail of the last event, so memory is the model plus one slice.
+
+mod build;
+mod event;
+mod finish;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ingest::json::{Cursor, Stop};
+use crate::model::Trace;
+use crate::warnings::WarningKind;
+use build::Builder;
+
+/// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a
+/// file that is one giant string.
+const MAX_VALUE_BYTES: usize = 256 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    TopKeys,
+    Events { bare: bool },
+    Done,
+}
+
+/// Streaming reader; see the module docs.
+pub struct KinetoReader {
+    buf: Vec<u8>,
+    /// Offset in the decoded stream of `buf[0]`.
+    base: u64,
+    state: State,
+    saw_trace_events: bool,
+    b: Builder,
+}
+
+impl Default for KinetoReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KinetoReader {
+    pub fn new() -> Self {
+        KinetoReader {
+            buf: Vec::new(),
+            base: 0,
+            state: State::Start,
+            saw_trace_events: false,
+            b: Builder::default(),
+        }
+    }
+
+    /// Decoded bytes consumed so far.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.base
+    }
+
+    /// Events read so far.
+    pub fn events(&self) -> u64 {
+        self.b.trace.event_count
+    }
+
+    /// Feeds the next slice of the decoded stream.
+    pub fn push(&mut self, data: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(data);
+        let used = self.run()?;
+        self.buf.drain(..used);
+        self.base += used as u64;
+        if self.buf.len() > MAX_VALUE_BYTES {
+            return Err(Error::new(
+                ErrorKind::Limit(format!(
+                    "one JSON value is larger than {} MiB",
+                    MAX_VALUE_BYTES >> 20
+                )),
+                self.base,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ends the stream and builds the model. A stream cut inside `traceEvents` keeps what parsed and
+    /// records a `Truncated` warning; a stream with no events at all is an error.
+    pub fn finish(mut self) -> Result<Trace> {
+        // A final number touching the end of the stream is complete now.
+        self.buf.push(b' ');
+        let used = self.run()?;
+        self.base += used as u64;
+        let leftover = self.buf.len().saturating_sub(used + 1);
+        let at = self.base;
+        match self.state {
+            State::Done => {}
+            State::Start => {
+                return Err(Error::new(
+                    ErrorKind::Incompatible("the file is empty".into()),
+                    0,
+                ));
+            }
+            State::TopKeys | State::Events { .. } => {
+                if !self.saw_trace_events && self.b.trace.event_count == 0 {
+                    return Err(Error::new(ErrorKind::Truncated, at));
+                }
+                self.b.trace.warnings.add(WarningKind::Truncated, || {
+                    format!("stream ends at byte {} inside an unfinished value ({leftover} bytes dropped)", at + leftover as u64)
+                });
+            }
+        }
+        if !self.saw_trace_events && !self.b.trace.meta.bare_array {
+            return Err(Error::new(
+                ErrorKind::Incompatible(
+                    "a JSON object without `traceEvents` is not a Kineto trace".into(),
+                ),
+                0,
+            ));
+        }
+        self.b.trace.bytes_read = self.base;
+        Ok(self.b.finish())
+    }
+
+    /// Parses as far as the window allows; returns the bytes fully consumed.
+    fn run(&mut self) -> Result<usize> {
+        let buf = std::mem::take(&mut self.buf);
+        let r = self.run_on(&buf);
+        self.buf = buf;
+        r
+    }
+
+    fn run_on(&mut self, buf: &[u8]) -> Result<usize> {
+        let mut c = Cursor::new(buf, 0);
+        let base = self.base;
+        let err = |kind: ErrorKind, at: usize| Error::new(kind, base + at as u64);
+        loop {
+            let mark = c.i;
+            match self.state {
+                State::Start => {
+                    if buf.starts_with(b"\xEF\xBB\xBF") && c.i == 0 {
+                        c.i = 3;
+                    }
+                    match c.peek() {
+                        Ok(b'{') => {
+                            c.i += 1;
+                            self.state = State::TopKeys;
+                        }
+                        Ok(b'[') => {
+                            c.i += 1;
+                            self.b.trace.meta.bare_array = true;
+                            self.state = State::Events { bare: true };
+                        }
+                        Ok(_) => {
+                            return Err(err(
+                                ErrorKind::Incompatible(
+                                    "expected a JSON object or array of trace events".into(),
+                                ),
+                                c.i,
+                            ))
+                        }
+                        Err(_) => return Ok(mark),
+                    }
+                }
+                State::TopKeys => match c.peek() {
+                    Err(_) => return Ok(mark),
+                    Ok(b'}') => {
+                        c.i += 1;
+                        self.state = State::Done;
+                    }
+                    Ok(b',') => c.i += 1,
+                    Ok(_) => match self.top_key(&mut c) {
+                        Ok(()) => {}
+                        Err(Stop::Incomplete) => return Ok(mark),
+                        Err(Stop::Syntax(m)) => return Err(err(ErrorKind::Syntax(m.into()), c.i)),
+                    },
+                },
+                State::Events { bare } => match c.peek() {
+                    Err(_) => return Ok(mark),
+                    Ok(b']') => {
+                        c.i += 1;
+                        self.state = if bare { State::Done } else { State::TopKeys };
+                    }
+                    Ok(b',') => c.i += 1,
+                    Ok(b'{') => match event::scan_event(&mut c) {
+                        Ok(ev) => {
+                            self.b.trace.event_count += 1;
+                            self.b.ingest(&ev, base + mark as u64);
+                        }
+                        Err(Stop::Incomplete) => return Ok(mark),
+                        Err(Stop::Syntax(m)) => {
+                            // Skip the whole object if its brackets balance; otherwise give up here.
+                            c.i = mark;
+                            match c.value() {
+                                Ok(_) => {
+                                    self.b.trace.event_count += 1;
+                                    self.b.trace.warnings.add(WarningKind::MalformedEvent, || {
+                                        format!("{m} at byte {}", base + mark as u64)
+                                    });
+                                }
+                                Err(Stop::Incomplete) => return Ok(mark),
+                                Err(Stop::Syntax(m2)) => {
+                                    return Err(err(ErrorKind::Syntax(m2.into()), c.i))
+                                }
+                            }
+                        }
+                    },
+                    Ok(_) => match c.value() {
+                        Ok(_) => {
+                            self.b.trace.event_count += 1;
+                            self.b.trace.warnings.add(WarningKind::MalformedEvent, || {
+                                format!(
+                                    "a traceEvents entry that is not an object at byte {}",
+                                    base + mark as u64
+                                )
+                            });
+                        }
+                        Err(Stop::Incomplete) => return Ok(mark),
+                        Err(Stop::Syntax(m)) => return Err(err(ErrorKind::Syntax(m.into()), c.i)),
+                    },
+                },
+                State::Done => return Ok(buf.len()),
+            }
+        }
+    }
+
+    fn top_key(&mut self, c: &mut Cursor<'_>) -> Result<(), Stop> {
+        let key = c.string()?;
+        c.expect(b':', "expected ':' after a top-level key")?;
+        if key.bytes == b"traceEvents" {
+            if c.peek()? == b'[' {
+                c.i += 1;
+                self.saw_trace_events = true;
+                self.state = State::Events { bare: false };
+            } else {
+                c.value()?;
+                self.b.trace.warnings.add(WarningKind::BadMetadata, || {
+                    "traceEvents is not an array".into()
+                });
+            }
+            return Ok(());
+        }
+        let v = c.value()?;
+        self.b.top_level(key.bytes, v);
+        Ok(())
+    }
+}
+
+/// Reads a whole in-memory trace (tests, small files).
+pub fn read_kineto(bytes: &[u8]) -> Result<Trace> {
+    let mut r = KinetoReader::new();
+    r.push(bytes)?;
+    r.finish()
+}

@@ -1,0 +1,208 @@
+//! Readers, one module per format, behind one push-based [`Loader`] that inflates gzip on the fly and
+//! sniffs the format from content.
+
+pub mod gzip;
+pub(crate) mod json;
+pub mod kineto;
+pub mod sniff;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::Trace;
+use crate::warnings::WarningKind;
+use gzip::{Gunzip, GzError};
+use kineto::KinetoReader;
+pub use sniff::Format;
+
+/// What a file turned out to hold.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    Trace(Box<Trace>),
+}
+
+impl Loaded {
+    pub fn format(&self) -> Format {
+        match self {
+            Loaded::Trace(_) => Format::Kineto,
+        }
+    }
+}
+
+enum Inner {
+    Sniffing(Vec<u8>),
+    Kineto(Box<KinetoReader>),
+}
+
+/// Reads one file of any supported format from slices of raw bytes (the browser's `File.slice`, a
+/// native `read`), so callers control slice size, progress and cancellation.
+pub struct Loader {
+    name: String,
+    raw_head: Vec<u8>,
+    gz: Option<Gunzip>,
+    decided_gz: bool,
+    inner: Inner,
+    raw_bytes: u64,
+    decoded_bytes: u64,
+}
+
+impl Loader {
+    pub fn new(name: &str) -> Self {
+        Loader {
+            name: name.to_owned(),
+            raw_head: Vec::new(),
+            gz: None,
+            decided_gz: false,
+            inner: Inner::Sniffing(Vec::new()),
+            raw_bytes: 0,
+            decoded_bytes: 0,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Raw (possibly compressed) bytes pushed so far: the progress measure.
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_bytes
+    }
+
+    pub fn decoded_bytes(&self) -> u64 {
+        self.decoded_bytes
+    }
+
+    /// Events read so far (Kineto).
+    pub fn events(&self) -> u64 {
+        match &self.inner {
+            Inner::Kineto(r) => r.events(),
+            Inner::Sniffing(_) => 0,
+        }
+    }
+
+    pub fn push(&mut self, data: &[u8]) -> Result<()> {
+        self.raw_bytes += data.len() as u64;
+        let r = self.push_raw(data);
+        r.map_err(|e| e.in_file(&self.name))
+    }
+
+    fn push_raw(&mut self, data: &[u8]) -> Result<()> {
+        if !self.decided_gz {
+            self.raw_head.extend_from_slice(data);
+            if self.raw_head.len() < 2 {
+                return Ok(());
+            }
+            self.decided_gz = true;
+            if sniff::is_gzip(&self.raw_head) {
+                self.gz = Some(Gunzip::default());
+            }
+            let head = std::mem::take(&mut self.raw_head);
+            return self.push_compressed(&head);
+        }
+        self.push_compressed(data)
+    }
+
+    fn push_compressed(&mut self, data: &[u8]) -> Result<()> {
+        match self.gz.take() {
+            Some(mut gz) => {
+                let offset = self.raw_bytes;
+                let r = gz.push(data, &mut |d| self.push_decoded(d));
+                self.gz = Some(gz);
+                match r {
+                    Ok(()) => Ok(()),
+                    Err(GzError::Downstream(e)) => Err(e),
+                    Err(GzError::Truncated) => Err(Error::new(ErrorKind::Truncated, offset)),
+                    Err(GzError::Corrupt(m)) => Err(Error::new(ErrorKind::Compression(m), offset)),
+                }
+            }
+            None => self.push_decoded(data),
+        }
+    }
+
+    fn push_decoded(&mut self, data: &[u8]) -> Result<()> {
+        self.decoded_bytes += data.len() as u64;
+        match &mut self.inner {
+            Inner::Kineto(r) => r.push(data),
+            Inner::Sniffing(head) => {
+                head.extend_from_slice(data);
+                if head.len() >= sniff::SNIFF_BYTES {
+                    self.decide()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn decide(&mut self) -> Result<()> {
+        let Inner::Sniffing(head) = &mut self.inner else {
+            return Ok(());
+        };
+        let head = std::mem::take(head);
+        match sniff::sniff(&head) {
+            Ok(Format::Kineto) => {
+                let mut r = Box::new(KinetoReader::new());
+                r.push(&head)?;
+                self.inner = Inner::Kineto(r);
+                Ok(())
+            }
+            Ok(other) => Err(Error::new(
+                ErrorKind::Incompatible(format!(
+                    "{} files are recognised but not supported yet",
+                    other.label()
+                )),
+                0,
+            )),
+            Err(why) => Err(Error::new(ErrorKind::Incompatible(why), 0)),
+        }
+    }
+
+    /// Ends the input and returns what it held.
+    pub fn finish(mut self) -> Result<Loaded> {
+        let name = self.name.clone();
+        self.finish_inner().map_err(|e| e.in_file(&name))
+    }
+
+    fn finish_inner(&mut self) -> Result<Loaded> {
+        if !self.decided_gz {
+            self.decided_gz = true;
+            let head = std::mem::take(&mut self.raw_head);
+            self.push_decoded(&head)?;
+        }
+        let mut gz_truncated = false;
+        if let Some(gz) = self.gz.take() {
+            let offset = self.raw_bytes;
+            match gz.finish(&mut |d| self.push_decoded(d)) {
+                Ok(()) => {}
+                Err(GzError::Downstream(e)) => return Err(e),
+                Err(GzError::Truncated) => gz_truncated = true,
+                Err(GzError::Corrupt(m)) => {
+                    return Err(Error::new(ErrorKind::Compression(m), offset))
+                }
+            }
+        }
+        self.decide()?;
+        match std::mem::replace(&mut self.inner, Inner::Sniffing(Vec::new())) {
+            Inner::Kineto(r) => {
+                let mut t = r.finish()?;
+                if gz_truncated && t.warnings.count(WarningKind::Truncated) == 0 {
+                    let at = self.raw_bytes;
+                    t.warnings.add(WarningKind::Truncated, || {
+                        format!("gzip stream ends early at compressed byte {at}")
+                    });
+                }
+                Ok(Loaded::Trace(Box::new(t)))
+            }
+            Inner::Sniffing(_) => Err(Error::new(
+                ErrorKind::Incompatible("the file is empty".into()),
+                0,
+            )),
+        }
+    }
+}
+
+/// Loads a whole in-memory file (tests, CLI on small inputs).
+pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<Loaded> {
+    let mut l = Loader::new(name);
+    for chunk in bytes.chunks(4 << 20) {
+        l.push(chunk)?;
+    }
+    l.finish()
+}

@@ -1,0 +1,9 @@
+//! The columnar trace model: parallel `Vec`s indexed by `u32`, strings interned once, time in `i64` ns.
+
+pub mod strings;
+pub mod time;
+mod trace;
+
+pub use strings::{Interner, StrId};
+pub use time::Ns;
+pub use trace::*;

@@ -1,0 +1,113 @@
+//! Interned strings: every name, category and shape text is stored once and referred to by a `StrId`.
+//!
+//! Traces repeat a few thousand distinct names millions of times; one shared buffer plus a hash table
+//! of offsets keeps that to one copy and one lookup per event, with no allocation per event.
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+use std::hash::Hasher;
+
+/// Index of an interned string. `StrId::EMPTY` is the empty string, always present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct StrId(pub u32);
+
+impl StrId {
+    pub const EMPTY: StrId = StrId(0);
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Interner {
+    buf: String,
+    spans: Vec<(u32, u32)>,
+    table: HashTable<u32>,
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        let mut s = Interner {
+            buf: String::new(),
+            spans: Vec::new(),
+            table: HashTable::new(),
+        };
+        s.intern("");
+        s
+    }
+}
+
+fn hash(s: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(s);
+    h.finish()
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> StrId {
+        let h = hash(s.as_bytes());
+        let Interner { buf, spans, table } = self;
+        let found = table.find(h, |&id| {
+            let (a, b) = spans[id as usize];
+            &buf.as_bytes()[a as usize..b as usize] == s.as_bytes()
+        });
+        if let Some(&id) = found {
+            return StrId(id);
+        }
+        let id = spans.len() as u32;
+        let start = buf.len() as u32;
+        buf.push_str(s);
+        spans.push((start, buf.len() as u32));
+        table.insert_unique(h, id, |&id| {
+            let (a, b) = spans[id as usize];
+            hash(&buf.as_bytes()[a as usize..b as usize])
+        });
+        StrId(id)
+    }
+
+    /// Looks a string up without adding it.
+    pub fn get(&self, s: &str) -> Option<StrId> {
+        let h = hash(s.as_bytes());
+        self.table
+            .find(h, |&id| self.resolve(StrId(id)) == s)
+            .map(|&id| StrId(id))
+    }
+
+    pub fn resolve(&self, id: StrId) -> &str {
+        match self.spans.get(id.index()) {
+            Some(&(a, b)) => &self.buf[a as usize..b as usize],
+            None => "",
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.len() <= 1
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.buf.capacity() + self.spans.capacity() * 8 + self.table.capacity() * 5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_twice_gives_the_same_id_and_resolves_back() {
+        let mut i = Interner::default();
+        let a = i.intern("aten::mm");
+        let b = i.intern("aten::addmm");
+        assert_ne!(a, b);
+        assert_eq!(i.intern("aten::mm"), a);
+        assert_eq!(i.resolve(a), "aten::mm");
+        assert_eq!(i.resolve(b), "aten::addmm");
+        assert_eq!(i.intern(""), StrId::EMPTY);
+        assert_eq!(i.get("aten::addmm"), Some(b));
+        assert_eq!(i.get("nope"), None);
+    }
+}

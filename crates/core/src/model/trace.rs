@@ -1,0 +1,380 @@
+//! What a loaded Kineto trace is, as tables.
+//!
+//! Slices are sorted by (track, start, longest first) after loading, so a track's slices are one
+//! contiguous range and a parent always precedes its children. GPU-only details (grid, registers…)
+//! live in a sparse side table keyed by slice index, so CPU-heavy traces do not pay for them.
+
+use super::strings::{Interner, StrId};
+use super::time::Ns;
+use crate::warnings::Warnings;
+use serde::Serialize;
+
+/// A `pid`/`tid` as written: Kineto uses integers, older traces strings such as `"stream 7"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IdVal {
+    Int(i64),
+    Str(StrId),
+}
+
+/// No parent / no link.
+pub const NONE: u32 = u32::MAX;
+/// A missing integer arg (`External id`, `correlation`…).
+pub const NO_ID: i64 = i64::MIN;
+
+/// What a slice is, from its category (old and new spellings both map here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum SliceKind {
+    CpuOp,
+    UserAnnotation,
+    PythonFunction,
+    Runtime,
+    Driver,
+    Kernel,
+    Memcpy,
+    Memset,
+    GpuAnnotation,
+    Other,
+}
+
+impl SliceKind {
+    /// Maps a `cat` value. Case-insensitive; unknown categories are `Other`, never an error.
+    pub fn from_cat(cat: &str) -> SliceKind {
+        let lower = |s: &str| cat.eq_ignore_ascii_case(s);
+        if lower("cpu_op") || lower("operator") {
+            SliceKind::CpuOp
+        } else if lower("user_annotation") {
+            SliceKind::UserAnnotation
+        } else if lower("python_function") {
+            SliceKind::PythonFunction
+        } else if lower("cuda_runtime")
+            || lower("runtime")
+            || lower("mtia_runtime")
+            || lower("cuda_sync")
+        {
+            SliceKind::Runtime
+        } else if lower("cuda_driver") {
+            SliceKind::Driver
+        } else if lower("kernel") || lower("mtia_ccp_events") {
+            SliceKind::Kernel
+        } else if lower("gpu_memcpy") || lower("memcpy") {
+            SliceKind::Memcpy
+        } else if lower("gpu_memset") || lower("memset") {
+            SliceKind::Memset
+        } else if lower("gpu_user_annotation") {
+            SliceKind::GpuAnnotation
+        } else {
+            SliceKind::Other
+        }
+    }
+
+    /// Work that runs on the device (kernels and copies/sets), the input of every GPU analysis.
+    pub fn is_gpu_work(self) -> bool {
+        matches!(
+            self,
+            SliceKind::Kernel | SliceKind::Memcpy | SliceKind::Memset
+        )
+    }
+
+    pub fn is_launch(self) -> bool {
+        matches!(self, SliceKind::Runtime | SliceKind::Driver)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SliceKind::CpuOp => "cpu_op",
+            SliceKind::UserAnnotation => "user_annotation",
+            SliceKind::PythonFunction => "python_function",
+            SliceKind::Runtime => "runtime",
+            SliceKind::Driver => "driver",
+            SliceKind::Kernel => "kernel",
+            SliceKind::Memcpy => "memcpy",
+            SliceKind::Memset => "memset",
+            SliceKind::GpuAnnotation => "gpu_user_annotation",
+            SliceKind::Other => "other",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrackKind {
+    /// A host thread.
+    Cpu,
+    /// A device stream (kernels, copies).
+    Gpu,
+}
+
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub pid: IdVal,
+    pub name: StrId,
+    pub labels: StrId,
+    pub sort_index: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Track {
+    pub pid: IdVal,
+    pub tid: IdVal,
+    /// `thread_name` metadata, else a name made from the ids.
+    pub name: StrId,
+    pub sort_index: Option<i64>,
+    pub kind: TrackKind,
+    /// Device index for GPU tracks (the `device` arg, else the pid).
+    pub device: Option<i64>,
+    /// Stream for GPU tracks (the `stream` arg, else the tid).
+    pub stream: Option<i64>,
+    /// This track's slices: `slices[first..first + count]`.
+    pub first: u32,
+    pub count: u32,
+    pub max_depth: u16,
+}
+
+/// All duration events, one row each.
+#[derive(Debug, Clone, Default)]
+pub struct Slices {
+    pub start: Vec<Ns>,
+    pub dur: Vec<Ns>,
+    pub track: Vec<u32>,
+    pub name: Vec<StrId>,
+    pub cat: Vec<StrId>,
+    pub kind: Vec<SliceKind>,
+    pub depth: Vec<u16>,
+    /// Enclosing slice on the same track, or [`NONE`].
+    pub parent: Vec<u32>,
+    pub external_id: Vec<i64>,
+    pub correlation: Vec<i64>,
+    /// `Record function id`, for linking Chakra execution-trace nodes.
+    pub rf_id: Vec<i64>,
+    /// `Input Dims` as compact JSON text, interned (ops with the same shapes share one id).
+    pub input_dims: Vec<StrId>,
+    /// `Input type` as compact JSON text, interned.
+    pub input_types: Vec<StrId>,
+    /// Offset/length of the compact args JSON in [`Trace::args`]; length 0 = no args.
+    pub args: Vec<(u32, u32)>,
+}
+
+impl Slices {
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+    pub fn end(&self, i: usize) -> Ns {
+        self.start[i].saturating_add(self.dur[i])
+    }
+}
+
+/// Device-side details of kernels/memcpy/memset, sparse: one row per GPU slice, sorted by `slice`.
+#[derive(Debug, Clone, Default)]
+pub struct GpuDetails {
+    pub slice: Vec<u32>,
+    pub device: Vec<i32>,
+    pub stream: Vec<i32>,
+    pub grid: Vec<[u32; 3]>,
+    pub block: Vec<[u32; 3]>,
+    pub registers: Vec<u32>,
+    pub shared_memory: Vec<u32>,
+    pub blocks_per_sm: Vec<f32>,
+    pub warps_per_sm: Vec<f32>,
+    pub occupancy_pct: Vec<f32>,
+    pub bytes: Vec<u64>,
+    pub bandwidth_gbs: Vec<f32>,
+    /// The runtime/driver call that launched it, or [`NONE`].
+    pub launch: Vec<u32>,
+}
+
+impl GpuDetails {
+    /// Row of a GPU slice, by binary search.
+    pub fn row(&self, slice: u32) -> Option<usize> {
+        self.slice.binary_search(&slice).ok()
+    }
+}
+
+/// `flops` written into the trace by old torch versions, sparse and sorted by slice.
+#[derive(Debug, Clone, Default)]
+pub struct SliceFlops {
+    pub slice: Vec<u32>,
+    pub flops: Vec<f64>,
+}
+
+/// Instant events other than `[memory]`.
+#[derive(Debug, Clone, Default)]
+pub struct Instants {
+    pub ts: Vec<Ns>,
+    pub track: Vec<u32>,
+    pub name: Vec<StrId>,
+    pub cat: Vec<StrId>,
+    pub args: Vec<(u32, u32)>,
+}
+
+/// `[memory]` instant events (profile_memory=True): one row per allocation or free.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryEvents {
+    pub ts: Vec<Ns>,
+    pub track: Vec<u32>,
+    /// Kineto device type: 0 = CPU, 1 = CUDA (others for other backends).
+    pub device_type: Vec<i16>,
+    pub device_id: Vec<i16>,
+    pub addr: Vec<u64>,
+    /// Positive for allocations, negative for frees.
+    pub bytes: Vec<i64>,
+    pub total_allocated: Vec<i64>,
+    pub total_reserved: Vec<i64>,
+}
+
+/// Counter (`ph: C`) samples; `series` indexes [`Counters::series_name`].
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub series_name: Vec<StrId>,
+    pub series_pid: Vec<IdVal>,
+    pub series: Vec<u32>,
+    pub ts: Vec<Ns>,
+    pub value: Vec<f64>,
+}
+
+/// Flow arrows resolved to the slices they join.
+#[derive(Debug, Clone, Default)]
+pub struct Flows {
+    pub cat: Vec<StrId>,
+    pub from: Vec<u32>,
+    pub to: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DeviceProps {
+    pub id: i64,
+    pub name: String,
+    pub total_global_mem: u64,
+    pub compute_major: i64,
+    pub compute_minor: i64,
+    pub num_sms: i64,
+    pub max_threads_per_sm: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DistributedInfo {
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TraceMeta {
+    pub schema_version: Option<i64>,
+    pub trace_name: Option<String>,
+    pub display_time_unit: Option<String>,
+    pub base_time_ns: Option<i64>,
+    pub devices: Vec<DeviceProps>,
+    pub distributed: Option<DistributedInfo>,
+    /// The file was a bare array of events (Chrome "array format").
+    pub bare_array: bool,
+}
+
+/// One loaded Kineto trace.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub strings: Interner,
+    pub meta: TraceMeta,
+    pub processes: Vec<Process>,
+    pub tracks: Vec<Track>,
+    pub slices: Slices,
+    pub gpu: GpuDetails,
+    pub flops: SliceFlops,
+    pub instants: Instants,
+    pub memory: MemoryEvents,
+    pub counters: Counters,
+    pub flows: Flows,
+    /// Compact JSON text of every kept `args` object, concatenated.
+    pub args: Vec<u8>,
+    pub warnings: Warnings,
+    /// Entries of `traceEvents` read (the CLI contract's `events`).
+    pub event_count: u64,
+    /// Decoded bytes read.
+    pub bytes_read: u64,
+}
+
+impl Trace {
+    pub fn str(&self, id: StrId) -> &str {
+        self.strings.resolve(id)
+    }
+
+    /// The args of slice `i` as compact JSON text (`{}` when it had none).
+    pub fn slice_args(&self, i: usize) -> &str {
+        self.args_text(self.slices.args[i])
+    }
+
+    pub fn args_text(&self, (off, len): (u32, u32)) -> &str {
+        if len == 0 {
+            return "{}";
+        }
+        let (a, b) = (off as usize, off as usize + len as usize);
+        self.args
+            .get(a..b)
+            .and_then(|s| std::str::from_utf8(s).ok())
+            .unwrap_or("{}")
+    }
+
+    /// First and last instant covered by any slice, instant, memory event or counter.
+    pub fn time_bounds(&self) -> Option<(Ns, Ns)> {
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for i in 0..self.slices.len() {
+            lo = lo.min(self.slices.start[i]);
+            hi = hi.max(self.slices.end(i));
+        }
+        for &t in self
+            .instants
+            .ts
+            .iter()
+            .chain(&self.memory.ts)
+            .chain(&self.counters.ts)
+        {
+            lo = lo.min(t);
+            hi = hi.max(t);
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Display name of a track: "thread name (tid)" or "stream N" under its process.
+    pub fn track_label(&self, t: usize) -> String {
+        let tr = &self.tracks[t];
+        self.str(tr.name).to_owned()
+    }
+
+    pub fn process_label(&self, pid: IdVal) -> String {
+        if let Some(p) = self.processes.iter().find(|p| p.pid == pid) {
+            if p.name != StrId::EMPTY {
+                return self.str(p.name).to_owned();
+            }
+        }
+        match pid {
+            IdVal::Int(v) => format!("pid {v}"),
+            IdVal::Str(s) => self.str(s).to_owned(),
+        }
+    }
+
+    pub fn idval_text(&self, v: IdVal) -> String {
+        match v {
+            IdVal::Int(i) => i.to_string(),
+            IdVal::Str(s) => self.str(s).to_owned(),
+        }
+    }
+
+    /// Rough heap size of the model, for the memory benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        let s = &self.slices;
+        let per_slice = 8 + 8 + 4 + 4 + 4 + 1 + 2 + 4 + 8 + 8 + 8 + 4 + 4 + 8;
+        self.strings.heap_bytes()
+            + s.start.capacity() * per_slice
+            + self.gpu.slice.capacity() * 64
+            + self.args.capacity()
+            + self.memory.ts.capacity() * 46
+            + self.instants.ts.capacity() * 28
+            + self.counters.ts.capacity() * 20
+            + self.flows.from.capacity() * 12
+    }
+}

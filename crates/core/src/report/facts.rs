@@ -1,0 +1,101 @@
+//! The first facts about a loaded trace: what the page's header and `tracelight summary` show.
+
+use crate::model::{time::format_duration, Trace, TrackKind};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrackFacts {
+    pub process: String,
+    pub name: String,
+    pub kind: TrackKind,
+    pub slices: u32,
+    pub max_depth: u16,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    pub file: String,
+    pub events: u64,
+    pub slices: usize,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub span_ns: i64,
+    pub devices: Vec<String>,
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub tracks: Vec<TrackFacts>,
+    pub warnings: Vec<String>,
+}
+
+impl Facts {
+    pub fn of(file: &str, t: &Trace) -> Facts {
+        let (start_ns, end_ns) = t.time_bounds().unwrap_or((0, 0));
+        Facts {
+            file: file.to_owned(),
+            events: t.event_count,
+            slices: t.slices.len(),
+            start_ns,
+            end_ns,
+            span_ns: end_ns - start_ns,
+            devices: t.meta.devices.iter().map(|d| d.name.clone()).collect(),
+            rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
+            world_size: t.meta.distributed.as_ref().and_then(|d| d.world_size),
+            tracks: t
+                .tracks
+                .iter()
+                .map(|tr| TrackFacts {
+                    process: t.process_label(tr.pid),
+                    name: t.str(tr.name).to_owned(),
+                    kind: tr.kind,
+                    slices: tr.count,
+                    max_depth: tr.max_depth,
+                })
+                .collect(),
+            warnings: t.warnings.lines(),
+        }
+    }
+
+    /// A few lines of Markdown.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("# {}\n\n", self.file);
+        s += &format!("- events: {}\n", self.events);
+        s += &format!("- slices: {}\n", self.slices);
+        s += &format!("- time span: {}\n", format_duration(self.span_ns));
+        if !self.devices.is_empty() {
+            s += &format!("- devices: {}\n", self.devices.join(", "));
+        }
+        if let Some(r) = self.rank {
+            s += &format!(
+                "- rank: {r}{}\n",
+                self.world_size
+                    .map(|w| format!(" of {w}"))
+                    .unwrap_or_default()
+            );
+        }
+        let cpu = self
+            .tracks
+            .iter()
+            .filter(|t| t.kind == TrackKind::Cpu)
+            .count();
+        let gpu = self.tracks.len() - cpu;
+        s += &format!(
+            "- tracks: {} ({cpu} CPU threads, {gpu} GPU streams)\n\n",
+            self.tracks.len()
+        );
+        s += "| process | track | kind | slices |\n|---|---|---|---:|\n";
+        for t in &self.tracks {
+            let kind = match t.kind {
+                TrackKind::Cpu => "CPU",
+                TrackKind::Gpu => "GPU",
+            };
+            s += &format!("| {} | {} | {kind} | {} |\n", t.process, t.name, t.slices);
+        }
+        if !self.warnings.is_empty() {
+            s += "\n## Warnings\n\n";
+            for w in &self.warnings {
+                s += &format!("- {w}\n");
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,3 @@
+//! Text and JSON renderings of what was loaded, shared by the CLI and the page.
+
+pub mod facts;

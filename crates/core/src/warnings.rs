@@ -1,0 +1,127 @@
+//! Structured, counted warnings for partial failures.
+//!
+//! A trace with a few broken events is still worth reading: each repaired or dropped thing is counted
+//! per kind, with the first few examples kept, and shown to the user instead of failing the load.
+
+use serde::Serialize;
+
+/// How many examples of one kind are kept; the count keeps going.
+const EXAMPLES_PER_KIND: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// The file ended early; everything before the offset was kept.
+    Truncated,
+    /// An event that could not be parsed was skipped.
+    MalformedEvent,
+    /// A complete event with no `dur`: kept with duration 0.
+    MissingDuration,
+    /// A negative duration: clamped to 0.
+    NegativeDuration,
+    /// Complete events on one track that overlap without nesting: kept, drawn one level deeper.
+    OverlappingSlices,
+    /// An event phase this reader does not model.
+    UnsupportedPhase,
+    /// A flow start or end with no partner.
+    UnpairedFlow,
+    /// An `E` with no open `B` on its track.
+    UnmatchedEnd,
+    /// A top-level key whose value could not be read.
+    BadMetadata,
+    /// Anything else worth telling.
+    Other,
+}
+
+impl WarningKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            WarningKind::Truncated => "file truncated; kept what parsed",
+            WarningKind::MalformedEvent => "malformed events skipped",
+            WarningKind::MissingDuration => "complete events without dur (kept as 0 ns)",
+            WarningKind::NegativeDuration => "negative durations clamped to 0",
+            WarningKind::OverlappingSlices => {
+                "overlapping slices on one track (kept, drawn one level down)"
+            }
+            WarningKind::UnsupportedPhase => "events of unsupported phase ignored",
+            WarningKind::UnpairedFlow => "flow events without a partner",
+            WarningKind::UnmatchedEnd => "end events without a begin",
+            WarningKind::BadMetadata => "unreadable metadata values",
+            WarningKind::Other => "other",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub count: u64,
+    pub message: &'static str,
+    pub examples: Vec<String>,
+}
+
+/// Counted warnings, one entry per kind, in the order kinds were first seen.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Warnings {
+    items: Vec<Warning>,
+}
+
+impl Warnings {
+    pub fn add(&mut self, kind: WarningKind, example: impl FnOnce() -> String) {
+        let w = match self.items.iter_mut().position(|w| w.kind == kind) {
+            Some(i) => &mut self.items[i],
+            None => {
+                self.items.push(Warning {
+                    kind,
+                    count: 0,
+                    message: kind.describe(),
+                    examples: Vec::new(),
+                });
+                let last = self.items.len() - 1;
+                &mut self.items[last]
+            }
+        };
+        w.count += 1;
+        if w.examples.len() < EXAMPLES_PER_KIND {
+            w.examples.push(example());
+        }
+    }
+
+    pub fn count(&self, kind: WarningKind) -> u64 {
+        self.items
+            .iter()
+            .find(|w| w.kind == kind)
+            .map_or(0, |w| w.count)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Warning> {
+        self.items.iter()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn extend(&mut self, other: &Warnings) {
+        for w in &other.items {
+            for e in &w.examples {
+                self.add(w.kind, || e.clone());
+            }
+            let extra = w.count.saturating_sub(w.examples.len() as u64);
+            if let Some(mine) = self.items.iter_mut().find(|m| m.kind == w.kind) {
+                mine.count += extra;
+            }
+        }
+    }
+
+    /// One line per kind, for terminals and the page.
+    pub fn lines(&self) -> Vec<String> {
+        self.items
+            .iter()
+            .map(|w| match w.examples.first() {
+                Some(e) => format!("{} × {} (e.g. {e})", w.count, w.message),
+                None => format!("{} × {}", w.count, w.message),
+            })
+            .collect()
+    }
+}
