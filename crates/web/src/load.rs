@@ -1,0 +1,151 @@
+//! Reading bytes into the core `Loader` in fixed slices: from a `File` (picked or dropped) or from a
+//! `fetch` of `?url=`. Between slices the task yields to the event loop so the page stays responsive,
+//! progress is published in bytes with MB/s, and a cancel flag is honoured.
+
+use crate::state::{Progress, Session};
+use js_sys::{Reflect, Uint8Array};
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::ingest::{Loaded, Loader};
+use tracelight_core::report::facts::Facts;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Raw bytes per slice: small enough that parsing one (gzip included) stays well under 50 ms.
+pub const SLICE_BYTES: u64 = 1 << 20;
+
+/// Signals a load reports into.
+#[derive(Clone, Copy)]
+pub struct LoadCtx {
+    pub progress: RwSignal<Option<Progress>>,
+    pub cancel: RwSignal<bool>,
+}
+
+fn js_err(v: JsValue) -> String {
+    v.as_string()
+        .or_else(|| v.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| format!("{v:?}"))
+}
+
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// Lets the browser paint and handle input before the next slice.
+pub async fn yield_now() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+struct Feed {
+    loader: Loader,
+    started: f64,
+    total: Option<u64>,
+    ctx: LoadCtx,
+}
+
+impl Feed {
+    fn new(name: &str, total: Option<u64>, ctx: LoadCtx) -> Self {
+        ctx.cancel.set(false);
+        ctx.progress.set(Some(Progress { name: name.to_owned(), done: 0, total, mb_per_s: 0.0, phase: "reading" }));
+        Feed { loader: Loader::new(name), started: now_ms(), total, ctx }
+    }
+
+    async fn push(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if self.ctx.cancel.get_untracked() {
+            return Err(format!("{}: load cancelled", self.loader.name()));
+        }
+        self.loader.push(bytes).map_err(|e| e.to_string())?;
+        let secs = ((now_ms() - self.started) / 1000.0).max(1e-6);
+        let done = self.loader.raw_bytes();
+        self.ctx.progress.set(Some(Progress {
+            name: self.loader.name().to_owned(),
+            done,
+            total: self.total,
+            mb_per_s: done as f64 / 1e6 / secs,
+            phase: "reading",
+        }));
+        yield_now().await;
+        if self.ctx.cancel.get_untracked() {
+            return Err(format!("{}: load cancelled", self.loader.name()));
+        }
+        Ok(())
+    }
+
+    async fn finish(self) -> Result<Session, String> {
+        let name = self.loader.name().to_owned();
+        let bytes = self.loader.raw_bytes();
+        self.ctx.progress.update(|p| {
+            if let Some(p) = p {
+                p.phase = "building model";
+            }
+        });
+        yield_now().await;
+        let loaded = self.loader.finish().map_err(|e| e.to_string())?;
+        #[allow(unreachable_patterns)]
+        let trace = match loaded {
+            Loaded::Trace(t) => t,
+            _ => return Err(format!("{name}: this file type has no view yet")),
+        };
+        let facts = Facts::of(&name, &trace);
+        let load_ms = now_ms() - self.started;
+        Ok(Session { name, trace: *trace, facts, bytes, load_ms })
+    }
+}
+
+/// Reads a `File` slice by slice.
+pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<Arc<Session>, String> {
+    let name = file.name();
+    let size = file.size() as u64;
+    let mut feed = Feed::new(&name, Some(size), ctx);
+    let mut off = 0u64;
+    let mut buf: Vec<u8> = Vec::new();
+    while off < size {
+        let end = (off + SLICE_BYTES).min(size);
+        let blob = file.slice_with_f64_and_f64(off as f64, end as f64).map_err(|e| format!("{name}: {}", js_err(e)))?;
+        let ab = JsFuture::from(blob.array_buffer()).await.map_err(|e| format!("{name}: {}", js_err(e)))?;
+        let arr = Uint8Array::new(&ab);
+        buf.resize(arr.length() as usize, 0);
+        arr.copy_to(&mut buf);
+        feed.push(&buf).await?;
+        off = end;
+    }
+    feed.finish().await.map(Arc::new)
+}
+
+/// Fetches `url` (same origin or CORS) and streams the body into the loader.
+pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<Arc<Session>, String> {
+    let name = url.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(url).to_owned();
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|e| format!("{url}: {}", js_err(e)))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| format!("{url}: not a response"))?;
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {} {}", resp.status(), resp.status_text()));
+    }
+    let total = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse().ok());
+    let mut feed = Feed::new(&name, total, ctx);
+    let body = resp.body().ok_or_else(|| format!("{url}: empty body"))?;
+    let reader: web_sys::ReadableStreamDefaultReader =
+        body.get_reader().dyn_into().map_err(|_| format!("{url}: unreadable body"))?;
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let r = JsFuture::from(reader.read()).await.map_err(|e| format!("{url}: {}", js_err(e)))?;
+        let done = Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        if done {
+            break;
+        }
+        let value = Reflect::get(&r, &JsValue::from_str("value")).map_err(|e| format!("{url}: {}", js_err(e)))?;
+        let arr: Uint8Array = value.dyn_into().map_err(|_| format!("{url}: body chunk is not bytes"))?;
+        buf.resize(arr.length() as usize, 0);
+        arr.copy_to(&mut buf);
+        // Network chunks can be large; feed them in slices so each parse step stays short.
+        for piece in buf.chunks(SLICE_BYTES as usize) {
+            feed.push(piece).await?;
+        }
+    }
+    feed.finish().await.map(Arc::new)
+}

@@ -1,0 +1,84 @@
+//! The loaded file's first facts and its tracks.
+
+use crate::state::SessionRef;
+use crate::timeline::paint::kind_color;
+use leptos::prelude::*;
+use tracelight_core::model::{time::format_duration, SliceKind, TrackKind};
+
+#[component]
+pub fn FactsPanel(session: SessionRef) -> impl IntoView {
+    let f = &session.facts;
+    let devices = if f.devices.is_empty() { "—".to_owned() } else { f.devices.join(", ") };
+    let rank = f.rank.map(|r| format!("{r}{}", f.world_size.map(|w| format!(" of {w}")).unwrap_or_default()));
+    let mb = session.bytes as f64 / 1e6;
+    let speed = if session.load_ms > 0.0 { mb / (session.load_ms / 1000.0) } else { 0.0 };
+    let warnings = f.warnings.clone();
+    view! {
+        <section class="facts" data-testid="facts">
+            <h2 data-testid="file-name">{f.file.clone()}</h2>
+            <dl>
+                <div><dt>"Events"</dt><dd data-testid="event-count">{f.events.to_string()}</dd></div>
+                <div><dt>"Slices"</dt><dd data-testid="slice-count">{f.slices.to_string()}</dd></div>
+                <div><dt>"Time span"</dt><dd data-testid="time-span">{format_duration(f.span_ns)}</dd></div>
+                <div><dt>"Devices"</dt><dd>{devices}</dd></div>
+                {rank.map(|r| view! { <div><dt>"Rank"</dt><dd>{r}</dd></div> })}
+                <div><dt>"Loaded"</dt><dd>{format!("{mb:.1} MB in {:.0} ms ({speed:.0} MB/s)", session.load_ms)}</dd></div>
+            </dl>
+            {(!warnings.is_empty()).then(|| view! {
+                <details class="warnings" data-testid="warnings">
+                    <summary>{format!("{} warning kinds", warnings.len())}</summary>
+                    <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                </details>
+            })}
+        </section>
+    }
+}
+
+#[component]
+pub fn TrackList(session: SessionRef) -> impl IntoView {
+    let rows = session
+        .facts
+        .tracks
+        .iter()
+        .filter(|t| t.slices > 0)
+        .map(|t| {
+            let kind = match t.kind {
+                TrackKind::Cpu => "CPU thread",
+                TrackKind::Gpu => "GPU stream",
+            };
+            view! {
+                <tr>
+                    <td>{t.process.clone()}</td>
+                    <td>{t.name.clone()}</td>
+                    <td>{kind}</td>
+                    <td class="num">{t.slices.to_string()}</td>
+                    <td class="num">{(u32::from(t.max_depth) + 1).to_string()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let legend = [
+        SliceKind::CpuOp,
+        SliceKind::UserAnnotation,
+        SliceKind::PythonFunction,
+        SliceKind::Runtime,
+        SliceKind::Kernel,
+        SliceKind::Memcpy,
+        SliceKind::Memset,
+        SliceKind::GpuAnnotation,
+        SliceKind::Other,
+    ]
+    .into_iter()
+    .map(|k| view! { <span class="legend-item"><i style=format!("background:{}", kind_color(k))></i>{k.label()}</span> })
+    .collect_view();
+    view! {
+        <section class="tracks">
+            <h2>"Tracks"</h2>
+            <div class="legend">{legend}</div>
+            <table data-testid="track-list">
+                <thead><tr><th>"Process"</th><th>"Track"</th><th>"Kind"</th><th class="num">"Slices"</th><th class="num">"Depth"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+}

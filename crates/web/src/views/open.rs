@@ -1,0 +1,52 @@
+//! Opening files: the file button, the drop zone, the demo button, progress with MB/s and Cancel.
+
+use crate::state::Progress;
+use leptos::prelude::*;
+
+#[component]
+pub fn OpenBar(
+    on_files: Callback<web_sys::FileList>,
+    on_demo: Callback<()>,
+    progress: RwSignal<Option<Progress>>,
+    cancel: RwSignal<bool>,
+) -> impl IntoView {
+    let on_change = move |ev: web_sys::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(files) = input.files() {
+            on_files.run(files);
+        }
+        input.set_value("");
+    };
+    view! {
+        <div class="open-bar">
+            <label class="button primary">
+                "Open trace…"
+                <input type="file" data-testid="file-input" multiple accept=".json,.gz,.pickle,.pkl" on:change=on_change />
+            </label>
+            <button class="button" data-testid="demo" on:click=move |_| on_demo.run(())>"Open the demo trace"</button>
+            <span class="hint">"or drop a .json / .json.gz anywhere on the page · nothing leaves your machine"</span>
+            <Show when=move || progress.get().is_some()>
+                <ProgressLine progress=progress cancel=cancel />
+            </Show>
+        </div>
+    }
+}
+
+#[component]
+fn ProgressLine(progress: RwSignal<Option<Progress>>, cancel: RwSignal<bool>) -> impl IntoView {
+    let text = move || {
+        progress.get().map_or(String::new(), |p| {
+            let mb = p.done as f64 / 1e6;
+            let pct = p.fraction().map(|f| format!(" ({:.0}%)", f * 100.0)).unwrap_or_default();
+            format!("{} — {}: {mb:.1} MB{pct} at {:.0} MB/s", p.name, p.phase, p.mb_per_s)
+        })
+    };
+    let pct = move || progress.get().and_then(|p| p.fraction()).unwrap_or(0.0) * 100.0;
+    view! {
+        <div class="progress" data-testid="progress" role="status">
+            <div class="progress-track"><div class="progress-fill" style=move || format!("width:{:.1}%", pct())></div></div>
+            <span>{text}</span>
+            <button class="button" data-testid="cancel" on:click=move |_| cancel.set(true)>"Cancel"</button>
+        </div>
+    }
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up what is missing, then runs every check CI runs: formatting, clippy (native and wasm32),
+# native tests (core, CLI, generator), the wasm tests in headless Chromium, a release build of the
+# app, and the end-to-end tests (node's test runner + playwright-core driving /usr/bin/chromium).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/setup.sh
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+NATIVE=(-p tracelight-core -p tracelight-cli -p tracelight-synth)
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "clippy (native)"
+cargo clippy "${NATIVE[@]}" --all-targets -- -D warnings
+step "clippy (wasm32 web app)"
+cargo clippy -p tracelight-web --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "native tests"
+cargo test "${NATIVE[@]}"
+
+step "wasm tests in headless Chromium"
+# wasm-bindgen-test-runner drives chromedriver; Chromium needs --no-sandbox as root.
+export CHROMEDRIVER=/usr/bin/chromedriver
+export WASM_BINDGEN_TEST_TIMEOUT=120
+# The runner reads crates/web/webdriver.json (Chromium flags) from the package directory.
+cargo test -p tracelight-web --target wasm32-unknown-unknown
+
+step "release build of the app"
+trunk build --release
+
+step "end-to-end tests (headless Chromium)"
+cargo build --release -p tracelight-cli
+node --test tests/e2e/
