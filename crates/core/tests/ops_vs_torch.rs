@@ -17,13 +17,18 @@ use std::path::{Path, PathBuf};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpTable};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const GENERATED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/generated");
+const GENERATED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/corpus/generated"
+);
 
 fn references() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![PathBuf::from(GENERATED)];
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -80,29 +85,48 @@ fn check(table: &OpTable, rows: &[Value], cfg: &Config, file: &str, by_shape: bo
         checked += 1;
         let want = |k: &str| r[k].as_f64().unwrap();
         if o.calls != r["count"].as_u64().unwrap() {
-            errors.push(format!("{file}: {name} {shapes:?} calls {} vs {}", o.calls, r["count"]));
+            errors.push(format!(
+                "{file}: {name} {shapes:?} calls {} vs {}",
+                o.calls, r["count"]
+            ));
         }
         let cpu_total = o.cpu_total_ns as f64 / 1e3;
         if !close(cpu_total, want("cpu_time_total")) {
-            errors.push(format!("{file}: {name} cpu total {cpu_total} vs {}", want("cpu_time_total")));
+            errors.push(format!(
+                "{file}: {name} cpu total {cpu_total} vs {}",
+                want("cpu_time_total")
+            ));
         }
         let self_cpu = o.self_cpu_ns as f64 / 1e3;
         if !self_cpu_exception(with_stack, r) && !close(self_cpu, want("self_cpu_time_total")) {
-            errors.push(format!("{file}: {name} {shapes:?} self cpu {self_cpu} vs {}", want("self_cpu_time_total")));
+            errors.push(format!(
+                "{file}: {name} {shapes:?} self cpu {self_cpu} vs {}",
+                want("self_cpu_time_total")
+            ));
         }
         if o.cpu_mem_bytes != r["cpu_memory_usage"].as_i64().unwrap() {
-            errors.push(format!("{file}: {name} {shapes:?} cpu mem {} vs {}", o.cpu_mem_bytes, r["cpu_memory_usage"]));
+            errors.push(format!(
+                "{file}: {name} {shapes:?} cpu mem {} vs {}",
+                o.cpu_mem_bytes, r["cpu_memory_usage"]
+            ));
         }
         if !self_cpu_exception(with_stack, r)
             && o.self_cpu_mem_bytes != r["self_cpu_memory_usage"].as_i64().unwrap()
         {
-            errors.push(format!("{file}: {name} {shapes:?} self cpu mem {} vs {}", o.self_cpu_mem_bytes, r["self_cpu_memory_usage"]));
+            errors.push(format!(
+                "{file}: {name} {shapes:?} self cpu mem {} vs {}",
+                o.self_cpu_mem_bytes, r["self_cpu_memory_usage"]
+            ));
         }
         if cfg.with_flops
             && o.flops_source != tracelight_core::analysis::flops::FlopsSource::FlopCounter
             && (o.flops - want("flops")).abs() > 0.5
         {
-            errors.push(format!("{file}: {name} {shapes:?} flops {} vs {}", o.flops, want("flops")));
+            errors.push(format!(
+                "{file}: {name} {shapes:?} flops {} vs {}",
+                o.flops,
+                want("flops")
+            ));
         }
     }
     // No extra CPU rows either.
@@ -110,7 +134,12 @@ fn check(table: &OpTable, rows: &[Value], cfg: &Config, file: &str, by_shape: bo
     if extra != rows.len() {
         errors.push(format!("{file}: {extra} rows vs {} in torch", rows.len()));
     }
-    assert!(errors.is_empty(), "{} mismatches:\n{}", errors.len(), errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{} mismatches:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
     checked
 }
 
@@ -124,7 +153,9 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
     let mut total = 0;
     for rp in refs {
         let r: Value = serde_json::from_slice(&std::fs::read(&rp).unwrap()).unwrap();
-        let Some(trace_file) = r["trace_file"].as_str() else { continue };
+        let Some(trace_file) = r["trace_file"].as_str() else {
+            continue;
+        };
         let dir = rp.parent().unwrap();
         let t = load_trace(dir, trace_file);
         let pc = &r["profiler_config"];
@@ -138,10 +169,18 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
         total += check(&table, rows, &cfg, trace_file, false);
         let sum = r["self_cpu_time_total_sum_us"].as_f64().unwrap();
         if !with_stack {
-            assert!(close(table.self_cpu_total_ns as f64 / 1e3, sum), "{trace_file}: total");
+            assert!(
+                close(table.self_cpu_total_ns as f64 / 1e3, sum),
+                "{trace_file}: total"
+            );
         }
         if let Some(rows) = r.get("rows_by_input_shape").and_then(|v| v.as_array()) {
-            let table = op_table(&t, OpOptions { group_by_input_shape: true });
+            let table = op_table(
+                &t,
+                OpOptions {
+                    group_by_input_shape: true,
+                },
+            );
             total += check(&table, rows, &cfg, trace_file, true);
         }
     }

@@ -219,7 +219,9 @@ fn conv2d(d: &[Option<Vec<i64>>], args: &str) -> Option<f64> {
     };
     let oh = out(*h, *kh, sh, ph, dh);
     let ow = out(*wi, *kw, sw, pw, dw);
-    Some(2.0 * *n as f64 * oh as f64 * ow as f64 * *co as f64 * *ci as f64 * *kh as f64 * *kw as f64)
+    Some(
+        2.0 * *n as f64 * oh as f64 * ow as f64 * *co as f64 * *ci as f64 * *kh as f64 * *kw as f64,
+    )
 }
 
 /// Dense peak TFLOPS of one accelerator, per dtype (vendor datasheets, SXM/OAM parts, no
@@ -239,16 +241,96 @@ pub struct Peak {
 /// The documented dense-peak table. Order matters: longer names first (`A100` before `A10`,
 /// `H100 PCIe` before `H100`).
 pub const PEAKS: &[Peak] = &[
-    Peak { matches: "V100", fp64: 7.8, fp32: 15.7, tf32: None, bf16: None, fp16: 125.0, fp8: None },
-    Peak { matches: "A100", fp64: 19.5, fp32: 19.5, tf32: Some(156.0), bf16: Some(312.0), fp16: 312.0, fp8: None },
-    Peak { matches: "H100 PCIe", fp64: 51.0, fp32: 51.0, tf32: Some(378.0), bf16: Some(756.0), fp16: 756.0, fp8: Some(1513.0) },
-    Peak { matches: "H100", fp64: 67.0, fp32: 67.0, tf32: Some(494.7), bf16: Some(989.4), fp16: 989.4, fp8: Some(1978.9) },
-    Peak { matches: "H200", fp64: 67.0, fp32: 67.0, tf32: Some(494.7), bf16: Some(989.4), fp16: 989.4, fp8: Some(1978.9) },
-    Peak { matches: "B200", fp64: 40.0, fp32: 80.0, tf32: Some(1100.0), bf16: Some(2250.0), fp16: 2250.0, fp8: Some(4500.0) },
-    Peak { matches: "L4", fp64: 0.49, fp32: 30.3, tf32: Some(60.0), bf16: Some(121.0), fp16: 121.0, fp8: Some(242.0) },
-    Peak { matches: "A10", fp64: 0.98, fp32: 31.2, tf32: Some(62.5), bf16: Some(125.0), fp16: 125.0, fp8: None },
-    Peak { matches: "MI250X", fp64: 95.7, fp32: 95.7, tf32: None, bf16: Some(383.0), fp16: 383.0, fp8: None },
-    Peak { matches: "MI300X", fp64: 163.4, fp32: 163.4, tf32: Some(653.7), bf16: Some(1307.4), fp16: 1307.4, fp8: Some(2614.9) },
+    Peak {
+        matches: "V100",
+        fp64: 7.8,
+        fp32: 15.7,
+        tf32: None,
+        bf16: None,
+        fp16: 125.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "A100",
+        fp64: 19.5,
+        fp32: 19.5,
+        tf32: Some(156.0),
+        bf16: Some(312.0),
+        fp16: 312.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "H100 PCIe",
+        fp64: 51.0,
+        fp32: 51.0,
+        tf32: Some(378.0),
+        bf16: Some(756.0),
+        fp16: 756.0,
+        fp8: Some(1513.0),
+    },
+    Peak {
+        matches: "H100",
+        fp64: 67.0,
+        fp32: 67.0,
+        tf32: Some(494.7),
+        bf16: Some(989.4),
+        fp16: 989.4,
+        fp8: Some(1978.9),
+    },
+    Peak {
+        matches: "H200",
+        fp64: 67.0,
+        fp32: 67.0,
+        tf32: Some(494.7),
+        bf16: Some(989.4),
+        fp16: 989.4,
+        fp8: Some(1978.9),
+    },
+    Peak {
+        matches: "B200",
+        fp64: 40.0,
+        fp32: 80.0,
+        tf32: Some(1100.0),
+        bf16: Some(2250.0),
+        fp16: 2250.0,
+        fp8: Some(4500.0),
+    },
+    Peak {
+        matches: "L4",
+        fp64: 0.49,
+        fp32: 30.3,
+        tf32: Some(60.0),
+        bf16: Some(121.0),
+        fp16: 121.0,
+        fp8: Some(242.0),
+    },
+    Peak {
+        matches: "A10",
+        fp64: 0.98,
+        fp32: 31.2,
+        tf32: Some(62.5),
+        bf16: Some(125.0),
+        fp16: 125.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "MI250X",
+        fp64: 95.7,
+        fp32: 95.7,
+        tf32: None,
+        bf16: Some(383.0),
+        fp16: 383.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "MI300X",
+        fp64: 163.4,
+        fp32: 163.4,
+        tf32: Some(653.7),
+        bf16: Some(1307.4),
+        fp16: 1307.4,
+        fp8: Some(2614.9),
+    },
 ];
 
 /// The peak row for a device name. `L4` must not catch `L40`, `A10` must not catch `A100`/`A10G`.
@@ -371,22 +453,48 @@ mod tests {
     #[test]
     fn input_dims_parse_into_shapes() {
         let d = parse_dims("[[384,48],[48,384],[],[]]");
-        assert_eq!(d, vec![Some(vec![384, 48]), Some(vec![48, 384]), Some(vec![]), Some(vec![])]);
+        assert_eq!(
+            d,
+            vec![
+                Some(vec![384, 48]),
+                Some(vec![48, 384]),
+                Some(vec![]),
+                Some(vec![])
+            ]
+        );
         let d = parse_dims("[[[1,2],[3]],[5]]");
         assert_eq!(d, vec![None, Some(vec![5])]);
-        assert_eq!(torch_shape_text("[[8,16],[],[[1],[2]]]"), "[[8, 16], [], []]");
+        assert_eq!(
+            torch_shape_text("[[8,16],[],[[1],[2]]]"),
+            "[[8, 16], [], []]"
+        );
     }
 
     #[test]
     fn peaks_pick_the_right_part() {
-        assert_eq!(peak_for("NVIDIA A100-SXM4-80GB").map(|p| p.matches), Some("A100"));
+        assert_eq!(
+            peak_for("NVIDIA A100-SXM4-80GB").map(|p| p.matches),
+            Some("A100")
+        );
         assert_eq!(peak_for("NVIDIA A10").map(|p| p.matches), Some("A10"));
         assert_eq!(peak_for("NVIDIA A10G").map(|p| p.matches), None);
         assert_eq!(peak_for("NVIDIA L40S").map(|p| p.matches), None);
         assert_eq!(peak_for("NVIDIA L4").map(|p| p.matches), Some("L4"));
-        assert_eq!(peak_for("NVIDIA H100 80GB HBM3").map(|p| p.matches), Some("H100"));
-        assert_eq!(peak_for("NVIDIA H100 PCIe").map(|p| p.matches), Some("H100 PCIe"));
-        assert_eq!(peak_for("Tesla V100-SXM2-32GB").map(|p| p.matches), Some("V100"));
-        assert_eq!(peak_for("AMD Instinct MI300X").map(|p| p.matches), Some("MI300X"));
+        assert_eq!(
+            peak_for("NVIDIA H100 80GB HBM3").map(|p| p.matches),
+            Some("H100")
+        );
+        assert_eq!(
+            peak_for("NVIDIA H100 PCIe").map(|p| p.matches),
+            Some("H100 PCIe")
+        );
+        assert_eq!(
+            peak_for("Tesla V100-SXM2-32GB").map(|p| p.matches),
+            Some("V100")
+        );
+        assert_eq!(
+            peak_for("AMD Instinct MI300X").map(|p| p.matches),
+            Some("MI300X")
+        );
     }
 }

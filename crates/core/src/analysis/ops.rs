@@ -95,8 +95,8 @@ pub fn op_tree(t: &Trace) -> OpTree {
         tr.entry_of[i] = e;
         tr.slice.push(i as u32);
         let name = t.str(s.name[i]);
-        let is_async = k == SliceKind::UserAnnotation
-            && ASYNC_PREFIXES.iter().any(|p| name.starts_with(p));
+        let is_async =
+            k == SliceKind::UserAnnotation && ASYNC_PREFIXES.iter().any(|p| name.starts_with(p));
         tr.is_async.push(is_async);
         nchild.push(0);
         if is_async {
@@ -343,7 +343,9 @@ impl SortKey {
             "self_cpu" | "self_cpu_time_total" | "self_cpu_us" => SortKey::SelfCpu,
             "cpu_total" | "cpu_time_total" | "cpu_total_us" => SortKey::CpuTotal,
             "cpu_avg" | "cpu_time" => SortKey::CpuAvg,
-            "self_device" | "self_cuda_time_total" | "self_device_time_total"
+            "self_device"
+            | "self_cuda_time_total"
+            | "self_device_time_total"
             | "self_device_us" => SortKey::SelfDevice,
             "device_total" | "cuda_time_total" | "device_time_total" | "device_total_us" => {
                 SortKey::DeviceTotal
