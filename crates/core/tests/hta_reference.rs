@@ -22,6 +22,8 @@
 //!   `stream` arg, and HTA selects "GPU" events by `stream != -1`, so it counts that 94 µs CPU op
 //!   as GPU compute; the real kernel runs 1.8 µs, which is what we report.
 
+#![allow(clippy::unwrap_used)]
+
 use tracelight_core::analysis::gpu::{temporal, temporal_hta_compat};
 use tracelight_core::ingest::{load_bytes, Loaded};
 

@@ -12,6 +12,8 @@
 //!   totals and CPU memory still match and are checked. resnet_all (also with_stack) matches fully.
 //!   aten:: rows are unaffected everywhere.
 
+#![allow(clippy::unwrap_used)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpTable};

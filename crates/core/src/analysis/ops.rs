@@ -205,11 +205,11 @@ pub fn op_tree(t: &Trace) -> OpTree {
             tr.self_device_mem[p] -= tr.device_mem[e];
         }
     }
-    for e in 0..m {
+    for (e, cd) in child_dur.iter().enumerate() {
         tr.self_cpu[e] = if tr.is_async[e] {
             0
         } else {
-            s.dur[tr.slice[e] as usize] - child_dur[e]
+            s.dur[tr.slice[e] as usize] - cd
         };
     }
     // Drop the removed duplicates.
@@ -243,8 +243,8 @@ pub fn op_tree(t: &Trace) -> OpTree {
         });
         let mut slice = Vec::with_capacity(next as usize);
         let mut parent = Vec::with_capacity(next as usize);
-        for e in 0..m {
-            if keep[e] {
+        for (e, &kept) in keep.iter().enumerate() {
+            if kept {
                 slice.push(tr.slice[e]);
                 let p = tr.parent[e];
                 parent.push(if p == NONE { NONE } else { new_of[p as usize] });
