@@ -104,7 +104,8 @@ pub fn render(table: &OpTable, opts: TableOptions) -> String {
         .max()
         .unwrap_or(4)
         .max(4)
-        + 4;
+        .saturating_add(4)
+        .min(MAX_NAME_WIDTH);
     let shapes_w = table
         .rows
         .iter()
@@ -197,9 +198,14 @@ pub fn render(table: &OpTable, opts: TableOptions) -> String {
     out
 }
 
-/// torch shortens a cell that would fill its column to `…[:w-3] + "..."`.
+/// Name column cap: torch's `max_name_column_width` (55 by default in `table()`; the generated
+/// corpus was printed wider). GPU kernel names run to hundreds of characters, so some cap is needed;
+/// 80 keeps every CPU op name of the corpus whole.
+pub const MAX_NAME_WIDTH: usize = 80;
+
+/// torch shortens a cell that would fill its column: `name[:w-3] + "..."`.
 fn truncate(s: &str, w: usize) -> String {
-    if s.len() >= w.saturating_sub(3) && s.len() > w {
+    if s.len() >= w.saturating_sub(3) {
         let cut = (0..=w.saturating_sub(3))
             .rev()
             .find(|&k| s.is_char_boundary(k))
