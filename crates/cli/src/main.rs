@@ -3,6 +3,7 @@
 //! Exit codes: 0 on success, 2 on unreadable input (one line on stderr naming the file), 64 on a
 //! usage error.
 
+mod analyze;
 mod commands;
 
 use std::process::ExitCode;

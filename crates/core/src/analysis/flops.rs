@@ -1,0 +1,500 @@
+//! FLOPs per op and achieved TFLOPS / MFU (DESIGN §4 "Achieved TFLOPS / MFU").
+//!
+//! Current torch writes no `flops` arg into the trace even with `with_flops=True` (older versions
+//! did), so FLOPs come from, in order: the `flops` arg when present ([`FlopsSource::Trace`]);
+//! torch's own `computeFlops` formulas (torch/csrc/profiler/util.cpp) for the ops it covers —
+//! `aten::mm`, `addmm`, `bmm`, `baddbmm` (2·M·K·N, times B), `aten::conv2d` (2·N·Hout·Wout·Cout·
+//! Cin/groups·kH·kW with stride/padding/dilation from `Concrete Inputs`), `aten::mul`/`aten::add`
+//! (one per element of input 0) — [`FlopsSource::Torch`], which reproduces the `flops` column of
+//! `key_averages()` exactly; and the `torch.utils.flop_counter` formula for the fused attention ops
+//! torch's table leaves at 0 (`_scaled_dot_product_*_attention`, `_flash_attention_forward`,
+//! `_efficient_attention_forward`: 4·B·H·Sq·Sk·D) — [`FlopsSource::FlopCounter`].
+//! `aten::matmul`, `aten::linear` and `aten::convolution` are not counted themselves: they dispatch
+//! to the ops above, which are, and counting both would double the total.
+//!
+//! MFU divides achieved FLOP/s by the dense (no sparsity) peak of the `deviceProperties` name from
+//! [`PEAKS`], for the dtype that carries most of the FLOPs; fp32 matmuls are compared with the plain
+//! fp32 peak because the trace does not say whether TF32 was allowed.
+
+use crate::model::{StrId, Trace};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FlopsSource {
+    #[default]
+    None,
+    /// The `flops` arg written by (older) torch.
+    Trace,
+    /// Derived from `Input Dims` with torch's `computeFlops` formulas (= key_averages' column).
+    Torch,
+    /// Derived with `torch.utils.flop_counter` formulas for ops torch's table leaves at 0.
+    FlopCounter,
+}
+
+/// Parses `Input Dims` text (`[[384,48],[48,384],[],[]]`) into one shape per input; inputs that
+/// are not a flat list of integers (tensor lists, scalars written oddly) become `None`.
+pub fn parse_dims(text: &str) -> Vec<Option<Vec<i64>>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    if b.first() != Some(&b'[') {
+        return out;
+    }
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'[' => {
+                let mut dims = Vec::new();
+                let mut ok = true;
+                let mut cur: Option<i64> = None;
+                let mut depth = 1;
+                i += 1;
+                while i < b.len() && depth > 0 {
+                    match b[i] {
+                        b'[' => {
+                            depth += 1;
+                            ok = false;
+                        }
+                        b']' => {
+                            depth -= 1;
+                            if let Some(v) = cur.take() {
+                                dims.push(v);
+                            }
+                        }
+                        b',' => {
+                            if let Some(v) = cur.take() {
+                                dims.push(v);
+                            }
+                        }
+                        c if c.is_ascii_digit() => {
+                            cur = Some(cur.unwrap_or(0).saturating_mul(10) + i64::from(c - b'0'));
+                        }
+                        b' ' => {}
+                        _ => ok = false,
+                    }
+                    i += 1;
+                }
+                out.push(ok.then_some(dims));
+            }
+            b',' | b' ' => i += 1,
+            b']' => break,
+            _ => {
+                // A scalar or string element: skip to the next comma at this level.
+                while i < b.len() && b[i] != b',' && b[i] != b']' {
+                    i += 1;
+                }
+                out.push(None);
+            }
+        }
+    }
+    out
+}
+
+/// `key_averages(group_by_input_shape=True)` writes shapes as Python does (`[[8, 16], []]`), and
+/// only for tensor inputs: a TensorList input (nested list in `Input Dims`) shows as `[]`.
+pub fn torch_shape_text(text: &str) -> String {
+    let dims = parse_dims(text);
+    let mut s = String::with_capacity(text.len() + text.len() / 3);
+    s.push('[');
+    for (k, d) in dims.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        s.push('[');
+        if let Some(d) = d {
+            for (j, x) in d.iter().enumerate() {
+                if j > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&x.to_string());
+            }
+        }
+        s.push(']');
+    }
+    s.push(']');
+    s
+}
+
+fn dim(d: &[Option<Vec<i64>>], k: usize) -> Option<&[i64]> {
+    d.get(k).and_then(|x| x.as_deref())
+}
+
+fn prod(v: &[i64]) -> f64 {
+    v.iter().map(|&x| x as f64).product()
+}
+
+/// Integers from one `Concrete Inputs` entry such as `"[1, 1]"` or `"1"`.
+fn concrete_ints(args: &str, k: usize) -> Option<Vec<i64>> {
+    let v: serde_json::Value = serde_json::from_str(args).ok()?;
+    let s = v.get("Concrete Inputs")?.get(k)?.as_str()?;
+    let nums: Vec<i64> = s
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|x| !x.is_empty())
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (!nums.is_empty()).then_some(nums)
+}
+
+/// FLOPs of slice `i` and where they came from. `(0, None)` for ops without a formula.
+pub fn slice_flops(t: &Trace, i: usize) -> (f64, FlopsSource) {
+    if let Ok(r) = t.flops.slice.binary_search(&(i as u32)) {
+        return (t.flops.flops[r], FlopsSource::Trace);
+    }
+    let name = t.str(t.slices.name[i]);
+    let Some(op) = name.strip_prefix("aten::") else {
+        return (0.0, FlopsSource::None);
+    };
+    let dims_id = t.slices.input_dims[i];
+    if dims_id == StrId::EMPTY {
+        return (0.0, FlopsSource::None);
+    }
+    let d = parse_dims(t.str(dims_id));
+    let f = match op {
+        "mm" => mm(dim(&d, 0), dim(&d, 1)),
+        "addmm" => mm(dim(&d, 1), dim(&d, 2)),
+        "bmm" => bmm(dim(&d, 0), dim(&d, 1)),
+        "baddbmm" => bmm(dim(&d, 1), dim(&d, 2)),
+        "mul" | "mul.Tensor" | "add" | "add.Tensor" => dim(&d, 0).map(prod),
+        "conv2d" => conv2d(&d, t.slice_args(i)),
+        _ => None,
+    };
+    if let Some(f) = f {
+        return (f, FlopsSource::Torch);
+    }
+    let attn = matches!(
+        op,
+        "_scaled_dot_product_flash_attention"
+            | "_scaled_dot_product_efficient_attention"
+            | "_scaled_dot_product_cudnn_attention"
+            | "_flash_attention_forward"
+            | "_efficient_attention_forward"
+    );
+    if attn {
+        // q [B, H, Sq, D], k [B, H, Sk, D]: two matmuls of 2·B·H·Sq·Sk·D each.
+        if let (Some(q), Some(k)) = (dim(&d, 0), dim(&d, 1)) {
+            if q.len() == 4 && k.len() == 4 {
+                let f = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
+                return (f, FlopsSource::FlopCounter);
+            }
+        }
+    }
+    (0.0, FlopsSource::None)
+}
+
+fn mm(a: Option<&[i64]>, b: Option<&[i64]>) -> Option<f64> {
+    match (a?, b?) {
+        ([m, k], [_, n]) => Some(2.0 * *m as f64 * *k as f64 * *n as f64),
+        _ => None,
+    }
+}
+
+fn bmm(a: Option<&[i64]>, b: Option<&[i64]>) -> Option<f64> {
+    match (a?, b?) {
+        ([bt, m, k], [_, _, n]) => Some(2.0 * *bt as f64 * *m as f64 * *k as f64 * *n as f64),
+        _ => None,
+    }
+}
+
+fn conv2d(d: &[Option<Vec<i64>>], args: &str) -> Option<f64> {
+    let (x, w) = (dim(d, 0)?, dim(d, 1)?);
+    let ([n, _, h, wi], [co, ci, kh, kw]) = (x, w) else {
+        return None;
+    };
+    let pair = |k: usize, default: i64| -> (i64, i64) {
+        match concrete_ints(args, k).as_deref() {
+            Some([a, b]) => (*a, *b),
+            Some([a]) => (*a, *a),
+            _ => (default, default),
+        }
+    };
+    let (sh, sw) = pair(3, 1);
+    let (ph, pw) = pair(4, 0);
+    let (dh, dw) = pair(5, 1);
+    let out = |inp: i64, k: i64, s: i64, p: i64, dl: i64| -> i64 {
+        if s <= 0 {
+            return 0;
+        }
+        ((inp + 2 * p - dl * (k - 1) - 1) / s + 1).max(0)
+    };
+    let oh = out(*h, *kh, sh, ph, dh);
+    let ow = out(*wi, *kw, sw, pw, dw);
+    Some(
+        2.0 * *n as f64 * oh as f64 * ow as f64 * *co as f64 * *ci as f64 * *kh as f64 * *kw as f64,
+    )
+}
+
+/// Dense peak TFLOPS of one accelerator, per dtype (vendor datasheets, SXM/OAM parts, no
+/// sparsity). `None` where the part has no such unit.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Peak {
+    /// Substring of the `deviceProperties` name that selects this row (checked in table order).
+    pub matches: &'static str,
+    pub fp64: f64,
+    pub fp32: f64,
+    pub tf32: Option<f64>,
+    pub bf16: Option<f64>,
+    pub fp16: f64,
+    pub fp8: Option<f64>,
+}
+
+/// The documented dense-peak table. Order matters: longer names first (`A100` before `A10`,
+/// `H100 PCIe` before `H100`).
+pub const PEAKS: &[Peak] = &[
+    Peak {
+        matches: "V100",
+        fp64: 7.8,
+        fp32: 15.7,
+        tf32: None,
+        bf16: None,
+        fp16: 125.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "A100",
+        fp64: 19.5,
+        fp32: 19.5,
+        tf32: Some(156.0),
+        bf16: Some(312.0),
+        fp16: 312.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "H100 PCIe",
+        fp64: 51.0,
+        fp32: 51.0,
+        tf32: Some(378.0),
+        bf16: Some(756.0),
+        fp16: 756.0,
+        fp8: Some(1513.0),
+    },
+    Peak {
+        matches: "H100",
+        fp64: 67.0,
+        fp32: 67.0,
+        tf32: Some(494.7),
+        bf16: Some(989.4),
+        fp16: 989.4,
+        fp8: Some(1978.9),
+    },
+    Peak {
+        matches: "H200",
+        fp64: 67.0,
+        fp32: 67.0,
+        tf32: Some(494.7),
+        bf16: Some(989.4),
+        fp16: 989.4,
+        fp8: Some(1978.9),
+    },
+    Peak {
+        matches: "B200",
+        fp64: 40.0,
+        fp32: 80.0,
+        tf32: Some(1100.0),
+        bf16: Some(2250.0),
+        fp16: 2250.0,
+        fp8: Some(4500.0),
+    },
+    Peak {
+        matches: "L4",
+        fp64: 0.49,
+        fp32: 30.3,
+        tf32: Some(60.0),
+        bf16: Some(121.0),
+        fp16: 121.0,
+        fp8: Some(242.0),
+    },
+    Peak {
+        matches: "A10",
+        fp64: 0.98,
+        fp32: 31.2,
+        tf32: Some(62.5),
+        bf16: Some(125.0),
+        fp16: 125.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "MI250X",
+        fp64: 95.7,
+        fp32: 95.7,
+        tf32: None,
+        bf16: Some(383.0),
+        fp16: 383.0,
+        fp8: None,
+    },
+    Peak {
+        matches: "MI300X",
+        fp64: 163.4,
+        fp32: 163.4,
+        tf32: Some(653.7),
+        bf16: Some(1307.4),
+        fp16: 1307.4,
+        fp8: Some(2614.9),
+    },
+];
+
+/// The peak row for a device name. `L4` must not catch `L40`, `A10` must not catch `A100`/`A10G`.
+pub fn peak_for(device: &str) -> Option<&'static Peak> {
+    PEAKS.iter().find(|p| {
+        device.match_indices(p.matches).any(|(at, m)| {
+            let next = device[at + m.len()..].chars().next();
+            !matches!(next, Some(c) if c.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// A dtype class from torch's `Input type` text.
+pub fn dtype_of(input_type: &str) -> &'static str {
+    if input_type.contains("BFloat16") {
+        "bf16"
+    } else if input_type.contains("Half") {
+        "fp16"
+    } else if input_type.contains("Float8") {
+        "fp8"
+    } else if input_type.contains("double") {
+        "fp64"
+    } else {
+        "fp32"
+    }
+}
+
+impl Peak {
+    pub fn tflops(&self, dtype: &str) -> Option<f64> {
+        match dtype {
+            "bf16" => self.bf16,
+            "fp16" => Some(self.fp16),
+            "fp8" => self.fp8,
+            "fp64" => Some(self.fp64),
+            _ => Some(self.fp32),
+        }
+    }
+}
+
+/// Whole-trace FLOP figures.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct FlopsSummary {
+    pub total_flops: f64,
+    /// FLOPs of ops that launched device work, ÷ that device time.
+    pub achieved_tflops_device: Option<f64>,
+    /// Total FLOPs ÷ the step window (how MFU is usually quoted).
+    pub achieved_tflops_window: Option<f64>,
+    pub dominant_dtype: Option<String>,
+    pub device: Option<String>,
+    pub peak_tflops: Option<f64>,
+    pub mfu: Option<f64>,
+    /// How many op calls got FLOPs from each source.
+    pub by_source: Vec<(FlopsSource, u64)>,
+}
+
+/// FLOPs over every op, achieved TFLOPS against device time and the window, MFU against [`PEAKS`].
+/// `window_ns` is the ProfilerStep window (see [`super::gpu`]).
+pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
+    let ops = super::ops::op_tree(t);
+    let mut total = 0.0;
+    let mut with_dev_flops = 0.0;
+    let mut dev_ns = 0i64;
+    let mut by_dtype: Vec<(&'static str, f64)> = Vec::new();
+    let mut counts = [0u64; 4];
+    for (k, &i) in ops.slice.iter().enumerate() {
+        let (f, src) = slice_flops(t, i as usize);
+        if f <= 0.0 {
+            continue;
+        }
+        counts[src as usize] += 1;
+        total += f;
+        if ops.device_total[k] > 0 {
+            with_dev_flops += f;
+            dev_ns += ops.device_total[k];
+        }
+        let dt = dtype_of(t.str(t.slices.input_types[i as usize]));
+        match by_dtype.iter_mut().find(|x| x.0 == dt) {
+            Some(x) => x.1 += f,
+            None => by_dtype.push((dt, f)),
+        }
+    }
+    let dominant = by_dtype
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|x| x.0);
+    let device = t.meta.devices.first().map(|d| d.name.clone());
+    let peak = device
+        .as_deref()
+        .and_then(peak_for)
+        .and_then(|p| p.tflops(dominant.unwrap_or("fp32")));
+    let achieved_window = (window_ns > 0 && total > 0.0).then(|| total / window_ns as f64 / 1e3);
+    let mfu = match (achieved_window, peak) {
+        (Some(a), Some(p)) if p > 0.0 && dev_ns > 0 => Some(a / p),
+        _ => None,
+    };
+    FlopsSummary {
+        total_flops: total,
+        achieved_tflops_device: (dev_ns > 0).then(|| with_dev_flops / dev_ns as f64 / 1e3),
+        achieved_tflops_window: achieved_window,
+        dominant_dtype: dominant.map(str::to_owned),
+        device,
+        peak_tflops: peak,
+        mfu,
+        by_source: [
+            FlopsSource::Trace,
+            FlopsSource::Torch,
+            FlopsSource::FlopCounter,
+        ]
+        .iter()
+        .map(|&s| (s, counts[s as usize]))
+        .filter(|x| x.1 > 0)
+        .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_dims_parse_into_shapes() {
+        let d = parse_dims("[[384,48],[48,384],[],[]]");
+        assert_eq!(
+            d,
+            vec![
+                Some(vec![384, 48]),
+                Some(vec![48, 384]),
+                Some(vec![]),
+                Some(vec![])
+            ]
+        );
+        let d = parse_dims("[[[1,2],[3]],[5]]");
+        assert_eq!(d, vec![None, Some(vec![5])]);
+        assert_eq!(
+            torch_shape_text("[[8,16],[],[[1],[2]]]"),
+            "[[8, 16], [], []]"
+        );
+    }
+
+    #[test]
+    fn peaks_pick_the_right_part() {
+        assert_eq!(
+            peak_for("NVIDIA A100-SXM4-80GB").map(|p| p.matches),
+            Some("A100")
+        );
+        assert_eq!(peak_for("NVIDIA A10").map(|p| p.matches), Some("A10"));
+        assert_eq!(peak_for("NVIDIA A10G").map(|p| p.matches), None);
+        assert_eq!(peak_for("NVIDIA L40S").map(|p| p.matches), None);
+        assert_eq!(peak_for("NVIDIA L4").map(|p| p.matches), Some("L4"));
+        assert_eq!(
+            peak_for("NVIDIA H100 80GB HBM3").map(|p| p.matches),
+            Some("H100")
+        );
+        assert_eq!(
+            peak_for("NVIDIA H100 PCIe").map(|p| p.matches),
+            Some("H100 PCIe")
+        );
+        assert_eq!(
+            peak_for("Tesla V100-SXM2-32GB").map(|p| p.matches),
+            Some("V100")
+        );
+        assert_eq!(
+            peak_for("AMD Instinct MI300X").map(|p| p.matches),
+            Some("MI300X")
+        );
+    }
+}

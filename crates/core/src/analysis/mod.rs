@@ -1,0 +1,13 @@
+//! Analyses: pure functions from a loaded [`crate::model::Trace`] to small serde structs, one file
+//! per analysis. Each file names the definition it implements (DESIGN §4) and the reference it is
+//! checked against (torch `key_averages`, HTA, the TensorBoard plugin).
+
+pub mod flops;
+pub mod gpu;
+pub mod intervals;
+pub mod kernels;
+pub mod launch;
+pub mod memory;
+pub mod ops;
+pub mod recommend;
+pub mod steps;

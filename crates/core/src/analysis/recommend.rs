@@ -1,0 +1,210 @@
+//! Recommendations: rules over the other analyses, each fired with the numbers that fired it and
+//! the slice ids to look at. Thresholds are the usual rules of thumb (TensorBoard plugin's
+//! "Performance Recommendation", HTA's docs) and are constants here so they are easy to find.
+
+use super::gpu::GpuSummary;
+use super::kernels::KernelTable;
+use super::launch::{LaunchStats, SyncGroup};
+use super::memory::DeviceMemory;
+use super::steps::Step;
+use crate::model::{SliceKind, Trace};
+use serde::Serialize;
+
+/// DataLoader share of step time that fires [`RuleId::DataLoader`] (TensorBoard uses 5 %; we
+/// are a little less eager).
+pub const DATALOADER_SHARE: f64 = 0.10;
+/// GPU utilization below which [`RuleId::GpuIdle`] fires.
+pub const GPU_IDLE_UTIL: f64 = 0.5;
+/// Sync time share of the window that fires [`RuleId::SyncPoints`].
+pub const SYNC_SHARE: f64 = 0.01;
+/// Share of kernels shorter than their launch call that fires [`RuleId::LaunchBound`].
+pub const SHORT_KERNEL_SHARE: f64 = 0.5;
+/// Share of GPU time in fp32 SIMT GEMMs that fires [`RuleId::NoTensorCores`].
+pub const FP32_GEMM_SHARE: f64 = 0.05;
+/// Exposed communication share of the kernel span that fires [`RuleId::ExposedComm`].
+pub const EXPOSED_COMM_SHARE: f64 = 0.10;
+/// Peak reserved share of device memory that fires [`RuleId::MemoryNearCapacity`].
+pub const MEMORY_SHARE: f64 = 0.90;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleId {
+    DataLoader,
+    GpuIdle,
+    SyncPoints,
+    LaunchBound,
+    NoTensorCores,
+    ExposedComm,
+    MemoryNearCapacity,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommendation {
+    pub rule: RuleId,
+    pub title: String,
+    pub detail: String,
+    /// The figures that fired the rule, by name.
+    pub numbers: Vec<(String, f64)>,
+    /// Slices to look at (at most 20).
+    pub slices: Vec<u32>,
+}
+
+/// SIMT (non tensor core) fp32 GEMM kernel names: `sgemm` without a tensor-core marker.
+fn is_fp32_simt_gemm(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("sgemm")
+        && ![
+            "tensorop", "xmma", "1688", "884", "tf32", "wmma", "hmma", "s16816",
+        ]
+        .iter()
+        .any(|m| l.contains(m))
+}
+
+/// Fires every rule that applies, in [`RuleId`] order.
+pub fn recommend(
+    t: &Trace,
+    gpu: &GpuSummary,
+    steps: &[Step],
+    memory: &[DeviceMemory],
+    launch: &LaunchStats,
+    sync: &[SyncGroup],
+    kernels: &KernelTable,
+) -> Vec<Recommendation> {
+    let mut out = Vec::new();
+    let step_total: i64 = steps.iter().map(|s| s.dur_ns).sum();
+    let dl: i64 = steps.iter().map(|s| s.parts_ns[5]).sum();
+    if step_total > 0 && dl as f64 / step_total as f64 > DATALOADER_SHARE {
+        let share = dl as f64 / step_total as f64;
+        out.push(Recommendation {
+            rule: RuleId::DataLoader,
+            title: "Input pipeline takes a large share of the step".into(),
+            detail: format!(
+                "DataLoader time is {:.1}% of step time; raise num_workers, use pin_memory and prefetching.",
+                100.0 * share
+            ),
+            numbers: vec![("dataloader_share".into(), share), ("dataloader_us".into(), dl as f64 / 1e3)],
+            slices: slices_named(t, |n| n.contains("DataLoader")),
+        });
+    }
+    if let Some(u) = gpu.utilization {
+        if u < GPU_IDLE_UTIL {
+            out.push(Recommendation {
+                rule: RuleId::GpuIdle,
+                title: "GPU is idle much of the time".into(),
+                detail: format!(
+                    "GPU utilization is {:.1}% of the {} window; the GPU waits on the host. Look at the idle gaps and the CPU work between kernels.",
+                    100.0 * u,
+                    if gpu.window_from_steps { "ProfilerStep" } else { "trace" }
+                ),
+                numbers: vec![
+                    ("utilization".into(), u),
+                    ("idle_us".into(), gpu.idle_ns as f64 / 1e3),
+                    ("window_us".into(), gpu.window_ns as f64 / 1e3),
+                ],
+                slices: Vec::new(),
+            });
+        }
+    }
+    let sync_ns: i64 = sync.iter().map(|g| g.total_ns).sum();
+    if gpu.window_ns > 0 && sync_ns as f64 / gpu.window_ns as f64 > SYNC_SHARE {
+        let top = &sync[0];
+        out.push(Recommendation {
+            rule: RuleId::SyncPoints,
+            title: "Host-device synchronization stalls the CPU".into(),
+            detail: format!(
+                "{} sync calls take {:.1}% of the window; the largest is {} from {} ({} calls). Avoid .item()/.cpu()/print of CUDA tensors in the loop.",
+                sync.iter().map(|g| g.count).sum::<u64>(),
+                100.0 * sync_ns as f64 / gpu.window_ns as f64,
+                top.name,
+                top.op.as_deref().unwrap_or("no op"),
+                top.count
+            ),
+            numbers: vec![("sync_us".into(), sync_ns as f64 / 1e3), ("sync_calls".into(), sync.iter().map(|g| g.count).sum::<u64>() as f64)],
+            slices: sync.iter().flat_map(|g| g.slices.iter().copied()).take(20).collect(),
+        });
+    }
+    let kernel_count: u64 = kernels
+        .rows
+        .iter()
+        .filter(|k| k.kind == SliceKind::Kernel)
+        .map(|k| k.calls)
+        .sum();
+    if kernel_count >= 10 && launch.short_kernels as f64 / kernel_count as f64 > SHORT_KERNEL_SHARE
+    {
+        let share = launch.short_kernels as f64 / kernel_count as f64;
+        out.push(Recommendation {
+            rule: RuleId::LaunchBound,
+            title: "Many small kernels: launch bound".into(),
+            detail: format!(
+                "{:.0}% of kernels run shorter than the CPU call that launched them; fuse ops (torch.compile), use CUDA graphs or larger batches.",
+                100.0 * share
+            ),
+            numbers: vec![("short_kernel_share".into(), share), ("short_kernels".into(), launch.short_kernels as f64)],
+            slices: launch.short_kernel_slices.clone(),
+        });
+    }
+    let fp32: i64 = kernels
+        .rows
+        .iter()
+        .filter(|k| is_fp32_simt_gemm(&k.name))
+        .map(|k| k.total_ns)
+        .sum();
+    if kernels.total_ns > 0 && fp32 as f64 / kernels.total_ns as f64 > FP32_GEMM_SHARE {
+        let share = fp32 as f64 / kernels.total_ns as f64;
+        out.push(Recommendation {
+            rule: RuleId::NoTensorCores,
+            title: "Matrix multiplies do not use tensor cores".into(),
+            detail: format!(
+                "{:.1}% of GPU time is fp32 SIMT GEMM (sgemm); use bf16/fp16 autocast or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True).",
+                100.0 * share
+            ),
+            numbers: vec![("fp32_gemm_share".into(), share), ("fp32_gemm_us".into(), fp32 as f64 / 1e3)],
+            slices: slices_named(t, is_fp32_simt_gemm),
+        });
+    }
+    let span = gpu.temporal.kernel_span_ns;
+    if span > 0 && gpu.overlap.exposed_comm_ns as f64 / span as f64 > EXPOSED_COMM_SHARE {
+        let share = gpu.overlap.exposed_comm_ns as f64 / span as f64;
+        out.push(Recommendation {
+            rule: RuleId::ExposedComm,
+            title: "Communication is not hidden behind compute".into(),
+            detail: format!(
+                "Exposed communication is {:.1}% of the kernel span (overlap {:.0}%); bucket gradients, overlap with backward, or check for stragglers.",
+                100.0 * share,
+                gpu.overlap.overlap_pct.unwrap_or(0.0)
+            ),
+            numbers: vec![("exposed_comm_share".into(), share), ("exposed_comm_us".into(), gpu.overlap.exposed_comm_ns as f64 / 1e3)],
+            slices: slices_named(t, |n| n.starts_with("nccl")),
+        });
+    }
+    for m in memory {
+        let Some(cap) = m.capacity_bytes else {
+            continue;
+        };
+        let share = m.peak_reserved_bytes as f64 / cap as f64;
+        if share > MEMORY_SHARE {
+            out.push(Recommendation {
+                rule: RuleId::MemoryNearCapacity,
+                title: format!("Device {} memory is nearly full", m.device_id),
+                detail: format!(
+                    "Peak reserved memory is {:.1}% of the device's {} bytes (peak allocated reached in {}); expect OOMs or allocator retries. Use activation checkpointing or a smaller batch.",
+                    100.0 * share,
+                    cap,
+                    m.peak_op.as_deref().unwrap_or("no op")
+                ),
+                numbers: vec![("reserved_share".into(), share), ("peak_reserved_bytes".into(), m.peak_reserved_bytes as f64)],
+                slices: m.peak_op_slice.into_iter().collect(),
+            });
+        }
+    }
+    out
+}
+
+fn slices_named(t: &Trace, f: impl Fn(&str) -> bool) -> Vec<u32> {
+    let s = &t.slices;
+    (0..s.len())
+        .filter(|&i| f(t.str(s.name[i])))
+        .take(20)
+        .map(|i| i as u32)
+        .collect()
+}

@@ -1,0 +1,115 @@
+//! Step breakdown with the TensorBoard plugin's priorities (DESIGN §4 "Step breakdown"): within
+//! each `ProfilerStep#N`, Kernel > Memcpy > Memset > Communication > Runtime > DataLoader >
+//! CPU Exec > Other, each claiming only time no higher category claimed, so the parts sum to the
+//! step. Kernel = non-communication kernels; Communication = NCCL kernels (HTA's
+//! `^nccl.*Kernel`) and CPU collectives (`gloo:*`, `nccl:*`, `c10d::*`); Runtime = runtime/driver
+//! calls; DataLoader = CPU events whose name contains `DataLoader`; CPU Exec = other cpu_op /
+//! user_annotation time (the step annotations themselves excluded).
+
+use super::gpu::{hta_kernel_type, HtaKernelType};
+use super::intervals::{clip, subtract, total, union};
+use crate::model::{Ns, SliceKind, Trace};
+use serde::Serialize;
+
+pub const CATEGORIES: [&str; 8] = [
+    "kernel",
+    "memcpy",
+    "memset",
+    "communication",
+    "runtime",
+    "dataloader",
+    "cpu_exec",
+    "other",
+];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub name: String,
+    pub slice: u32,
+    pub start_ns: Ns,
+    pub dur_ns: Ns,
+    /// ns per category, in [`CATEGORIES`] order; sums to `dur_ns`.
+    pub parts_ns: [Ns; 8],
+}
+
+fn category(t: &Trace, i: usize) -> Option<usize> {
+    let s = &t.slices;
+    let name = t.str(s.name[i]);
+    Some(match s.kind[i] {
+        SliceKind::Kernel => {
+            if hta_kernel_type(name) == HtaKernelType::Communication {
+                3
+            } else {
+                0
+            }
+        }
+        SliceKind::Memcpy => 1,
+        SliceKind::Memset => 2,
+        SliceKind::Runtime | SliceKind::Driver => 4,
+        SliceKind::CpuOp | SliceKind::UserAnnotation => {
+            if name.starts_with("ProfilerStep#") {
+                return None;
+            } else if name.contains("DataLoader") {
+                5
+            } else if name.starts_with("gloo:")
+                || name.starts_with("nccl:")
+                || name.starts_with("c10d::")
+            {
+                3
+            } else {
+                6
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// One entry per ProfilerStep slice, in time order.
+pub fn steps(t: &Trace) -> Vec<Step> {
+    let s = &t.slices;
+    let mut per_cat: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); 7];
+    let mut step_ids = Vec::new();
+    for i in 0..s.len() {
+        if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
+            && t.str(s.name[i]).starts_with("ProfilerStep#")
+        {
+            step_ids.push(i);
+        }
+        if let Some(c) = category(t, i) {
+            per_cat[c].push((s.start[i], s.end(i)));
+        }
+    }
+    let unions: Vec<Vec<(Ns, Ns)>> = per_cat.into_iter().map(union).collect();
+    let mut out: Vec<Step> = step_ids
+        .into_iter()
+        .map(|i| {
+            let (lo, hi) = (s.start[i], s.end(i));
+            let mut claimed: Vec<(Ns, Ns)> = Vec::new();
+            let mut parts = [0; 8];
+            for (c, u) in unions.iter().enumerate() {
+                let a = window(u, lo, hi);
+                let fresh = subtract(&a, &claimed);
+                parts[c] = total(&fresh);
+                claimed.extend(fresh);
+                claimed = union(claimed);
+            }
+            parts[7] = (hi - lo) - parts[..7].iter().sum::<Ns>();
+            Step {
+                name: t.str(s.name[i]).to_owned(),
+                slice: i as u32,
+                start_ns: lo,
+                dur_ns: hi - lo,
+                parts_ns: parts,
+            }
+        })
+        .collect();
+    out.sort_by_key(|x| (x.start_ns, x.slice));
+    out
+}
+
+/// The part of a merged list inside `[lo, hi)`, found by binary search.
+fn window(u: &[(Ns, Ns)], lo: Ns, hi: Ns) -> Vec<(Ns, Ns)> {
+    let a = u.partition_point(|x| x.1 <= lo);
+    let b = u.partition_point(|x| x.0 < hi);
+    clip(&u[a..b.max(a)], lo, hi)
+}
