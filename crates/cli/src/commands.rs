@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::Read;
 use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::report::facts::Facts;
+use tracelight_core::report::memory as memory_report;
 
 pub const USAGE: &str = "usage:
   tracelight summary FILE...           Markdown summary
@@ -49,11 +50,16 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
             let json = cmd == "analyze" || flags.iter().any(|f| *f == "--json");
             let mut out = String::new();
             let mut facts = Vec::new();
+            let mut memory = Vec::new();
             for path in &files {
                 let loaded = load(path).map_err(CliError::Input)?;
                 match loaded {
                     Loaded::Trace(t) => facts.push(Facts::of(path, &t)),
+                    other => memory.push(MemoryFile::of(path, &other)),
                 }
+            }
+            if !memory.is_empty() && facts.is_empty() {
+                return Ok(memory_output(&memory, json));
             }
             if json {
                 let files: Vec<serde_json::Value> = facts
@@ -78,4 +84,92 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
     }
+}
+
+/// A snapshot or memory timeline, analysed for `summary` / `analyze`.
+struct MemoryFile {
+    path: String,
+    format: &'static str,
+    events: u64,
+    warnings: Vec<String>,
+    snapshot: Option<tracelight_core::analysis::snapshot::SnapshotSummary>,
+    timeline: Option<tracelight_core::ingest::memory_timeline::TimelinePeak>,
+}
+
+impl MemoryFile {
+    fn of(path: &str, loaded: &Loaded) -> MemoryFile {
+        use tracelight_core::analysis::snapshot::summarize;
+        use tracelight_core::ingest::memory_timeline::peak;
+        let mut m = MemoryFile {
+            path: path.to_owned(),
+            format: loaded.format().label(),
+            events: 0,
+            warnings: Vec::new(),
+            snapshot: None,
+            timeline: None,
+        };
+        match loaded {
+            Loaded::Snapshot(s) => {
+                m.events = s.records();
+                m.warnings = s.warnings.lines();
+                m.snapshot = Some(summarize(s));
+            }
+            Loaded::MemoryTimeline(t) => {
+                m.events = t.records;
+                m.timeline = Some(peak(t));
+            }
+            Loaded::Trace(_) => {}
+        }
+        m
+    }
+}
+
+/// DESIGN §5: `files` plus a `snapshot` block (devices of every snapshot given) and, for timelines,
+/// a `memory_timeline` block.
+fn memory_output(files: &[MemoryFile], json: bool) -> String {
+    if !json {
+        let mut out = String::new();
+        for f in files {
+            if let Some(s) = &f.snapshot {
+                out += &memory_report::snapshot_markdown(&f.path, s, &f.warnings);
+            }
+            if let Some(t) = &f.timeline {
+                out += &memory_report::timeline_markdown(&f.path, t);
+            }
+            out.push('\n');
+        }
+        return out;
+    }
+    let list: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "format": f.format, "events": f.events}))
+        .collect();
+    let mut v = serde_json::json!({"files": list});
+    let devices: Vec<&tracelight_core::analysis::snapshot::DeviceMemory> = files
+        .iter()
+        .filter_map(|f| f.snapshot.as_ref())
+        .flat_map(|s| s.devices.iter())
+        .collect();
+    if files.iter().any(|f| f.snapshot.is_some()) {
+        v["snapshot"] = serde_json::json!({ "devices": devices });
+    }
+    let timelines: Vec<serde_json::Value> = files
+        .iter()
+        .filter_map(|f| {
+            f.timeline
+                .as_ref()
+                .map(|t| serde_json::json!({"path": f.path, "peak": t}))
+        })
+        .collect();
+    if !timelines.is_empty() {
+        v["memory_timeline"] = serde_json::Value::Array(timelines);
+    }
+    let warnings: Vec<String> = files
+        .iter()
+        .flat_map(|f| f.warnings.iter().map(move |w| format!("{}: {w}", f.path)))
+        .collect();
+    v["warnings"] = serde_json::json!(warnings);
+    let mut out = serde_json::to_string_pretty(&v).unwrap_or_default();
+    out.push('\n');
+    out
 }

@@ -14,6 +14,7 @@
 //! assert_eq!(t.str(t.slices.name[0]), "aten::mm");
 //! ```
 
+pub mod analysis;
 pub mod error;
 pub mod ingest;
 pub mod model;

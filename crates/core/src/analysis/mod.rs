@@ -1,0 +1,3 @@
+//! Pure analyses over loaded files: small serializable structs for the views, the CLI and reports.
+
+pub mod snapshot;
