@@ -222,7 +222,8 @@ mod tests {
         let m = parse(raw, Format::MemoryTimelineRaw).unwrap();
         assert_eq!(m.times_us, vec![2, 2, 3]);
         assert_eq!(m.bytes[0], vec![100, 100, 0]);
-        assert_eq!(m.bytes[4], vec![0, 50, 50]);
+        assert_eq!(m.bytes[4], vec![0, 0, 0]);
+        assert_eq!(m.bytes[5], vec![0, 50, 50]);
         let p = peak(&m);
         assert_eq!(p.peak_total_bytes, 150);
         assert_eq!(p.peak_index, 1);
