@@ -865,12 +865,8 @@ fn hostile_deep_nesting_hits_the_mark_limit() {
     // Deep but legal nesting of lists (each inside the previous) decodes without recursion; a bare
     // list is read as torch 1.13's list of segments, here with none usable.
     let mut b = b"\x80\x04".to_vec();
-    for _ in 0..200_000 {
-        b.push(b']');
-    }
-    for _ in 0..199_999 {
-        b.push(b'a');
-    }
+    b.extend(std::iter::repeat_n(b']', 200_000));
+    b.extend(std::iter::repeat_n(b'a', 199_999));
     b.push(b'.');
     match load_bytes("deep.pickle", &b) {
         Ok(Loaded::Snapshot(s)) => {
