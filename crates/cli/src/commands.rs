@@ -173,3 +173,39 @@ fn memory_output(files: &[MemoryFile], json: bool) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    const SNAP: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle"
+    );
+
+    #[test]
+    fn analyze_json_of_a_snapshot_has_files_and_the_snapshot_block() {
+        if std::fs::metadata(SNAP).is_err() {
+            println!("note: {SNAP} absent; skipping");
+            return;
+        }
+        let args: Vec<String> = ["analyze", SNAP, "--json"].map(String::from).to_vec();
+        let Ok(out) = run(&args) else {
+            panic!("analyze failed")
+        };
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["files"][0]["format"], "cuda_snapshot");
+        assert_eq!(v["files"][0]["events"], 9 + 97);
+        let d = &v["snapshot"]["devices"][0];
+        // Values from crates/core/tests/scripts/snapshot_expected.py.
+        assert_eq!(d["segments"], 9);
+        assert_eq!(d["reserved_bytes"], 3_781_165_056u64);
+        assert_eq!(d["peak_active_bytes"], 3_249_143_816u64);
+        assert_eq!(d["actions"]["alloc"], 36);
+        let Ok(md) = run(&["summary".to_owned(), SNAP.to_owned()]) else {
+            panic!("summary failed")
+        };
+        assert!(md.contains("CUDA memory snapshot"));
+    }
+}
