@@ -26,6 +26,8 @@ pub type NodeId = u32;
 pub const MAX_NODES: usize = 1 << 26;
 /// Open `MARK`s at once. Real snapshots nest 4–5 deep; anything near this is hostile.
 pub const MAX_MARK_DEPTH: usize = 4096;
+/// Values [`Pickle::to_json`] writes at most; the raw `allocator_settings` dict has ~30.
+pub const MAX_JSON_VALUES: usize = 100_000;
 
 /// One decoded value. Containers hold ids into the same arena.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,12 +125,20 @@ impl Pickle {
     }
 
     /// Converts a value to JSON for keeping small unmodelled parts raw (`allocator_settings`).
-    /// Depth-limited, so id cycles end as `null`; non-string dict keys are stringified.
+    /// Depth-limited, so id cycles end as `null`, and limited to [`MAX_JSON_VALUES`] values in all,
+    /// because memo sharing makes a DAG whose unfolding can be exponential (found by fuzzing).
+    /// Non-string dict keys are stringified.
     pub fn to_json(&self, id: NodeId, depth: u32) -> serde_json::Value {
+        let mut budget = MAX_JSON_VALUES;
+        self.to_json_budget(id, depth, &mut budget)
+    }
+
+    fn to_json_budget(&self, id: NodeId, depth: u32, budget: &mut usize) -> serde_json::Value {
         use serde_json::Value;
-        if depth == 0 {
+        if depth == 0 || *budget == 0 {
             return Value::Null;
         }
+        *budget -= 1;
         match self.get(id) {
             PickleValue::None => Value::Null,
             PickleValue::Bool(b) => Value::Bool(*b),
@@ -143,17 +153,21 @@ impl Pickle {
             }
             PickleValue::Str(s) => Value::String(s.to_string()),
             PickleValue::Bytes(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
-            PickleValue::List(v) | PickleValue::Tuple(v) | PickleValue::Set(v) => {
-                Value::Array(v.iter().map(|c| self.to_json(*c, depth - 1)).collect())
-            }
+            PickleValue::List(v) | PickleValue::Tuple(v) | PickleValue::Set(v) => Value::Array(
+                v.iter()
+                    .map(|c| self.to_json_budget(*c, depth - 1, budget))
+                    .collect(),
+            ),
             PickleValue::Dict(pairs) => {
                 let mut m = serde_json::Map::new();
                 for (k, v) in pairs {
                     let key = match self.get(*k) {
                         PickleValue::Str(s) => s.to_string(),
-                        _ => self.to_json(*k, 2).to_string(),
+                        _ => self
+                            .to_json_budget(*k, (depth - 1).min(2), budget)
+                            .to_string(),
                     };
-                    m.insert(key, self.to_json(*v, depth - 1));
+                    m.insert(key, self.to_json_budget(*v, depth - 1, budget));
                 }
                 Value::Object(m)
             }
@@ -653,5 +667,34 @@ mod tests {
         let e = decode(b"\x80\x02cos\nsystem\n.").unwrap_err();
         assert!(matches!(&e.kind, ErrorKind::Refused(m) if m.contains("GLOBAL")));
         assert_eq!(e.offset, 2);
+    }
+
+    /// Found by fuzzing: a dict keyed by a tuple holding the dict itself recursed without end,
+    /// because keys were stringified at a fresh depth.
+    #[test]
+    fn regression_to_json_of_a_self_keyed_dict_terminates() {
+        let v = decode(b"\x80\x04}\x94h\x00\x85Ns.").unwrap();
+        let _ = v.to_json(v.root, 8).to_string();
+    }
+
+    /// Found by fuzzing: memo sharing unfolds exponentially; `to_json` stops at its value budget.
+    #[test]
+    fn regression_to_json_of_a_shared_dag_is_bounded() {
+        // l0 = [] ; l(k+1) = [lk] * 64, eight levels deep, each level one memo entry.
+        let mut b = b"\x80\x04]\x94".to_vec();
+        for k in 0..8u8 {
+            b.push(b']');
+            b.push(0x94);
+            b.push(b'(');
+            for _ in 0..64 {
+                b.extend_from_slice(&[b'h', k]);
+            }
+            b.push(b'e');
+        }
+        b.push(b'.');
+        // Memo k+1 is the new list; its items are memo k (the previous list).
+        let v = decode(&b).unwrap();
+        let j = v.to_json(v.root, 12).to_string();
+        assert!(j.len() < 10 * MAX_JSON_VALUES);
     }
 }
