@@ -13,6 +13,16 @@ use tracelight_core::report::table::{render, TableOptions};
 fn trace(path: &str) -> Result<Box<Trace>, CliError> {
     match load(path).map_err(CliError::Input)? {
         Loaded::Trace(t) => Ok(t),
+        other => Err(CliError::Input(
+            tracelight_core::Error::new(
+                tracelight_core::ErrorKind::Incompatible(format!(
+                    "this command needs a Kineto trace, not a {}",
+                    other.format().label()
+                )),
+                0,
+            )
+            .in_file(path),
+        )),
     }
 }
 
@@ -56,14 +66,25 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
     let json = cmd == "analyze" || rest.iter().any(|f| f == "--json");
     let mut all = Vec::new();
     let mut out = String::new();
+    let mut memory = Vec::new();
     for path in &files {
-        let t = trace(path)?;
+        // Snapshots and memory timelines have their own report; traces go through the analyses.
+        let t = match load(path).map_err(CliError::Input)? {
+            Loaded::Trace(t) => t,
+            other => {
+                memory.push(crate::commands::MemoryFile::of(path, &other));
+                continue;
+            }
+        };
         let a = Analysis::of(path, &t);
         if !json {
             out += &markdown(&Facts::of(path, &t), &a);
             out.push('\n');
         }
         all.push(a);
+    }
+    if all.is_empty() {
+        return Ok(crate::commands::memory_output(&memory, json));
     }
     if json {
         out += &serde_json::to_string_pretty(&analyze_json(&all)).unwrap_or_default();

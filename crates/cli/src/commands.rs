@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::Read;
 use tracelight_core::ingest::{Loaded, Loader};
+use tracelight_core::report::memory as memory_report;
 
 pub const USAGE: &str = "usage:
   tracelight summary FILE...           Markdown summary
@@ -47,5 +48,129 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "diff" => crate::analyze::diff(rest),
         "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
+    }
+}
+
+/// A snapshot or memory timeline, analysed for `summary` / `analyze`.
+pub struct MemoryFile {
+    path: String,
+    format: &'static str,
+    events: u64,
+    warnings: Vec<String>,
+    snapshot: Option<tracelight_core::analysis::snapshot::SnapshotSummary>,
+    timeline: Option<tracelight_core::ingest::memory_timeline::TimelinePeak>,
+}
+
+impl MemoryFile {
+    pub fn of(path: &str, loaded: &Loaded) -> MemoryFile {
+        use tracelight_core::analysis::snapshot::summarize;
+        use tracelight_core::ingest::memory_timeline::peak;
+        let mut m = MemoryFile {
+            path: path.to_owned(),
+            format: loaded.format().label(),
+            events: 0,
+            warnings: Vec::new(),
+            snapshot: None,
+            timeline: None,
+        };
+        match loaded {
+            Loaded::Snapshot(s) => {
+                m.events = s.records();
+                m.warnings = s.warnings.lines();
+                m.snapshot = Some(summarize(s));
+            }
+            Loaded::MemoryTimeline(t) => {
+                m.events = t.records;
+                m.timeline = Some(peak(t));
+            }
+            Loaded::Trace(_) => {}
+        }
+        m
+    }
+}
+
+/// DESIGN §5: `files` plus a `snapshot` block (devices of every snapshot given) and, for timelines,
+/// a `memory_timeline` block.
+pub fn memory_output(files: &[MemoryFile], json: bool) -> String {
+    if !json {
+        let mut out = String::new();
+        for f in files {
+            if let Some(s) = &f.snapshot {
+                out += &memory_report::snapshot_markdown(&f.path, s, &f.warnings);
+            }
+            if let Some(t) = &f.timeline {
+                out += &memory_report::timeline_markdown(&f.path, t);
+            }
+            out.push('\n');
+        }
+        return out;
+    }
+    let list: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "format": f.format, "events": f.events}))
+        .collect();
+    let mut v = serde_json::json!({"files": list});
+    let devices: Vec<&tracelight_core::analysis::snapshot::DeviceMemory> = files
+        .iter()
+        .filter_map(|f| f.snapshot.as_ref())
+        .flat_map(|s| s.devices.iter())
+        .collect();
+    if files.iter().any(|f| f.snapshot.is_some()) {
+        v["snapshot"] = serde_json::json!({ "devices": devices });
+    }
+    let timelines: Vec<serde_json::Value> = files
+        .iter()
+        .filter_map(|f| {
+            f.timeline
+                .as_ref()
+                .map(|t| serde_json::json!({"path": f.path, "peak": t}))
+        })
+        .collect();
+    if !timelines.is_empty() {
+        v["memory_timeline"] = serde_json::Value::Array(timelines);
+    }
+    let warnings: Vec<String> = files
+        .iter()
+        .flat_map(|f| f.warnings.iter().map(move |w| format!("{}: {w}", f.path)))
+        .collect();
+    v["warnings"] = serde_json::json!(warnings);
+    let mut out = serde_json::to_string_pretty(&v).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    const SNAP: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle"
+    );
+
+    #[test]
+    fn analyze_json_of_a_snapshot_has_files_and_the_snapshot_block() {
+        if std::fs::metadata(SNAP).is_err() {
+            println!("note: {SNAP} absent; skipping");
+            return;
+        }
+        let args: Vec<String> = ["analyze", SNAP, "--json"].map(String::from).to_vec();
+        let Ok(out) = run(&args) else {
+            panic!("analyze failed")
+        };
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["files"][0]["format"], "cuda_snapshot");
+        assert_eq!(v["files"][0]["events"], 9 + 97);
+        let d = &v["snapshot"]["devices"][0];
+        // Values from crates/core/tests/scripts/snapshot_expected.py.
+        assert_eq!(d["segments"], 9);
+        assert_eq!(d["reserved_bytes"], 3_781_165_056u64);
+        assert_eq!(d["peak_active_bytes"], 3_249_143_816u64);
+        assert_eq!(d["actions"]["alloc"], 36);
+        let Ok(md) = run(&["summary".to_owned(), SNAP.to_owned()]) else {
+            panic!("summary failed")
+        };
+        assert!(md.contains("CUDA memory snapshot"));
     }
 }

@@ -110,7 +110,9 @@ fn temporal_breakdown_matches_hta_0_5_0_on_real_gpu_traces() {
     let mut checked = 0;
     for (file, want) in HTA {
         let bytes = std::fs::read(format!("{REAL}/{file}")).unwrap();
-        let Loaded::Trace(t) = load_bytes(file, &bytes).unwrap();
+        let Ok(Loaded::Trace(t)) = load_bytes(file, &bytes) else {
+            panic!("{file} must load as a trace")
+        };
         let got = temporal_hta_compat(&t);
         // The DESIGN-definition breakdown is self-consistent on every file too.
         let design = temporal(&t);

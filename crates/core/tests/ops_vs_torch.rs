@@ -49,6 +49,7 @@ fn load_trace(dir: &Path, name: &str) -> Box<tracelight_core::model::Trace> {
     let bytes = std::fs::read(&p).unwrap();
     match load_bytes(name, &bytes).unwrap() {
         Loaded::Trace(t) => t,
+        other => panic!("expected a trace, got {:?}", other.format()),
     }
 }
 

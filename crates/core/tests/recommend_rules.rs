@@ -40,6 +40,7 @@ fn load(events: &[String], top: &str) -> Box<Trace> {
     let json = format!(r#"{{{top}"traceEvents":[{}]}}"#, events.join(","));
     match load_bytes("t.json", json.as_bytes()).unwrap() {
         Loaded::Trace(t) => t,
+        other => panic!("expected a trace, got {:?}", other.format()),
     }
 }
 

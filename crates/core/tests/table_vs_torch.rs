@@ -33,7 +33,9 @@ fn table_text_reproduces_torch_layout() {
     for (stem, ext, flops) in cases {
         let want = std::fs::read_to_string(format!("{GENERATED}/{stem}.table.txt")).unwrap();
         let bytes = std::fs::read(format!("{GENERATED}/{stem}.{ext}")).unwrap();
-        let Loaded::Trace(t) = load_bytes(ext, &bytes).unwrap();
+        let Ok(Loaded::Trace(t)) = load_bytes(ext, &bytes) else {
+            panic!("{ext} must load as a trace")
+        };
         let opts = TableOptions {
             row_limit: None,
             cpu_memory: t.memory.device_type.contains(&0),

@@ -19,7 +19,12 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { steps: 6, target_bytes: None, seed: 1, layers: 4 }
+        Config {
+            steps: 6,
+            target_bytes: None,
+            seed: 1,
+            layers: 4,
+        }
     }
 }
 
@@ -92,7 +97,16 @@ impl<W: Write> Gen<'_, W> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn x(&mut self, cat: &str, name: &str, pid: u32, tid: u32, ts: u64, dur: u64, args: &str) -> io::Result<()> {
+    fn x(
+        &mut self,
+        cat: &str,
+        name: &str,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+        dur: u64,
+        args: &str,
+    ) -> io::Result<()> {
         self.sep()?;
         write!(
             self.out,
@@ -131,7 +145,17 @@ impl<W: Write> Gen<'_, W> {
 
     /// An op on `tid` that launches one kernel; returns the op's end on the host.
     #[allow(clippy::too_many_arguments)]
-    fn op_with_kernel(&mut self, tid: u32, op: &str, dims: &str, kernel: &str, k_lo: u64, k_hi: u64, stream: u32, grid: [u32; 3]) -> io::Result<()> {
+    fn op_with_kernel(
+        &mut self,
+        tid: u32,
+        op: &str,
+        dims: &str,
+        kernel: &str,
+        k_lo: u64,
+        k_hi: u64,
+        stream: u32,
+        grid: [u32; 3],
+    ) -> io::Result<()> {
         let t0 = if tid == MAIN_TID { self.cpu } else { self.bwd };
         let launch_at = t0 + self.rng.ns(2_000, 6_000);
         let launch_dur = self.rng.ns(3_000, 9_000);
@@ -140,9 +164,21 @@ impl<W: Write> Gen<'_, W> {
         self.corr += 1;
         let (ext, corr) = (self.ext, self.corr);
         self.x("cpu_op", op, PID, tid, t0, op_end - t0, &format!("\"External id\": {ext},\"Record function id\": 0, \"Sequence number\": {ext}, \"Fwd thread id\": 0, \"Input Dims\": {dims}, \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"], \"Ev Idx\": {ext}"))?;
-        self.x("cuda_runtime", "cudaLaunchKernel", PID, tid, launch_at, launch_dur, &format!("\"External id\": {ext}, \"cbid\": 211, \"correlation\": {corr}"))?;
+        self.x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            PID,
+            tid,
+            launch_at,
+            launch_dur,
+            &format!("\"External id\": {ext}, \"cbid\": 211, \"correlation\": {corr}"),
+        )?;
         self.flow('s', corr, PID, tid, launch_at)?;
-        let clock = if stream == COMM_STREAM { &mut self.comm } else { &mut self.gpu };
+        let clock = if stream == COMM_STREAM {
+            &mut self.comm
+        } else {
+            &mut self.gpu
+        };
         let k_start = (*clock).max(launch_at + self.rng.ns(4_000, 12_000));
         let k_dur = self.rng.ns(k_lo, k_hi);
         *clock = k_start + k_dur + self.rng.ns(500, 2_500);
@@ -168,13 +204,39 @@ impl<W: Write> Gen<'_, W> {
         let step_start = self.cpu;
         // Data loading (host only).
         let dl = self.rng.ns(300_000, 900_000);
-        self.x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", PID, MAIN_TID, self.cpu + 1_000, dl, "\"External id\": 1")?;
+        self.x(
+            "user_annotation",
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            PID,
+            MAIN_TID,
+            self.cpu + 1_000,
+            dl,
+            "\"External id\": 1",
+        )?;
         self.cpu += dl + 3_000;
-        self.op_with_kernel(MAIN_TID, "aten::copy_", "[[8, 2048], [8, 2048], []]", "Memcpy HtoD (Pinned -> Device)", 20_000, 40_000, COMPUTE_STREAM, [1, 1, 1])?;
+        self.op_with_kernel(
+            MAIN_TID,
+            "aten::copy_",
+            "[[8, 2048], [8, 2048], []]",
+            "Memcpy HtoD (Pinned -> Device)",
+            20_000,
+            40_000,
+            COMPUTE_STREAM,
+            [1, 1, 1],
+        )?;
         let fwd_start = self.cpu;
         for l in 0..layers {
             self.op_with_kernel(MAIN_TID, "aten::layer_norm", "[[8, 2048, 4096], [], [4096], [4096], [], []]", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)", 30_000, 60_000, COMPUTE_STREAM, [16384, 1, 1])?;
-            self.op_with_kernel(MAIN_TID, "aten::addmm", "[[12288], [16384, 4096], [4096, 12288], [], []]", "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NTN", 400_000, 700_000, COMPUTE_STREAM, [96, 1, 1])?;
+            self.op_with_kernel(
+                MAIN_TID,
+                "aten::addmm",
+                "[[12288], [16384, 4096], [4096, 12288], [], []]",
+                "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NTN",
+                400_000,
+                700_000,
+                COMPUTE_STREAM,
+                [96, 1, 1],
+            )?;
             self.op_with_kernel(MAIN_TID, "aten::_flash_attention_forward", "[[8, 32, 2048, 128], [8, 32, 2048, 128], [8, 32, 2048, 128], [], [], [], [], [], []]", "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, true, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)", 500_000, 900_000, COMPUTE_STREAM, [16, 256, 1])?;
             let t = self.cpu;
             self.memory(t, MAIN_TID, 268_435_456 + i64::from(l) * 4096)?;
@@ -183,7 +245,15 @@ impl<W: Write> Gen<'_, W> {
         }
         self.op_with_kernel(MAIN_TID, "aten::nll_loss_forward", "[[16384, 50304], [16384], [], [], []]", "void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(float*, float*, float const*, long const*, float const*, bool, long, long, long, long)", 20_000, 40_000, COMPUTE_STREAM, [1, 1, 1])?;
         let fwd_end = self.cpu;
-        self.x("user_annotation", "## forward ##", PID, MAIN_TID, fwd_start - 500, fwd_end - fwd_start + 500, "\"External id\": 2")?;
+        self.x(
+            "user_annotation",
+            "## forward ##",
+            PID,
+            MAIN_TID,
+            fwd_start - 500,
+            fwd_end - fwd_start + 500,
+            "\"External id\": 2",
+        )?;
         // Backward on the autograd thread, starting once the main thread calls backward().
         self.bwd = self.bwd.max(self.cpu + 5_000);
         let bwd_start = self.bwd;
@@ -194,28 +264,86 @@ impl<W: Write> Gen<'_, W> {
             let t = self.bwd;
             self.memory(t, BWD_TID, -(268_435_456))?;
         }
-        self.op_with_kernel(BWD_TID, "nccl:all_reduce", "[[134217728]]", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 1_500_000, 3_000_000, COMM_STREAM, [32, 1, 1])?;
+        self.op_with_kernel(
+            BWD_TID,
+            "nccl:all_reduce",
+            "[[134217728]]",
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            1_500_000,
+            3_000_000,
+            COMM_STREAM,
+            [32, 1, 1],
+        )?;
         let bwd_end = self.bwd;
-        self.x("user_annotation", "## backward ##", PID, BWD_TID, bwd_start - 500, bwd_end - bwd_start + 500, "\"External id\": 3")?;
+        self.x(
+            "user_annotation",
+            "## backward ##",
+            PID,
+            BWD_TID,
+            bwd_start - 500,
+            bwd_end - bwd_start + 500,
+            "\"External id\": 3",
+        )?;
         self.cpu = self.cpu.max(bwd_end) + 10_000;
         // Optimizer.
         let opt_start = self.cpu;
         self.op_with_kernel(MAIN_TID, "aten::_foreach_add_", "[[], []]", "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<float, 2, 2, 0>, std::plus<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<float, 2, 2, 0>, std::plus<float>, float)", 200_000, 300_000, COMPUTE_STREAM, [320, 1, 1])?;
         self.op_with_kernel(MAIN_TID, "aten::_fused_adamw_", "[[], [], [], [], [], []]", "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, double*, double*>(at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, double*, double*)", 600_000, 900_000, COMPUTE_STREAM, [640, 1, 1])?;
         let opt_end = self.cpu;
-        self.x("user_annotation", "Optimizer.step#AdamW.step", PID, MAIN_TID, opt_start - 500, opt_end - opt_start + 500, "\"External id\": 4")?;
+        self.x(
+            "user_annotation",
+            "Optimizer.step#AdamW.step",
+            PID,
+            MAIN_TID,
+            opt_start - 500,
+            opt_end - opt_start + 500,
+            "\"External id\": 4",
+        )?;
         // loss.item(): a blocking copy, then the host waits for the device.
         let item_start = self.cpu;
         self.cpu += 1_000;
-        self.op_with_kernel(MAIN_TID, "aten::_local_scalar_dense", "[[]]", "Memcpy DtoH (Device -> Pageable)", 2_000, 4_000, COMPUTE_STREAM, [1, 1, 1])?;
+        self.op_with_kernel(
+            MAIN_TID,
+            "aten::_local_scalar_dense",
+            "[[]]",
+            "Memcpy DtoH (Device -> Pageable)",
+            2_000,
+            4_000,
+            COMPUTE_STREAM,
+            [1, 1, 1],
+        )?;
         let wait = self.gpu.saturating_sub(self.cpu) + 2_000;
         let t = self.cpu;
-        self.x("cuda_runtime", "cudaStreamSynchronize", PID, MAIN_TID, t, wait, "\"cbid\": 131, \"correlation\": 0")?;
+        self.x(
+            "cuda_runtime",
+            "cudaStreamSynchronize",
+            PID,
+            MAIN_TID,
+            t,
+            wait,
+            "\"cbid\": 131, \"correlation\": 0",
+        )?;
         self.cpu += wait + 3_000;
-        self.x("cpu_op", "aten::item", PID, MAIN_TID, item_start, self.cpu - item_start, "\"External id\": 5, \"Input Dims\": [[]]")?;
+        self.x(
+            "cpu_op",
+            "aten::item",
+            PID,
+            MAIN_TID,
+            item_start,
+            self.cpu - item_start,
+            "\"External id\": 5, \"Input Dims\": [[]]",
+        )?;
         self.cpu += 5_000;
         let step_end = self.cpu.max(self.gpu);
-        self.x("user_annotation", &format!("ProfilerStep#{n}"), PID, MAIN_TID, step_start, step_end - step_start, "\"External id\": 0")?;
+        self.x(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            PID,
+            MAIN_TID,
+            step_start,
+            step_end - step_start,
+            "\"External id\": 0",
+        )?;
         self.cpu = step_end + 20_000;
         self.gpu = self.gpu.max(self.comm);
         Ok(())

@@ -8,7 +8,9 @@ use tracelight_synth::{generate, Config};
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(out) = args.first().cloned() else {
-        eprintln!("usage: tracelight-synth OUT [--steps N | --target-mb M] [--seed S] [--layers L]");
+        eprintln!(
+            "usage: tracelight-synth OUT [--steps N | --target-mb M] [--seed S] [--layers L]"
+        );
         return std::process::ExitCode::from(64);
     };
     let mut cfg = Config::default();

@@ -23,12 +23,18 @@ pub struct LoadCtx {
 
 fn js_err(v: JsValue) -> String {
     v.as_string()
-        .or_else(|| v.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .or_else(|| {
+            v.dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+        })
         .unwrap_or_else(|| format!("{v:?}"))
 }
 
 fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 /// Lets the browser paint and handle input before the next slice.
@@ -51,8 +57,19 @@ struct Feed {
 impl Feed {
     fn new(name: &str, total: Option<u64>, ctx: LoadCtx) -> Self {
         ctx.cancel.set(false);
-        ctx.progress.set(Some(Progress { name: name.to_owned(), done: 0, total, mb_per_s: 0.0, phase: "reading" }));
-        Feed { loader: Loader::new(name), started: now_ms(), total, ctx }
+        ctx.progress.set(Some(Progress {
+            name: name.to_owned(),
+            done: 0,
+            total,
+            mb_per_s: 0.0,
+            phase: "reading",
+        }));
+        Feed {
+            loader: Loader::new(name),
+            started: now_ms(),
+            total,
+            ctx,
+        }
     }
 
     async fn push(&mut self, bytes: &[u8]) -> Result<(), String> {
@@ -93,7 +110,13 @@ impl Feed {
         };
         let facts = Facts::of(&name, &trace);
         let load_ms = now_ms() - self.started;
-        Ok(Session { name, trace: *trace, facts, bytes, load_ms })
+        Ok(Session {
+            name,
+            trace: *trace,
+            facts,
+            bytes,
+            load_ms,
+        })
     }
 }
 
@@ -106,8 +129,12 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<Arc<Session>
     let mut buf: Vec<u8> = Vec::new();
     while off < size {
         let end = (off + SLICE_BYTES).min(size);
-        let blob = file.slice_with_f64_and_f64(off as f64, end as f64).map_err(|e| format!("{name}: {}", js_err(e)))?;
-        let ab = JsFuture::from(blob.array_buffer()).await.map_err(|e| format!("{name}: {}", js_err(e)))?;
+        let blob = file
+            .slice_with_f64_and_f64(off as f64, end as f64)
+            .map_err(|e| format!("{name}: {}", js_err(e)))?;
+        let ab = JsFuture::from(blob.array_buffer())
+            .await
+            .map_err(|e| format!("{name}: {}", js_err(e)))?;
         let arr = Uint8Array::new(&ab);
         buf.resize(arr.length() as usize, 0);
         arr.copy_to(&mut buf);
@@ -119,27 +146,55 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<Arc<Session>
 
 /// Fetches `url` (same origin or CORS) and streams the body into the loader.
 pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<Arc<Session>, String> {
-    let name = url.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(url).to_owned();
+    let name = url
+        .rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(url)
+        .to_owned();
     let window = web_sys::window().ok_or("no window")?;
-    let resp = JsFuture::from(window.fetch_with_str(url)).await.map_err(|e| format!("{url}: {}", js_err(e)))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|_| format!("{url}: not a response"))?;
+    let resp = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|e| format!("{url}: {}", js_err(e)))?;
+    let resp: web_sys::Response = resp
+        .dyn_into()
+        .map_err(|_| format!("{url}: not a response"))?;
     if !resp.ok() {
-        return Err(format!("{url}: HTTP {} {}", resp.status(), resp.status_text()));
+        return Err(format!(
+            "{url}: HTTP {} {}",
+            resp.status(),
+            resp.status_text()
+        ));
     }
-    let total = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse().ok());
+    let total = resp
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|s| s.parse().ok());
     let mut feed = Feed::new(&name, total, ctx);
     let body = resp.body().ok_or_else(|| format!("{url}: empty body"))?;
-    let reader: web_sys::ReadableStreamDefaultReader =
-        body.get_reader().dyn_into().map_err(|_| format!("{url}: unreadable body"))?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| format!("{url}: unreadable body"))?;
     let mut buf: Vec<u8> = Vec::new();
     loop {
-        let r = JsFuture::from(reader.read()).await.map_err(|e| format!("{url}: {}", js_err(e)))?;
-        let done = Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        let r = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| format!("{url}: {}", js_err(e)))?;
+        let done = Reflect::get(&r, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
         if done {
             break;
         }
-        let value = Reflect::get(&r, &JsValue::from_str("value")).map_err(|e| format!("{url}: {}", js_err(e)))?;
-        let arr: Uint8Array = value.dyn_into().map_err(|_| format!("{url}: body chunk is not bytes"))?;
+        let value = Reflect::get(&r, &JsValue::from_str("value"))
+            .map_err(|e| format!("{url}: {}", js_err(e)))?;
+        let arr: Uint8Array = value
+            .dyn_into()
+            .map_err(|_| format!("{url}: body chunk is not bytes"))?;
         buf.resize(arr.length() as usize, 0);
         arr.copy_to(&mut buf);
         // Network chunks can be large; feed them in slices so each parse step stays short.

@@ -27,6 +27,8 @@ pub struct Progress {
 
 impl Progress {
     pub fn fraction(&self) -> Option<f64> {
-        self.total.filter(|&t| t > 0).map(|t| (self.done as f64 / t as f64).min(1.0))
+        self.total
+            .filter(|&t| t > 0)
+            .map(|t| (self.done as f64 / t as f64).min(1.0))
     }
 }

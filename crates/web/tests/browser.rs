@@ -20,25 +20,40 @@ fn hex(c: &str) -> [u8; 3] {
 
 #[wasm_bindgen_test]
 fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
-    let Ok(Loaded::Trace(t)) = load_bytes("demo.pt.trace.json.gz", DEMO) else { panic!("demo must load") };
+    let Ok(Loaded::Trace(t)) = load_bytes("demo.pt.trace.json.gz", DEMO) else {
+        panic!("demo must load")
+    };
     // Cross-checked with python's json module: the generator's own event count.
     assert_eq!(t.event_count, 2893);
     let rows = layout::rows(&t);
-    let gpu_row = rows.iter().find(|r| t.tracks[r.track].count > 0 && t.slices.kind[t.tracks[r.track].first as usize] == SliceKind::Kernel || t.str(t.tracks[r.track].name) == "stream 7");
+    let gpu_row = rows.iter().find(|r| {
+        t.tracks[r.track].count > 0
+            && t.slices.kind[t.tracks[r.track].first as usize] == SliceKind::Kernel
+            || t.str(t.tracks[r.track].name) == "stream 7"
+    });
     let gpu_row = gpu_row.expect("a GPU stream row").clone();
 
     let doc = web_sys::window().unwrap().document().unwrap();
-    let canvas: web_sys::HtmlCanvasElement = doc.create_element("canvas").unwrap().dyn_into().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        doc.create_element("canvas").unwrap().dyn_into().unwrap();
     let (w, h) = (1200.0, layout::total_height(&rows));
     canvas.set_width(w as u32);
     canvas.set_height(h as u32);
     doc.body().unwrap().append_child(&canvas).unwrap();
-    let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
 
     // Zoom onto the longest kernel so it is many pixels wide.
     let tr = &t.tracks[gpu_row.track];
     let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-    let k = (a..b).filter(|&i| t.slices.kind[i] == SliceKind::Kernel).max_by_key(|&i| t.slices.dur[i]).unwrap();
+    let k = (a..b)
+        .filter(|&i| t.slices.kind[i] == SliceKind::Kernel)
+        .max_by_key(|&i| t.slices.dur[i])
+        .unwrap();
     let (s, e) = (t.slices.start[k], t.slices.end(k));
     let vp = Viewport::new(s - (e - s), e + (e - s), w - GUTTER_PX);
     let stats = paint(&ctx, &t, &rows, &vp, s, w, h);

@@ -10,4 +10,5 @@ pub mod launch;
 pub mod memory;
 pub mod ops;
 pub mod recommend;
+pub mod snapshot;
 pub mod steps;

@@ -4,6 +4,9 @@
 pub mod gzip;
 pub(crate) mod json;
 pub mod kineto;
+pub mod memory_timeline;
+pub mod pickle;
+pub mod snapshot;
 pub mod sniff;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -11,18 +14,27 @@ use crate::model::Trace;
 use crate::warnings::WarningKind;
 use gzip::{Gunzip, GzError};
 use kineto::KinetoReader;
+use memory_timeline::MemoryTimeline;
+use snapshot::Snapshot;
 pub use sniff::Format;
+
+/// Formats read whole (a pickle cannot be decoded in slices) stop growing their buffer here.
+pub const MAX_BUFFERED_BYTES: u64 = 2 << 30;
 
 /// What a file turned out to hold.
 #[derive(Debug, Clone)]
 pub enum Loaded {
     Trace(Box<Trace>),
+    Snapshot(Box<Snapshot>),
+    MemoryTimeline(Box<MemoryTimeline>),
 }
 
 impl Loaded {
     pub fn format(&self) -> Format {
         match self {
             Loaded::Trace(_) => Format::Kineto,
+            Loaded::Snapshot(_) => Format::Snapshot,
+            Loaded::MemoryTimeline(m) => m.format,
         }
     }
 }
@@ -30,6 +42,8 @@ impl Loaded {
 enum Inner {
     Sniffing(Vec<u8>),
     Kineto(Box<KinetoReader>),
+    /// Snapshot and memory-timeline bytes, decoded at `finish`.
+    Buffered(Format, Vec<u8>),
 }
 
 /// Reads one file of any supported format from slices of raw bytes (the browser's `File.slice`, a
@@ -74,7 +88,7 @@ impl Loader {
     pub fn events(&self) -> u64 {
         match &self.inner {
             Inner::Kineto(r) => r.events(),
-            Inner::Sniffing(_) => 0,
+            Inner::Sniffing(_) | Inner::Buffered(..) => 0,
         }
     }
 
@@ -121,6 +135,7 @@ impl Loader {
         self.decoded_bytes += data.len() as u64;
         match &mut self.inner {
             Inner::Kineto(r) => r.push(data),
+            Inner::Buffered(_, buf) => push_buffered(buf, data),
             Inner::Sniffing(head) => {
                 head.extend_from_slice(data);
                 if head.len() >= sniff::SNIFF_BYTES {
@@ -141,6 +156,12 @@ impl Loader {
                 let mut r = Box::new(KinetoReader::new());
                 r.push(&head)?;
                 self.inner = Inner::Kineto(r);
+                Ok(())
+            }
+            Ok(f @ (Format::Snapshot | Format::MemoryTimeline | Format::MemoryTimelineRaw)) => {
+                let mut buf = Vec::new();
+                push_buffered(&mut buf, &head)?;
+                self.inner = Inner::Buffered(f, buf);
                 Ok(())
             }
             Ok(other) => Err(Error::new(
@@ -190,12 +211,40 @@ impl Loader {
                 }
                 Ok(Loaded::Trace(Box::new(t)))
             }
+            Inner::Buffered(Format::Snapshot, buf) => {
+                if gz_truncated {
+                    return Err(Error::new(ErrorKind::Truncated, buf.len() as u64));
+                }
+                let s = snapshot::parse(&buf)?;
+                Ok(Loaded::Snapshot(Box::new(s)))
+            }
+            Inner::Buffered(f, buf) => {
+                if gz_truncated {
+                    return Err(Error::new(ErrorKind::Truncated, buf.len() as u64));
+                }
+                let m = memory_timeline::parse(&buf, f)?;
+                Ok(Loaded::MemoryTimeline(Box::new(m)))
+            }
             Inner::Sniffing(_) => Err(Error::new(
                 ErrorKind::Incompatible("the file is empty".into()),
                 0,
             )),
         }
     }
+}
+
+fn push_buffered(buf: &mut Vec<u8>, data: &[u8]) -> Result<()> {
+    if (buf.len() + data.len()) as u64 > MAX_BUFFERED_BYTES {
+        return Err(Error::new(
+            ErrorKind::Limit(format!(
+                "snapshots and memory timelines are read whole; this one exceeds {} GiB decoded",
+                MAX_BUFFERED_BYTES >> 30
+            )),
+            buf.len() as u64,
+        ));
+    }
+    buf.extend_from_slice(data);
+    Ok(())
 }
 
 /// Loads a whole in-memory file (tests, CLI on small inputs).

@@ -2,5 +2,6 @@
 
 pub mod facts;
 pub mod json;
+pub mod memory;
 pub mod summary;
 pub mod table;

@@ -31,7 +31,13 @@ pub fn rows(t: &Trace) -> Vec<Row> {
             continue;
         }
         let label = format!("{} · {}", t.process_label(tr.pid), t.str(tr.name));
-        let row = Row { track: i, label, kind: tr.kind, y, lanes: tr.max_depth.saturating_add(1).min(40) };
+        let row = Row {
+            track: i,
+            label,
+            kind: tr.kind,
+            y,
+            lanes: tr.max_depth.saturating_add(1).min(40),
+        };
         y += row.height();
         out.push(row);
     }

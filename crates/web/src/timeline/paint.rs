@@ -31,7 +31,15 @@ pub struct PaintStats {
 }
 
 /// `origin_ns` is the time the ruler calls zero (the trace's first event).
-pub fn paint(ctx: &CanvasRenderingContext2d, t: &Trace, rows: &[Row], vp: &Viewport, origin_ns: i64, width: f64, height: f64) -> PaintStats {
+pub fn paint(
+    ctx: &CanvasRenderingContext2d,
+    t: &Trace,
+    rows: &[Row],
+    vp: &Viewport,
+    origin_ns: i64,
+    width: f64,
+    height: f64,
+) -> PaintStats {
     let mut stats = PaintStats::default();
     ctx.set_fill_style_str("#ffffff");
     ctx.fill_rect(0.0, 0.0, width, height);
@@ -80,18 +88,35 @@ fn fit(ctx: &CanvasRenderingContext2d, s: &str, max_w: f64) -> String {
     }
 }
 
-fn paint_row(ctx: &CanvasRenderingContext2d, t: &Trace, row: &Row, vp: &Viewport, width: f64, stats: &mut PaintStats) {
+fn paint_row(
+    ctx: &CanvasRenderingContext2d,
+    t: &Trace,
+    row: &Row,
+    vp: &Viewport,
+    width: f64,
+    stats: &mut PaintStats,
+) {
     let tr = &t.tracks[row.track];
     let s = &t.slices;
     let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
     ctx.set_fill_style_str("#e6e8eb");
-    ctx.fill_rect(GUTTER_PX, row.y + row.height() - 2.0, width - GUTTER_PX, 1.0);
+    ctx.fill_rect(
+        GUTTER_PX,
+        row.y + row.height() - 2.0,
+        width - GUTTER_PX,
+        1.0,
+    );
     // Pending merged rect per lane: (x0, x1, kind).
     let mut pending: Vec<Option<(f64, f64, SliceKind)>> = vec![None; usize::from(row.lanes)];
     let flush = |p: &mut Option<(f64, f64, SliceKind)>, lane: usize, stats: &mut PaintStats| {
         if let Some((x0, x1, k)) = p.take() {
             ctx.set_fill_style_str(kind_color(k));
-            ctx.fill_rect(GUTTER_PX + x0, row.y + HEADER_PX + lane as f64 * LANE_PX, (x1 - x0).max(1.0), LANE_PX - 1.0);
+            ctx.fill_rect(
+                GUTTER_PX + x0,
+                row.y + HEADER_PX + lane as f64 * LANE_PX,
+                (x1 - x0).max(1.0),
+                LANE_PX - 1.0,
+            );
             stats.rects += 1;
         }
     };
@@ -139,7 +164,13 @@ fn paint_row(ctx: &CanvasRenderingContext2d, t: &Trace, row: &Row, vp: &Viewport
     }
 }
 
-fn paint_ruler(ctx: &CanvasRenderingContext2d, vp: &Viewport, origin_ns: i64, width: f64, height: f64) {
+fn paint_ruler(
+    ctx: &CanvasRenderingContext2d,
+    vp: &Viewport,
+    origin_ns: i64,
+    width: f64,
+    height: f64,
+) {
     ctx.set_fill_style_str("#fafbfc");
     ctx.fill_rect(0.0, 0.0, width, RULER_PX);
     ctx.set_fill_style_str("#d0d7de");
@@ -159,5 +190,9 @@ fn paint_ruler(ctx: &CanvasRenderingContext2d, vp: &Viewport, origin_ns: i64, wi
         }
         tick += step;
     }
-    let _ = ctx.fill_text(&format!("window {}", format_duration(vp.end_ns - vp.start_ns)), 6.0, 9.0);
+    let _ = ctx.fill_text(
+        &format!("window {}", format_duration(vp.end_ns - vp.start_ns)),
+        6.0,
+        9.0,
+    );
 }

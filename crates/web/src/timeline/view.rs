@@ -46,7 +46,9 @@ pub fn Timeline(session: SessionRef) -> impl IntoView {
         if w <= 0.0 {
             return;
         }
-        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
+        let dpr = web_sys::window()
+            .map_or(1.0, |w| w.device_pixel_ratio())
+            .max(1.0);
         c.set_width((w * dpr) as u32);
         c.set_height((h * dpr) as u32);
         let Some(ctx) = context(&c) else { return };

@@ -10,7 +10,11 @@ pub struct Viewport {
 
 impl Viewport {
     pub fn new(start_ns: i64, end_ns: i64, width_px: f64) -> Self {
-        Viewport { start_ns, end_ns: end_ns.max(start_ns + 1), width_px: width_px.max(1.0) }
+        Viewport {
+            start_ns,
+            end_ns: end_ns.max(start_ns + 1),
+            width_px: width_px.max(1.0),
+        }
     }
 
     pub fn span_ns(&self) -> f64 {
@@ -37,7 +41,11 @@ impl Viewport {
         let span = (self.span_ns() * factor).clamp(1000.0, max_span);
         let frac = view_px / self.width_px;
         let start = anchor - span * frac;
-        Viewport::new(start.round() as i64, (start + span).round() as i64, self.width_px)
+        Viewport::new(
+            start.round() as i64,
+            (start + span).round() as i64,
+            self.width_px,
+        )
     }
 
     /// Pans by `dx` CSS pixels (positive moves the view to later times).

@@ -8,10 +8,23 @@ use tracelight_core::model::{time::format_duration, SliceKind, TrackKind};
 #[component]
 pub fn FactsPanel(session: SessionRef) -> impl IntoView {
     let f = &session.facts;
-    let devices = if f.devices.is_empty() { "—".to_owned() } else { f.devices.join(", ") };
-    let rank = f.rank.map(|r| format!("{r}{}", f.world_size.map(|w| format!(" of {w}")).unwrap_or_default()));
+    let devices = if f.devices.is_empty() {
+        "—".to_owned()
+    } else {
+        f.devices.join(", ")
+    };
+    let rank = f.rank.map(|r| {
+        format!(
+            "{r}{}",
+            f.world_size.map(|w| format!(" of {w}")).unwrap_or_default()
+        )
+    });
     let mb = session.bytes as f64 / 1e6;
-    let speed = if session.load_ms > 0.0 { mb / (session.load_ms / 1000.0) } else { 0.0 };
+    let speed = if session.load_ms > 0.0 {
+        mb / (session.load_ms / 1000.0)
+    } else {
+        0.0
+    };
     let warnings = f.warnings.clone();
     view! {
         <section class="facts" data-testid="facts">

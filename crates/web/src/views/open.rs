@@ -37,8 +37,14 @@ fn ProgressLine(progress: RwSignal<Option<Progress>>, cancel: RwSignal<bool>) ->
     let text = move || {
         progress.get().map_or(String::new(), |p| {
             let mb = p.done as f64 / 1e6;
-            let pct = p.fraction().map(|f| format!(" ({:.0}%)", f * 100.0)).unwrap_or_default();
-            format!("{} — {}: {mb:.1} MB{pct} at {:.0} MB/s", p.name, p.phase, p.mb_per_s)
+            let pct = p
+                .fraction()
+                .map(|f| format!(" ({:.0}%)", f * 100.0))
+                .unwrap_or_default();
+            format!(
+                "{} — {}: {mb:.1} MB{pct} at {:.0} MB/s",
+                p.name, p.phase, p.mb_per_s
+            )
         })
     };
     let pct = move || progress.get().and_then(|p| p.fraction()).unwrap_or(0.0) * 100.0;

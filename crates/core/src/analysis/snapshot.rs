@@ -1,0 +1,543 @@
+//! Memory-snapshot analysis: per-device state figures, replayed peaks, the blocks live at the peak,
+//! allocations by stack, OOMs, private pools and the active-memory timeline.
+//!
+//! Definitions (DESIGN §4 "Memory", §5 `"snapshot"`):
+//! - **State figures** (`segments`, `reserved_bytes`, `allocated_bytes`, `active_bytes`,
+//!   `requested_bytes`, `blocks`) are sums over the snapshot's segments (`total_size`,
+//!   `allocated_size`, `active_size`, `requested_size`) and block states: the allocator's own numbers
+//!   at dump time. `largest_free_block_bytes` is the largest `inactive` block; `fragmentation_bytes`
+//!   is reserved − allocated (cached but unused).
+//! - **Peaks** replay `device_traces[d]` exactly as torch's `MemoryViz.js` `process_alloc_data` does:
+//!   an `alloc` adds its `size`; a `free` / `free_completed` removes the matching alloc, and one
+//!   without a matching alloc in the trace is an allocation that existed before the trace began
+//!   (ring buffer, or history enabled late): it counts from the start until that free. Blocks still
+//!   `active_allocated` at the end that the trace never allocated also count from the start (with
+//!   their `requested_size`). The peak is the largest total *after* an action. `peak_reserved_bytes`
+//!   is the same replay over `segment_alloc` / `segment_free` with the snapshot's segments as the
+//!   pre-existing set (memory_viz's segment timeline; like it, `segment_map`/`segment_unmap` of
+//!   expandable segments are not replayed, so those segments count at their final size).
+
+use crate::ingest::snapshot::{Action, DeviceTrace, Snapshot, StackId};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// At most this many blocks are listed at the peak (the count says how many there were).
+pub const MAX_PEAK_BLOCKS: usize = 100;
+/// At most this many stack groups are listed.
+pub const MAX_GROUPS: usize = 50;
+/// Frames shown per stack.
+pub const TOP_FRAMES: usize = 5;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PeakBlock {
+    pub addr: u64,
+    pub size: u64,
+    /// Trace index of the alloc, `None` for allocations that predate the trace.
+    pub alloc_index: Option<usize>,
+    /// Innermost first, memory_viz's frame filter applied, `file:line:name`.
+    pub top_frames: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StackGroup {
+    /// The top user frame (`file:line:name`), see [`top_user_frame`].
+    pub frame: String,
+    pub allocs: u64,
+    pub total_bytes: u64,
+    pub live_at_peak_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OomEvent {
+    pub index: usize,
+    pub time_us: Option<i64>,
+    pub requested_bytes: u64,
+    pub device_free_bytes: u64,
+    pub stream: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PrivatePool {
+    pub pool_id: (i64, i64),
+    pub segments: u64,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+}
+
+/// One device's figures. The first fields are the DESIGN §5 contract, in its order.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMemory {
+    pub device: i64,
+    pub segments: u64,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub active_bytes: u64,
+    pub requested_bytes: u64,
+    pub largest_free_block_bytes: u64,
+    pub blocks: BTreeMap<String, u64>,
+    pub trace_entries: u64,
+    pub actions: BTreeMap<String, u64>,
+    pub peak_active_bytes: u64,
+    pub peak_reserved_bytes: u64,
+    /// Trace index of the action that reached `peak_active_bytes` (`None`: no actions).
+    pub peak_active_index: Option<usize>,
+    pub peak_active_time_us: Option<i64>,
+    pub fragmentation_bytes: u64,
+    pub expandable_segments: u64,
+    /// Bytes live before the trace began (memory_viz's "initially allocated").
+    pub preexisting_bytes: u64,
+    pub peak_blocks_count: u64,
+    pub peak_blocks: Vec<PeakBlock>,
+    pub by_stack: Vec<StackGroup>,
+    pub ooms: Vec<OomEvent>,
+    pub private_pools: Vec<PrivatePool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotSummary {
+    pub kind: crate::ingest::snapshot::SnapshotKind,
+    pub devices: Vec<DeviceMemory>,
+}
+
+/// An allocation in the replay (memory_viz's "element").
+#[derive(Debug, Clone, Copy)]
+pub struct Element {
+    pub addr: u64,
+    pub size: u64,
+    pub stack: StackId,
+    /// Trace index of the alloc; `None` when it predates the trace.
+    pub start: Option<usize>,
+    /// Trace index of the free; `None` when still live at the end.
+    pub end: Option<usize>,
+}
+
+/// The result of replaying one device's trace.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    pub elements: Vec<Element>,
+    /// `(trace index, total bytes after the action)`, one per action.
+    pub series: Vec<(usize, u64)>,
+    pub preexisting_bytes: u64,
+    pub peak_bytes: u64,
+    /// Position in `series` of the first maximum.
+    pub peak_pos: Option<usize>,
+}
+
+/// memory_viz `process_alloc_data` for one device: `segments = false` replays allocations (active
+/// memory), `true` replays segments (reserved memory).
+pub fn replay(s: &Snapshot, device: i64, segments: bool) -> Replay {
+    let empty = DeviceTrace::default();
+    let t = s.trace(device).unwrap_or(&empty);
+    let mut r = Replay::default();
+    let mut live: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut initially: Vec<usize> = Vec::new();
+    let mut actions: Vec<(usize, usize)> = Vec::new();
+    for i in 0..t.len() {
+        let a = t.action[i];
+        let (is_alloc, is_free) = if segments {
+            (a == Action::SegmentAlloc, a == Action::SegmentFree)
+        } else {
+            (
+                a == Action::Alloc,
+                matches!(a, Action::Free | Action::FreeCompleted),
+            )
+        };
+        if is_alloc {
+            r.elements.push(Element {
+                addr: t.addr[i],
+                size: t.size[i],
+                stack: t.stack[i],
+                start: Some(i),
+                end: None,
+            });
+            live.insert(t.addr[i], r.elements.len() - 1);
+            actions.push((r.elements.len() - 1, i));
+        } else if is_free {
+            if let Some(e) = live.remove(&t.addr[i]) {
+                r.elements[e].end = Some(i);
+                actions.push((e, i));
+            } else {
+                r.elements.push(Element {
+                    addr: t.addr[i],
+                    size: t.size[i],
+                    stack: t.stack[i],
+                    start: None,
+                    end: Some(i),
+                });
+                initially.push(r.elements.len() - 1);
+                actions.push((r.elements.len() - 1, i));
+            }
+        }
+    }
+    for si in 0..s.segments.len() {
+        if s.segments.device[si] != device {
+            continue;
+        }
+        if segments {
+            if !live.contains_key(&s.segments.address[si]) {
+                r.elements.push(Element {
+                    addr: s.segments.address[si],
+                    size: s.segments.total_size[si],
+                    stack: 0,
+                    start: None,
+                    end: None,
+                });
+                initially.push(r.elements.len() - 1);
+            }
+            continue;
+        }
+        let (a, b) = (
+            s.segments.first_block[si] as usize,
+            s.segments.first_block[si + 1] as usize,
+        );
+        for bi in a..b {
+            let active = s.str(s.blocks.state[bi]) == "active_allocated";
+            if active && !live.contains_key(&s.blocks.address[bi]) {
+                r.elements.push(Element {
+                    addr: s.blocks.address[bi],
+                    size: s.blocks.requested_size[bi],
+                    stack: s.blocks.stack[bi],
+                    start: None,
+                    end: None,
+                });
+                initially.push(r.elements.len() - 1);
+            }
+        }
+    }
+    // With no actions memory_viz still draws the pre-existing ones: one becomes the only action.
+    let mut total: u64 = initially.iter().map(|&e| r.elements[e].size).sum();
+    r.preexisting_bytes = total;
+    if actions.is_empty() && !initially.is_empty() {
+        r.series.push((0, total));
+        r.peak_bytes = total;
+        r.peak_pos = Some(0);
+        return r;
+    }
+    let mut seen = vec![false; r.elements.len()];
+    for &e in &initially {
+        seen[e] = true;
+    }
+    let mut current = vec![false; r.elements.len()];
+    for &e in &initially {
+        current[e] = true;
+    }
+    for (e, i) in actions {
+        let size = r.elements[e].size;
+        if current[e] {
+            current[e] = false;
+            total = total.saturating_sub(size);
+        } else if !seen[e] {
+            seen[e] = true;
+            current[e] = true;
+            total = total.saturating_add(size);
+        }
+        r.series.push((i, total));
+        if r.peak_pos.is_none() || total > r.peak_bytes {
+            r.peak_bytes = total;
+            r.peak_pos = Some(r.series.len() - 1);
+        }
+    }
+    r
+}
+
+/// memory_viz's `frameFilter`: drops unwinder, interpreter and dispatcher frames.
+pub fn frame_shown(filename: &str, name: &str) -> bool {
+    const OMIT_NAMES: [&str; 8] = [
+        "unwind::unwind",
+        "CapturedTraceback::gather",
+        "gather_with_cpp",
+        "_start",
+        "__libc_start_main",
+        "PyEval_",
+        "PyObject_",
+        "PyFunction_",
+    ];
+    const OMIT_FILES: [&str; 10] = [
+        "core/boxing",
+        "/Register",
+        "/Redispatch",
+        "pythonrun.c",
+        "Modules/main.c",
+        "Objects/call.c",
+        "Objects/methodobject.c",
+        "pycore_ceval.h",
+        "ceval.c",
+        "cpython/abstract.h",
+    ];
+    !OMIT_NAMES.iter().any(|o| name.contains(o)) && !OMIT_FILES.iter().any(|o| filename.contains(o))
+}
+
+fn frame_text(s: &Snapshot, f: u32) -> String {
+    let f = f as usize;
+    format!(
+        "{}:{}:{}",
+        s.str(s.frames.filename[f]),
+        s.frames.line[f],
+        s.str(s.frames.name[f])
+    )
+}
+
+/// The first [`TOP_FRAMES`] frames of a stack that memory_viz would show.
+pub fn top_frames(s: &Snapshot, stack: StackId) -> Vec<String> {
+    s.stacks
+        .get(stack)
+        .iter()
+        .filter(|&&f| {
+            let f = f as usize;
+            frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
+        })
+        .take(TOP_FRAMES)
+        .map(|&f| frame_text(s, f))
+        .collect()
+}
+
+/// The frame an allocation is attributed to: the innermost Python frame (`.py` file) outside torch
+/// itself (`/torch/`), else the innermost Python frame, else the innermost shown frame, else
+/// `<no stack>`. C++ frames (`??`, `.cpp`) never win while a Python frame exists.
+pub fn top_user_frame(s: &Snapshot, stack: StackId) -> String {
+    let frames = s.stacks.get(stack);
+    let py = |f: &&u32| s.str(s.frames.filename[**f as usize]).ends_with(".py");
+    let user = frames.iter().filter(py).find(|f| {
+        let name = s.str(s.frames.filename[**f as usize]).replace('\\', "/");
+        !name.contains("/torch/")
+    });
+    if let Some(&f) = user.or_else(|| frames.iter().find(py)) {
+        return frame_text(s, f);
+    }
+    match frames.iter().find(|&&f| {
+        let f = f as usize;
+        frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
+    }) {
+        Some(&f) => frame_text(s, f),
+        None => "<no stack>".into(),
+    }
+}
+
+fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
+    let mut d = DeviceMemory {
+        device,
+        segments: 0,
+        reserved_bytes: 0,
+        allocated_bytes: 0,
+        active_bytes: 0,
+        requested_bytes: 0,
+        largest_free_block_bytes: 0,
+        blocks: BTreeMap::new(),
+        trace_entries: 0,
+        actions: BTreeMap::new(),
+        peak_active_bytes: 0,
+        peak_reserved_bytes: 0,
+        peak_active_index: None,
+        peak_active_time_us: None,
+        fragmentation_bytes: 0,
+        expandable_segments: 0,
+        preexisting_bytes: 0,
+        peak_blocks_count: 0,
+        peak_blocks: Vec::new(),
+        by_stack: Vec::new(),
+        ooms: Vec::new(),
+        private_pools: Vec::new(),
+    };
+    let sg = &s.segments;
+    let mut pools: BTreeMap<(i64, i64), PrivatePool> = BTreeMap::new();
+    for si in 0..sg.len() {
+        if sg.device[si] != device {
+            continue;
+        }
+        d.segments += 1;
+        d.reserved_bytes += sg.total_size[si];
+        d.allocated_bytes += sg.allocated_size[si];
+        d.active_bytes += sg.active_size[si];
+        d.requested_bytes += sg.requested_size[si];
+        d.expandable_segments += u64::from(sg.is_expandable[si]);
+        if sg.pool_id[si] != (0, 0) {
+            let p = pools.entry(sg.pool_id[si]).or_insert(PrivatePool {
+                pool_id: sg.pool_id[si],
+                segments: 0,
+                reserved_bytes: 0,
+                allocated_bytes: 0,
+            });
+            p.segments += 1;
+            p.reserved_bytes += sg.total_size[si];
+            p.allocated_bytes += sg.allocated_size[si];
+        }
+        for bi in sg.first_block[si] as usize..sg.first_block[si + 1] as usize {
+            let state = s.str(s.blocks.state[bi]);
+            *d.blocks.entry(state.to_owned()).or_insert(0) += 1;
+            if state == "inactive" {
+                d.largest_free_block_bytes = d.largest_free_block_bytes.max(s.blocks.size[bi]);
+            }
+        }
+    }
+    d.private_pools = pools.into_values().collect();
+    d.fragmentation_bytes = d.reserved_bytes.saturating_sub(d.allocated_bytes);
+
+    if let Some(t) = s.trace(device) {
+        d.trace_entries = t.len() as u64;
+        for i in 0..t.len() {
+            *d.actions
+                .entry(s.str(t.action_name[i]).to_owned())
+                .or_insert(0) += 1;
+            if t.action[i] == Action::Oom {
+                d.ooms.push(OomEvent {
+                    index: i,
+                    time_us: t.time_us[i],
+                    requested_bytes: t.size[i],
+                    device_free_bytes: t.device_free[i],
+                    stream: t.stream[i],
+                });
+            }
+        }
+    }
+
+    let active = replay(s, device, false);
+    d.peak_active_bytes = active.peak_bytes;
+    d.preexisting_bytes = active.preexisting_bytes;
+    if let Some(pos) = active.peak_pos {
+        let (idx, _) = active.series[pos];
+        d.peak_active_index = Some(idx);
+        d.peak_active_time_us = s
+            .trace(device)
+            .and_then(|t| t.time_us.get(idx).copied().flatten());
+        // Live after the peak action: started at or before it (or before the trace) and not ended
+        // by then.
+        let mut live: Vec<&Element> = active
+            .elements
+            .iter()
+            .filter(|e| e.start.is_none_or(|a| a <= idx) && e.end.is_none_or(|b| b > idx))
+            .collect();
+        if s.trace(device).is_none_or(|t| t.is_empty()) {
+            live = active.elements.iter().collect();
+        }
+        d.peak_blocks_count = live.len() as u64;
+        live.sort_by(|a, b| b.size.cmp(&a.size).then(a.addr.cmp(&b.addr)));
+        d.peak_blocks = live
+            .iter()
+            .take(MAX_PEAK_BLOCKS)
+            .map(|e| PeakBlock {
+                addr: e.addr,
+                size: e.size,
+                alloc_index: e.start,
+                top_frames: top_frames(s, e.stack),
+            })
+            .collect();
+        let mut groups: FxHashMap<String, StackGroup> = FxHashMap::default();
+        let mut frame_of: FxHashMap<StackId, String> = FxHashMap::default();
+        for e in &active.elements {
+            let frame = frame_of
+                .entry(e.stack)
+                .or_insert_with(|| top_user_frame(s, e.stack))
+                .clone();
+            let g = groups.entry(frame.clone()).or_insert(StackGroup {
+                frame,
+                allocs: 0,
+                total_bytes: 0,
+                live_at_peak_bytes: 0,
+            });
+            g.allocs += 1;
+            g.total_bytes += e.size;
+            let live_at_peak = e.start.is_none_or(|a| a <= idx) && e.end.is_none_or(|b| b > idx);
+            if live_at_peak {
+                g.live_at_peak_bytes += e.size;
+            }
+        }
+        let mut groups: Vec<StackGroup> = groups.into_values().collect();
+        groups.sort_by(|a, b| {
+            b.live_at_peak_bytes
+                .cmp(&a.live_at_peak_bytes)
+                .then(b.total_bytes.cmp(&a.total_bytes))
+                .then(a.frame.cmp(&b.frame))
+        });
+        groups.truncate(MAX_GROUPS);
+        d.by_stack = groups;
+    }
+    d.peak_reserved_bytes = replay(s, device, true).peak_bytes;
+    d
+}
+
+/// Every device's figures, ascending by device.
+pub fn summarize(s: &Snapshot) -> SnapshotSummary {
+    SnapshotSummary {
+        kind: s.kind,
+        devices: s
+            .devices()
+            .into_iter()
+            .map(|d| device_memory(s, d))
+            .collect(),
+    }
+}
+
+/// One allocation's lifetime for a stacked chart, in trace-index space (`start` 0 / `end` = trace
+/// length for ones that predate or outlive the trace).
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    pub start: usize,
+    pub end: usize,
+    pub size: u64,
+    pub addr: u64,
+    pub stack: StackId,
+}
+
+/// The active-memory timeline of one device, ready to draw.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActiveTimeline {
+    /// `(trace index, time_us if recorded, active bytes after the action)`; when there are more
+    /// actions than `max_points`, each bucket keeps its maximum (peaks never vanish).
+    pub points: Vec<(usize, Option<i64>, u64)>,
+    /// The `max_intervals` largest allocations, as memory_viz draws its `max_entries` largest.
+    pub intervals: Vec<Interval>,
+    /// The rest, merged: how many and their summed size.
+    pub summarized_count: u64,
+    pub summarized_bytes: u64,
+}
+
+/// Active memory over the trace of `device`. Time is the entry's `time_us` where recorded, else the
+/// entry index is the clock.
+pub fn active_timeline(
+    s: &Snapshot,
+    device: i64,
+    max_points: usize,
+    max_intervals: usize,
+) -> ActiveTimeline {
+    let r = replay(s, device, false);
+    let t = s.trace(device);
+    let n = t.map_or(0, |t| t.len());
+    let time = |i: usize| t.and_then(|t| t.time_us.get(i).copied().flatten());
+    let max_points = max_points.max(1);
+    let points = if r.series.len() <= max_points {
+        r.series.iter().map(|&(i, b)| (i, time(i), b)).collect()
+    } else {
+        let per = r.series.len().div_ceil(max_points);
+        r.series
+            .chunks(per)
+            .filter_map(|c| c.iter().max_by_key(|p| p.1).map(|&(i, b)| (i, time(i), b)))
+            .collect()
+    };
+    let mut order: Vec<usize> = (0..r.elements.len()).collect();
+    order.sort_by(|&a, &b| r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b)));
+    let mut intervals = Vec::new();
+    let (mut summarized_count, mut summarized_bytes) = (0u64, 0u64);
+    for (k, &e) in order.iter().enumerate() {
+        let el = &r.elements[e];
+        if k < max_intervals {
+            intervals.push(Interval {
+                start: el.start.unwrap_or(0),
+                end: el.end.unwrap_or(n),
+                size: el.size,
+                addr: el.addr,
+                stack: el.stack,
+            });
+        } else {
+            summarized_count += 1;
+            summarized_bytes += el.size;
+        }
+    }
+    intervals.sort_by_key(|i| (i.start, i.addr));
+    ActiveTimeline {
+        points,
+        intervals,
+        summarized_count,
+        summarized_bytes,
+    }
+}

@@ -1,0 +1,534 @@
+//! CUDA caching-allocator memory snapshots: the pickle `torch.cuda.memory._dump_snapshot()` writes.
+//!
+//! Format (torch `torch/cuda/memory.py::_snapshot` docstring; what real 2023–2026 dumps hold): a dict
+//! with `segments` (each: `device`, `address`, `total_size`, `allocated_size`, `active_size`,
+//! `requested_size`, `stream`, `segment_type`, `segment_pool_id`, `is_expandable`, `frames`, `blocks[]`
+//! of `address`, `size`, `requested_size`, `state`, `frames`), `device_traces` (one list per device of
+//! entries with `action`, `addr`, `size`, `stream`, `time_us`, `frames`, and `device_free` on `oom`),
+//! and optionally `allocator_settings` and `external_annotations`, which are kept raw as JSON.
+//!
+//! Supported variants: with or without `device_traces`, empty per-device traces, several devices,
+//! C++ frames (`filename` `"??"`), no `time_us` (2024 dumps: the entry index is the clock), ring-buffer
+//! traces (frees of allocations the trace never saw), torch 1.13's bare list of segments, and the dict
+//! memory_viz's `profile_plot` builds from a profile ([`SnapshotKind::ProfilePlot`]: blocks without
+//! `address`, segments without the size totals — addresses are laid out the way `MemoryViz.js`
+//! `annotate_snapshot` does and the totals recomputed from the blocks, with a warning).
+//!
+//! Frames are interned once and stacks (frame-id lists) once, so the hundreds of thousands of repeated
+//! frames in a real dump cost a `u32` each.
+
+use super::pickle::{self, NodeId, Pickle, PickleValue};
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{Interner, StrId};
+use crate::warnings::{WarningKind, Warnings};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Index into [`Stacks`]; 0 is the empty stack.
+pub type StackId = u32;
+
+/// Unique frames, columnar.
+#[derive(Debug, Clone, Default)]
+pub struct Frames {
+    pub filename: Vec<StrId>,
+    pub line: Vec<i64>,
+    pub name: Vec<StrId>,
+}
+
+/// Unique stacks: stack `k` is `frames[start[k]..start[k + 1]]`, innermost (allocation site) first,
+/// as torch records them.
+#[derive(Debug, Clone)]
+pub struct Stacks {
+    pub start: Vec<u32>,
+    pub frames: Vec<u32>,
+}
+
+impl Default for Stacks {
+    fn default() -> Self {
+        Stacks {
+            start: vec![0, 0],
+            frames: Vec::new(),
+        }
+    }
+}
+
+impl Stacks {
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, id: StackId) -> &[u32] {
+        let i = id as usize;
+        match (self.start.get(i), self.start.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.frames.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// Allocator segments (one `cudaMalloc` each, or one expandable range), columnar.
+#[derive(Debug, Clone, Default)]
+pub struct Segments {
+    pub device: Vec<i64>,
+    pub address: Vec<u64>,
+    pub total_size: Vec<u64>,
+    pub allocated_size: Vec<u64>,
+    pub active_size: Vec<u64>,
+    pub requested_size: Vec<u64>,
+    pub stream: Vec<u64>,
+    pub segment_type: Vec<StrId>,
+    /// `segment_pool_id`: `(0, 0)` is the default pool; anything else a private pool (CUDA graphs,
+    /// `torch.cuda.MemPool`).
+    pub pool_id: Vec<(i64, i64)>,
+    pub is_expandable: Vec<bool>,
+    pub stack: Vec<StackId>,
+    /// Blocks of segment `s` are `first_block[s]..first_block[s + 1]` (length = segments + 1).
+    pub first_block: Vec<u32>,
+}
+
+impl Segments {
+    pub fn len(&self) -> usize {
+        self.device.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.device.is_empty()
+    }
+}
+
+/// Blocks inside segments, columnar.
+#[derive(Debug, Clone, Default)]
+pub struct Blocks {
+    pub segment: Vec<u32>,
+    pub address: Vec<u64>,
+    pub size: Vec<u64>,
+    pub requested_size: Vec<u64>,
+    /// `active_allocated`, `active_awaiting_free` (older: `active_pending_free`), `inactive`.
+    pub state: Vec<StrId>,
+    pub stack: Vec<StackId>,
+}
+
+impl Blocks {
+    pub fn len(&self) -> usize {
+        self.segment.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segment.is_empty()
+    }
+}
+
+/// What a trace entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Alloc,
+    /// Older dumps, and memory_viz's merged `free_requested` + `free_completed`.
+    Free,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Annotate,
+    Other,
+}
+
+impl Action {
+    pub fn parse(s: &str) -> Action {
+        match s {
+            "alloc" => Action::Alloc,
+            "free" => Action::Free,
+            "free_requested" => Action::FreeRequested,
+            "free_completed" => Action::FreeCompleted,
+            "segment_alloc" => Action::SegmentAlloc,
+            "segment_free" => Action::SegmentFree,
+            "segment_map" => Action::SegmentMap,
+            "segment_unmap" => Action::SegmentUnmap,
+            "snapshot" => Action::Snapshot,
+            "oom" => Action::Oom,
+            "annotate" => Action::Annotate,
+            _ => Action::Other,
+        }
+    }
+}
+
+/// One device's `device_traces` list, columnar, in recorded order.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceTrace {
+    /// The raw action name (kept so unknown actions are still counted by name).
+    pub action_name: Vec<StrId>,
+    pub action: Vec<Action>,
+    /// 0 where the entry has none (`oom`).
+    pub addr: Vec<u64>,
+    pub size: Vec<u64>,
+    pub stream: Vec<u64>,
+    /// Absent in some dumps (2024); then the entry index is the only clock.
+    pub time_us: Vec<Option<i64>>,
+    pub stack: Vec<StackId>,
+    /// `device_free` of `oom` entries (bytes CUDA reported free), else 0.
+    pub device_free: Vec<u64>,
+    /// `category` of memory_viz `profile_plot` entries (empty string id when absent).
+    pub category: Vec<StrId>,
+}
+
+impl DeviceTrace {
+    pub fn len(&self) -> usize {
+        self.action.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.action.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotKind {
+    /// `torch.cuda.memory._dump_snapshot` (the caching allocator's own state).
+    Allocator,
+    /// memory_viz `_profile_to_snapshot` output (built from a profile, not the allocator).
+    ProfilePlot,
+}
+
+/// A decoded memory snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub kind: SnapshotKind,
+    pub strings: Interner,
+    pub frames: Frames,
+    pub stacks: Stacks,
+    pub segments: Segments,
+    pub blocks: Blocks,
+    /// `device_traces[d]` is device `d`'s trace; empty when history was never recorded.
+    pub device_traces: Vec<DeviceTrace>,
+    pub allocator_settings: Option<serde_json::Value>,
+    pub external_annotations: Option<serde_json::Value>,
+    pub warnings: Warnings,
+}
+
+impl Snapshot {
+    pub fn str(&self, id: StrId) -> &str {
+        self.strings.resolve(id)
+    }
+
+    /// Records read: segments plus trace entries (the CLI's `events`).
+    pub fn records(&self) -> u64 {
+        self.segments.len() as u64
+            + self
+                .device_traces
+                .iter()
+                .map(|t| t.len() as u64)
+                .sum::<u64>()
+    }
+
+    /// Every device with segments or a trace slot, ascending.
+    pub fn devices(&self) -> Vec<i64> {
+        let mut d: Vec<i64> = (0..self.device_traces.len() as i64).collect();
+        d.extend(self.segments.device.iter().copied());
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
+    pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
+        usize::try_from(device)
+            .ok()
+            .and_then(|d| self.device_traces.get(d))
+    }
+}
+
+/// Dict keys of frames, stored once.
+struct Builder<'p> {
+    p: &'p Pickle,
+    s: Snapshot,
+    frame_ids: FxHashMap<(StrId, i64, StrId), u32>,
+    stack_ids: FxHashMap<Vec<u32>, StackId>,
+    /// The same frames list object fetched again from the memo: skip re-hashing it.
+    stack_of_node: FxHashMap<NodeId, StackId>,
+    frame_of_node: FxHashMap<NodeId, u32>,
+    empty: StrId,
+}
+
+fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
+    p.dict_get(d, key).and_then(|v| p.as_u64(v))
+}
+
+impl<'p> Builder<'p> {
+    fn str_of(&mut self, id: Option<NodeId>) -> StrId {
+        match id.and_then(|v| self.p.as_str(v)) {
+            Some(t) => self.s.strings.intern(t),
+            None => self.empty,
+        }
+    }
+
+    fn frame(&mut self, node: NodeId) -> Option<u32> {
+        if let Some(&f) = self.frame_of_node.get(&node) {
+            return Some(f);
+        }
+        let p = self.p;
+        if !matches!(p.get(node), PickleValue::Dict(_)) {
+            return None;
+        }
+        let filename = self.str_of(p.dict_get(node, "filename"));
+        let name = self.str_of(p.dict_get(node, "name"));
+        let line = p
+            .dict_get(node, "line")
+            .and_then(|v| p.as_i64(v))
+            .unwrap_or(0);
+        let next = self.s.frames.filename.len() as u32;
+        let id = *self.frame_ids.entry((filename, line, name)).or_insert(next);
+        if id == next {
+            self.s.frames.filename.push(filename);
+            self.s.frames.line.push(line);
+            self.s.frames.name.push(name);
+        }
+        self.frame_of_node.insert(node, id);
+        Some(id)
+    }
+
+    fn stack(&mut self, list: Option<NodeId>) -> StackId {
+        let Some(list) = list else { return 0 };
+        if let Some(&s) = self.stack_of_node.get(&list) {
+            return s;
+        }
+        let p = self.p;
+        let ids: Vec<u32> = p
+            .items(list)
+            .iter()
+            .filter_map(|&f| self.frame(f))
+            .collect();
+        let id = if ids.is_empty() {
+            0
+        } else {
+            let next = self.s.stacks.len() as StackId;
+            let id = *self.stack_ids.entry(ids.clone()).or_insert(next);
+            if id == next {
+                self.s.stacks.frames.extend_from_slice(&ids);
+                self.s.stacks.start.push(self.s.stacks.frames.len() as u32);
+            }
+            id
+        };
+        self.stack_of_node.insert(list, id);
+        id
+    }
+
+    fn segment(&mut self, seg: NodeId) {
+        let p = self.p;
+        if !matches!(p.get(seg), PickleValue::Dict(_)) {
+            self.s.warnings.add(WarningKind::MalformedEvent, || {
+                "a segment that is not a dict".into()
+            });
+            return;
+        }
+        let si = self.s.segments.len() as u32;
+        let address = int(p, seg, "address").unwrap_or(0);
+        let total = int(p, seg, "total_size").unwrap_or(0);
+        let stream = int(p, seg, "stream").unwrap_or(0);
+        let stack = self.stack(p.dict_get(seg, "frames"));
+        let seg_type = self.str_of(p.dict_get(seg, "segment_type"));
+        let pool = p
+            .dict_get(seg, "segment_pool_id")
+            .map(|t| {
+                let it = p.items(t);
+                let a = it.first().and_then(|&x| p.as_i64(x)).unwrap_or(0);
+                let b = it.get(1).and_then(|&x| p.as_i64(x)).unwrap_or(0);
+                (a, b)
+            })
+            .unwrap_or((0, 0));
+        // Blocks: addresses laid out from the segment start when absent (MemoryViz.js annotate_snapshot).
+        let (mut alloc, mut active, mut req) = (0u64, 0u64, 0u64);
+        let mut addr = address;
+        let blocks = p.dict_get(seg, "blocks").map(|b| p.items(b)).unwrap_or(&[]);
+        for &b in blocks {
+            if !matches!(p.get(b), PickleValue::Dict(_)) {
+                continue;
+            }
+            let size = int(p, b, "size").unwrap_or(0);
+            let baddr = int(p, b, "address").unwrap_or(addr);
+            let frames = p.dict_get(b, "frames");
+            // Legacy blocks without frames may lack requested_size: memory_viz then uses size.
+            let requested =
+                int(p, b, "requested_size").unwrap_or(if frames.is_none() { size } else { 0 });
+            let state_text = p
+                .dict_get(b, "state")
+                .and_then(|v| p.as_str(v))
+                .unwrap_or("");
+            match state_text {
+                "active_allocated" => {
+                    alloc += size;
+                    active += size;
+                    req += requested;
+                }
+                "active_awaiting_free" | "active_pending_free" => {
+                    active += size;
+                    req += requested;
+                }
+                _ => {}
+            }
+            let state = self.s.strings.intern(state_text);
+            let stack = self.stack(frames);
+            let bl = &mut self.s.blocks;
+            bl.segment.push(si);
+            bl.address.push(baddr);
+            bl.size.push(size);
+            bl.requested_size.push(requested);
+            bl.state.push(state);
+            bl.stack.push(stack);
+            addr = baddr.saturating_add(size);
+        }
+        let has_totals = p.dict_get(seg, "allocated_size").is_some();
+        if !has_totals {
+            self.s.kind = SnapshotKind::ProfilePlot;
+        }
+        let sg = &mut self.s.segments;
+        sg.device.push(
+            p.dict_get(seg, "device")
+                .and_then(|v| p.as_i64(v))
+                .unwrap_or(0),
+        );
+        sg.address.push(address);
+        sg.total_size.push(total);
+        sg.allocated_size
+            .push(int(p, seg, "allocated_size").unwrap_or(alloc));
+        sg.active_size
+            .push(int(p, seg, "active_size").unwrap_or(active));
+        sg.requested_size
+            .push(int(p, seg, "requested_size").unwrap_or(req));
+        sg.stream.push(stream);
+        sg.segment_type.push(seg_type);
+        sg.pool_id.push(pool);
+        sg.is_expandable.push(
+            p.dict_get(seg, "is_expandable")
+                .and_then(|v| p.as_bool(v))
+                .unwrap_or(false),
+        );
+        sg.stack.push(stack);
+        sg.first_block.push(self.s.blocks.len() as u32);
+    }
+
+    fn trace(&mut self, list: NodeId) -> DeviceTrace {
+        let p = self.p;
+        let mut t = DeviceTrace::default();
+        for &e in p.items(list) {
+            if !matches!(p.get(e), PickleValue::Dict(_)) {
+                self.s.warnings.add(WarningKind::MalformedEvent, || {
+                    "a trace entry that is not a dict".into()
+                });
+                continue;
+            }
+            let name = p
+                .dict_get(e, "action")
+                .and_then(|v| p.as_str(v))
+                .unwrap_or("");
+            let action = Action::parse(name);
+            if action == Action::Other {
+                let n = name.to_owned();
+                self.s
+                    .warnings
+                    .add(WarningKind::Other, || format!("unknown trace action {n:?}"));
+            }
+            t.action_name.push(self.s.strings.intern(name));
+            t.action.push(action);
+            t.addr.push(int(p, e, "addr").unwrap_or(0));
+            t.size.push(int(p, e, "size").unwrap_or(0));
+            t.stream.push(int(p, e, "stream").unwrap_or(0));
+            t.time_us
+                .push(p.dict_get(e, "time_us").and_then(|v| p.as_i64(v)));
+            let stack = self.stack(p.dict_get(e, "frames"));
+            t.stack.push(stack);
+            t.device_free.push(int(p, e, "device_free").unwrap_or(0));
+            let cat = self.str_of(p.dict_get(e, "category"));
+            t.category.push(cat);
+        }
+        t
+    }
+}
+
+/// Builds the model from a decoded pickle, or says why it is no snapshot.
+pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
+    let mut strings = Interner::default();
+    let empty = strings.intern("");
+    let mut b = Builder {
+        p,
+        s: Snapshot {
+            kind: SnapshotKind::Allocator,
+            strings,
+            frames: Frames::default(),
+            stacks: Stacks::default(),
+            segments: Segments {
+                first_block: vec![0],
+                ..Segments::default()
+            },
+            blocks: Blocks::default(),
+            device_traces: Vec::new(),
+            allocator_settings: None,
+            external_annotations: None,
+            warnings: Warnings::default(),
+        },
+        frame_ids: FxHashMap::default(),
+        stack_ids: FxHashMap::default(),
+        stack_of_node: FxHashMap::default(),
+        frame_of_node: FxHashMap::default(),
+        empty,
+    };
+    let root = p.root;
+    let (segments, traces) = match p.get(root) {
+        PickleValue::Dict(_) => {
+            let segs = p.dict_get(root, "segments");
+            let traces = p.dict_get(root, "device_traces");
+            if segs.is_none() && traces.is_none() {
+                return Err(Error::new(
+                    ErrorKind::Incompatible(
+                        "a pickle holding a dict without `segments` or `device_traces`: not a CUDA memory snapshot"
+                            .into(),
+                    ),
+                    0,
+                ));
+            }
+            (segs.map(|s| p.items(s)).unwrap_or(&[]), traces)
+        }
+        // torch 1.13 `memory_snapshot()` pickled: the bare list of segments.
+        PickleValue::List(items) => (items.as_slice(), None),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Incompatible("a pickle that is not a CUDA memory snapshot".into()),
+                0,
+            ))
+        }
+    };
+    for &s in segments {
+        b.segment(s);
+    }
+    if let Some(tr) = traces {
+        for &d in p.items(tr) {
+            let t = b.trace(d);
+            b.s.device_traces.push(t);
+        }
+    }
+    if b.s.kind == SnapshotKind::ProfilePlot {
+        b.s.warnings.add(WarningKind::Other, || {
+            "memory_viz profile_plot data (not an allocator snapshot): segment totals recomputed from blocks".into()
+        });
+    }
+    if let Some(v) = p.dict_get(root, "allocator_settings") {
+        b.s.allocator_settings = Some(p.to_json(v, 8));
+    }
+    if let Some(v) = p.dict_get(root, "external_annotations") {
+        b.s.external_annotations = Some(p.to_json(v, 8));
+    }
+    Ok(b.s)
+}
+
+/// Decodes snapshot bytes (an uncompressed pickle).
+pub fn parse(bytes: &[u8]) -> Result<Snapshot> {
+    let p = pickle::decode(bytes)?;
+    from_pickle(&p)
+}

@@ -1,0 +1,897 @@
+//! CUDA memory snapshots: every corpus pickle loads, and its numbers agree with independent answers.
+//!
+//! Expected values in `REAL` come from `tests/scripts/snapshot_expected.py` (stdlib `pickle` only: the
+//! segment/block sums and a literal transcription of torch's `MemoryViz.js` replay), run as
+//! `cd shared/corpus && python3 .../snapshot_expected.py real/snapshots/*.pickle generated/snapshots/*.pickle`.
+//! The synthetic snapshots are also checked against the simulator's ground truth in
+//! `generated/snapshots/synthetic_snapshot_seed23.reference.json`, read in place.
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::collections::BTreeMap;
+use tracelight_core::analysis::snapshot::{active_timeline, replay, summarize, DeviceMemory};
+use tracelight_core::ingest::snapshot::{Snapshot, SnapshotKind};
+use tracelight_core::ingest::{load_bytes, Loaded};
+use tracelight_core::ErrorKind;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/");
+
+fn corpus_file(rel: &str) -> Option<Vec<u8>> {
+    let path = format!("{CORPUS}{rel}");
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            println!("note: corpus file {path} absent; skipping");
+            None
+        }
+    }
+}
+
+/// Loads under the name `unknown` too: detection is by content only.
+fn load_snapshot(rel: &str) -> Option<Box<Snapshot>> {
+    let bytes = corpus_file(rel)?;
+    match load_bytes("unknown", &bytes) {
+        Ok(Loaded::Snapshot(s)) => Some(s),
+        Ok(other) => panic!("{rel}: loaded as {:?}", other.format()),
+        Err(e) => panic!("{rel}: {e}"),
+    }
+}
+
+struct Dev {
+    device: i64,
+    segments: u64,
+    reserved: u64,
+    allocated: u64,
+    active: u64,
+    requested: u64,
+    largest_free: u64,
+    blocks: &'static [(&'static str, u64)],
+    entries: u64,
+    actions: &'static [(&'static str, u64)],
+    peak_active: u64,
+    peak_reserved: u64,
+}
+
+struct Expected {
+    file: &'static str,
+    devices: &'static [Dev],
+}
+
+fn map(v: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    v.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
+}
+
+fn check(file: &str, got: &DeviceMemory, e: &Dev) {
+    let ctx = format!("{file} device {}", e.device);
+    assert_eq!(got.device, e.device, "{ctx}");
+    assert_eq!(got.segments, e.segments, "{ctx} segments");
+    assert_eq!(got.reserved_bytes, e.reserved, "{ctx} reserved");
+    assert_eq!(got.allocated_bytes, e.allocated, "{ctx} allocated");
+    assert_eq!(got.active_bytes, e.active, "{ctx} active");
+    assert_eq!(got.requested_bytes, e.requested, "{ctx} requested");
+    assert_eq!(
+        got.largest_free_block_bytes, e.largest_free,
+        "{ctx} largest free"
+    );
+    assert_eq!(got.blocks, map(e.blocks), "{ctx} blocks");
+    assert_eq!(got.trace_entries, e.entries, "{ctx} entries");
+    assert_eq!(got.actions, map(e.actions), "{ctx} actions");
+    assert_eq!(got.peak_active_bytes, e.peak_active, "{ctx} peak active");
+    assert_eq!(
+        got.peak_reserved_bytes, e.peak_reserved,
+        "{ctx} peak reserved"
+    );
+}
+
+const REAL: &[Expected] = &[
+    Expected {
+        file: "real/snapshots/cs336_bcrafton_memory_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 96,
+            reserved: 4238344192,
+            allocated: 3072871424,
+            active: 3072871424,
+            requested: 3064418304,
+            largest_free: 155189248,
+            blocks: &[("active_allocated", 447), ("inactive", 103)],
+            entries: 6486,
+            actions: &[
+                ("alloc", 2162),
+                ("free_completed", 2162),
+                ("free_requested", 2162),
+            ],
+            peak_active: 3849232640,
+            peak_reserved: 4238344192,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/cs336_kkaitlyn_ctx512_forward_mixed.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 868,
+            reserved: 40514879488,
+            allocated: 39975713792,
+            active: 39975713792,
+            requested: 39839792128,
+            largest_free: 54001664,
+            blocks: &[("active_allocated", 1613), ("inactive", 203)],
+            entries: 6765,
+            actions: &[
+                ("alloc", 2702),
+                ("free_completed", 1414),
+                ("free_requested", 1414),
+                ("segment_alloc", 638),
+                ("segment_free", 597),
+            ],
+            peak_active: 39860763648,
+            peak_reserved: 40514879488,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/cs336_magma27_2026-04_windows_memory_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 216,
+            reserved: 14180941824,
+            allocated: 1377753600,
+            active: 1377753600,
+            requested: 1373919236,
+            largest_free: 329252864,
+            blocks: &[("active_allocated", 229), ("inactive", 226)],
+            entries: 5163,
+            actions: &[
+                ("alloc", 1721),
+                ("free_completed", 1721),
+                ("free_requested", 1721),
+            ],
+            peak_active: 13923997700,
+            peak_reserved: 14180941824,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/cs336_nothanmin_memory_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 999,
+            reserved: 23842521088,
+            allocated: 16019091968,
+            active: 16019091968,
+            requested: 15568596996,
+            largest_free: 52428800,
+            blocks: &[("active_allocated", 1313), ("inactive", 674)],
+            entries: 19464,
+            actions: &[
+                ("alloc", 6488),
+                ("free_completed", 6488),
+                ("free_requested", 6488),
+            ],
+            peak_active: 22827925508,
+            peak_reserved: 23842521088,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 9,
+            reserved: 3781165056,
+            allocated: 31719936,
+            active: 31719936,
+            requested: 31719428,
+            largest_free: 536870912,
+            blocks: &[("active_allocated", 10), ("inactive", 10)],
+            entries: 97,
+            actions: &[
+                ("alloc", 36),
+                ("free_completed", 26),
+                ("free_requested", 26),
+                ("segment_alloc", 9),
+            ],
+            peak_active: 3249143816,
+            peak_reserved: 3781165056,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/cs336_wedsonlin_medium_512_training_memory_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 400,
+            reserved: 12660506624,
+            allocated: 6838108672,
+            active: 6838108672,
+            requested: 6829260804,
+            largest_free: 83886080,
+            blocks: &[("active_allocated", 885), ("inactive", 156)],
+            entries: 22332,
+            actions: &[
+                ("alloc", 7591),
+                ("free_completed", 7370),
+                ("free_requested", 7370),
+                ("segment_alloc", 1),
+            ],
+            peak_active: 12426629128,
+            peak_reserved: 12660506624,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/ftcourse_2024-06_memory_snapshot.pickle",
+        devices: &[Dev {
+            device: 0,
+            segments: 215,
+            reserved: 6471811072,
+            allocated: 2297283072,
+            active: 2297283072,
+            requested: 2285408452,
+            largest_free: 130023424,
+            blocks: &[("active_allocated", 802), ("inactive", 277)],
+            entries: 10307,
+            actions: &[
+                ("alloc", 3505),
+                ("free_completed", 3325),
+                ("free_requested", 3325),
+                ("segment_alloc", 152),
+            ],
+            peak_active: 5876132840,
+            peak_reserved: 6471811072,
+        }],
+    },
+    Expected {
+        file: "real/snapshots/select_n_2023-12_4gpu_cpp_frames_snapshot.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 136,
+                reserved: 18566086656,
+                allocated: 16199101440,
+                active: 16199101440,
+                requested: 16199097344,
+                largest_free: 2097152000,
+                blocks: &[("active_allocated", 200), ("inactive", 4)],
+                entries: 10327,
+                actions: &[
+                    ("alloc", 3058),
+                    ("free_completed", 3053),
+                    ("free_requested", 3053),
+                    ("segment_alloc", 584),
+                    ("segment_free", 579),
+                ],
+                peak_active: 20802383104,
+                peak_reserved: 22519218176,
+            },
+            Dev {
+                device: 1,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 2,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 3,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+        ],
+    },
+    Expected {
+        file: "real/snapshots/select_n_2023-12_state_only_no_trace_snapshot.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 1,
+                segments: 40,
+                reserved: 5559549952,
+                allocated: 545266688,
+                active: 545266688,
+                requested: 544460336,
+                largest_free: 3294625792,
+                blocks: &[("active_allocated", 179), ("inactive", 34)],
+                entries: 0,
+                actions: &[],
+                peak_active: 544460336,
+                peak_reserved: 5559549952,
+            },
+            Dev {
+                device: 2,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 3,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+        ],
+    },
+    Expected {
+        file: "real/snapshots/sqattn_2025-05_cuda_memory_snapshot.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 4,
+                reserved: 230686720,
+                allocated: 215105536,
+                active: 215105536,
+                requested: 215105536,
+                largest_free: 7340032,
+                blocks: &[("active_allocated", 5), ("inactive", 5)],
+                entries: 9576,
+                actions: &[
+                    ("alloc", 2912),
+                    ("free_completed", 2912),
+                    ("free_requested", 2912),
+                    ("segment_alloc", 420),
+                    ("segment_free", 420),
+                ],
+                peak_active: 4351237120,
+                peak_reserved: 5802819584,
+            },
+            Dev {
+                device: 1,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 2,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+            Dev {
+                device: 3,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 0,
+                actions: &[],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+        ],
+    },
+    Expected {
+        file: "generated/snapshots/synthetic_snapshot_seed23.at_marker.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 18,
+                reserved: 278921216,
+                allocated: 170418688,
+                active: 170418688,
+                requested: 170418180,
+                largest_free: 25165824,
+                blocks: &[("active_allocated", 31), ("inactive", 12)],
+                entries: 282,
+                actions: &[
+                    ("alloc", 108),
+                    ("annotate", 1),
+                    ("free_completed", 77),
+                    ("free_requested", 77),
+                    ("segment_alloc", 18),
+                    ("snapshot", 1),
+                ],
+                peak_active: 260003665,
+                peak_reserved: 278921216,
+            },
+            Dev {
+                device: 1,
+                segments: 0,
+                reserved: 0,
+                allocated: 0,
+                active: 0,
+                requested: 0,
+                largest_free: 0,
+                blocks: &[],
+                entries: 1,
+                actions: &[("snapshot", 1)],
+                peak_active: 0,
+                peak_reserved: 0,
+            },
+        ],
+    },
+    Expected {
+        file: "generated/snapshots/synthetic_snapshot_seed23.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 14,
+                reserved: 205520896,
+                allocated: 170418688,
+                active: 171135488,
+                requested: 171134980,
+                largest_free: 12582912,
+                blocks: &[
+                    ("active_allocated", 31),
+                    ("active_awaiting_free", 1),
+                    ("inactive", 8),
+                ],
+                entries: 421,
+                actions: &[
+                    ("alloc", 151),
+                    ("annotate", 1),
+                    ("free_completed", 119),
+                    ("free_requested", 120),
+                    ("oom", 1),
+                    ("segment_alloc", 21),
+                    ("segment_free", 7),
+                    ("snapshot", 1),
+                ],
+                peak_active: 271503903,
+                peak_reserved: 304087040,
+            },
+            Dev {
+                device: 1,
+                segments: 2,
+                reserved: 83886080,
+                allocated: 48758784,
+                active: 48758784,
+                requested: 48758784,
+                largest_free: 20447232,
+                blocks: &[("active_allocated", 4), ("inactive", 2)],
+                entries: 62,
+                actions: &[
+                    ("alloc", 21),
+                    ("free_completed", 17),
+                    ("free_requested", 17),
+                    ("segment_map", 5),
+                    ("segment_unmap", 1),
+                    ("snapshot", 1),
+                ],
+                peak_active: 141164544,
+                peak_reserved: 83886080,
+            },
+        ],
+    },
+    Expected {
+        file: "generated/snapshots/synthetic_snapshot_seed23.ring_buffer.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 14,
+                reserved: 205520896,
+                allocated: 170418688,
+                active: 171135488,
+                requested: 171134980,
+                largest_free: 12582912,
+                blocks: &[
+                    ("active_allocated", 31),
+                    ("active_awaiting_free", 1),
+                    ("inactive", 8),
+                ],
+                entries: 60,
+                actions: &[
+                    ("alloc", 10),
+                    ("free_completed", 20),
+                    ("free_requested", 20),
+                    ("oom", 1),
+                    ("segment_alloc", 2),
+                    ("segment_free", 7),
+                ],
+                peak_active: 232267288,
+                peak_reserved: 304087040,
+            },
+            Dev {
+                device: 1,
+                segments: 2,
+                reserved: 83886080,
+                allocated: 48758784,
+                active: 48758784,
+                requested: 48758784,
+                largest_free: 20447232,
+                blocks: &[("active_allocated", 4), ("inactive", 2)],
+                entries: 60,
+                actions: &[
+                    ("alloc", 21),
+                    ("free_completed", 17),
+                    ("free_requested", 17),
+                    ("segment_map", 4),
+                    ("segment_unmap", 1),
+                ],
+                peak_active: 141164544,
+                peak_reserved: 83886080,
+            },
+        ],
+    },
+    Expected {
+        file: "generated/snapshots/synthetic_snapshot_seed23.state_only.pickle",
+        devices: &[
+            Dev {
+                device: 0,
+                segments: 14,
+                reserved: 205520896,
+                allocated: 170418688,
+                active: 171135488,
+                requested: 171134980,
+                largest_free: 12582912,
+                blocks: &[
+                    ("active_allocated", 31),
+                    ("active_awaiting_free", 1),
+                    ("inactive", 8),
+                ],
+                entries: 0,
+                actions: &[],
+                peak_active: 170418180,
+                peak_reserved: 205520896,
+            },
+            Dev {
+                device: 1,
+                segments: 2,
+                reserved: 83886080,
+                allocated: 48758784,
+                active: 48758784,
+                requested: 48758784,
+                largest_free: 20447232,
+                blocks: &[("active_allocated", 4), ("inactive", 2)],
+                entries: 0,
+                actions: &[],
+                peak_active: 48758784,
+                peak_reserved: 83886080,
+            },
+        ],
+    },
+];
+
+#[test]
+fn every_corpus_snapshot_matches_the_independent_replay() {
+    for e in REAL {
+        let Some(s) = load_snapshot(e.file) else {
+            continue;
+        };
+        assert_eq!(s.kind, SnapshotKind::Allocator, "{}", e.file);
+        let sum = summarize(&s);
+        assert_eq!(sum.devices.len(), e.devices.len(), "{}", e.file);
+        for (g, x) in sum.devices.iter().zip(e.devices) {
+            check(e.file, g, x);
+        }
+    }
+}
+
+/// The simulator's ground truth: state figures per device, entry/action counts, and — where the trace
+/// starts empty — its replay peak and live-at-end bytes, which then equal memory_viz's definition.
+#[test]
+fn synthetic_snapshots_match_the_simulator_ground_truth() {
+    let Some(reference) =
+        corpus_file("generated/snapshots/synthetic_snapshot_seed23.reference.json")
+    else {
+        return;
+    };
+    let reference: serde_json::Value = serde_json::from_slice(&reference).unwrap();
+    let files = reference["files"].as_object().unwrap();
+    assert_eq!(files.len(), 4);
+    for (name, v) in files {
+        let s = load_snapshot(&format!("generated/snapshots/{name}")).unwrap();
+        let sum = summarize(&s);
+        let gt = &v["ground_truth"];
+        for (dev, want) in gt["per_device"].as_object().unwrap() {
+            let d: i64 = dev.parse().unwrap();
+            let got = sum.devices.iter().find(|x| x.device == d).unwrap();
+            let n = |k: &str| want[k].as_u64().unwrap();
+            assert_eq!(got.segments, n("segments"), "{name} {d}");
+            assert_eq!(got.reserved_bytes, n("reserved"), "{name} {d}");
+            assert_eq!(got.allocated_bytes, n("allocated"), "{name} {d}");
+            assert_eq!(got.active_bytes, n("active"), "{name} {d}");
+            assert_eq!(got.requested_bytes, n("requested"), "{name} {d}");
+            assert_eq!(
+                got.largest_free_block_bytes,
+                n("largest_free_block"),
+                "{name} {d}"
+            );
+            assert_eq!(
+                got.expandable_segments,
+                n("expandable_segments"),
+                "{name} {d}"
+            );
+            let blocks: BTreeMap<String, u64> =
+                serde_json::from_value(want["blocks"].clone()).unwrap();
+            assert_eq!(got.blocks, blocks, "{name} {d}");
+        }
+        for t in gt["device_traces"].as_array().unwrap() {
+            let d = t["device"].as_i64().unwrap();
+            let got = sum.devices.iter().find(|x| x.device == d).unwrap();
+            assert_eq!(
+                got.trace_entries,
+                t["entries"].as_u64().unwrap(),
+                "{name} {d}"
+            );
+            let actions: BTreeMap<String, u64> =
+                serde_json::from_value(t["actions"].clone()).unwrap();
+            assert_eq!(got.actions, actions, "{name} {d}");
+            // Allocations made in the trace and never freed.
+            let r = replay(&s, d, false);
+            let live_end: u64 = r
+                .elements
+                .iter()
+                .filter(|e| e.start.is_some() && e.end.is_none())
+                .map(|e| e.size)
+                .sum();
+            assert_eq!(
+                live_end,
+                t["requested_bytes_live_at_end_from_trace"]
+                    .as_u64()
+                    .unwrap(),
+                "{name} {d}"
+            );
+            if r.preexisting_bytes == 0 && got.trace_entries > 0 {
+                assert_eq!(
+                    got.peak_active_bytes,
+                    t["peak_requested_bytes_of_allocs_seen_in_trace"]
+                        .as_u64()
+                        .unwrap(),
+                    "{name} {d}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn synthetic_oom_private_pool_and_peak_blocks() {
+    let Some(s) = load_snapshot("generated/snapshots/synthetic_snapshot_seed23.pickle") else {
+        return;
+    };
+    let sum = summarize(&s);
+    let d0 = &sum.devices[0];
+    assert_eq!(d0.ooms.len(), 1);
+    assert_eq!(d0.ooms[0].requested_bytes, 120 << 30);
+    assert!(d0.ooms[0].device_free_bytes > 0);
+    assert!(d0.private_pools.is_empty());
+    // The blocks live at the peak add up to the peak (no pre-existing allocations here).
+    let live: u64 = d0.peak_blocks.iter().map(|b| b.size).sum();
+    assert!(d0.peak_blocks_count as usize <= 100);
+    assert_eq!(live, d0.peak_active_bytes);
+    assert!(d0.peak_active_time_us.is_some());
+    assert!(d0.by_stack.iter().any(|g| g.frame.contains("train.py")));
+    assert!(d0.peak_blocks[0].top_frames[0].contains(".py:"));
+    // Expandable segments on device 1.
+    assert_eq!(sum.devices[1].expandable_segments, 2);
+}
+
+#[test]
+fn cpp_frames_and_time_less_snapshots_still_attribute_to_python() {
+    if let Some(s) =
+        load_snapshot("real/snapshots/select_n_2023-12_4gpu_cpp_frames_snapshot.pickle")
+    {
+        let sum = summarize(&s);
+        let g = &sum.devices[0].by_stack[0];
+        assert!(!g.frame.starts_with("??"), "{}", g.frame);
+        assert_eq!(s.device_traces.len(), 4);
+    }
+    if let Some(s) = load_snapshot("real/snapshots/ftcourse_2024-06_memory_snapshot.pickle") {
+        assert!(s.device_traces[0].time_us.iter().all(|t| t.is_none()));
+        assert!(s.allocator_settings.is_none());
+        let tl = active_timeline(&s, 0, 500, 1000);
+        assert!(tl.points.len() <= 500);
+        assert!(tl.points.iter().all(|p| p.1.is_none()));
+        assert_eq!(tl.intervals.len(), 1000);
+        assert_eq!(
+            tl.points.iter().map(|p| p.2).max(),
+            Some(summarize(&s).devices[0].peak_active_bytes)
+        );
+    }
+}
+
+#[test]
+fn frames_and_stacks_are_interned_once() {
+    let Some(s) = load_snapshot("real/snapshots/cs336_nothanmin_memory_snapshot.pickle") else {
+        return;
+    };
+    let entries: usize = s.device_traces.iter().map(|t| t.len()).sum();
+    assert!(s.stacks.len() < entries / 4, "{} stacks", s.stacks.len());
+    assert!(
+        s.frames.filename.len() < 2000,
+        "{} frames",
+        s.frames.filename.len()
+    );
+    let settings = s.allocator_settings.as_ref().unwrap();
+    assert_eq!(settings["max_split_size"], -1);
+    assert!(s.external_annotations.as_ref().unwrap().is_array());
+}
+
+/// memory_viz's profile_plot dict is a different schema: it loads, says so, and recomputes totals.
+#[test]
+fn profile_to_snapshot_pickle_loads_with_a_warning() {
+    let Some(s) =
+        load_snapshot("generated/resnet_all.1795343593430138415.profile_to_snapshot.pickle")
+    else {
+        return;
+    };
+    assert_eq!(s.kind, SnapshotKind::ProfilePlot);
+    assert!(!s.warnings.is_empty());
+    let d = &summarize(&s).devices[0];
+    assert_eq!(d.segments, 1);
+    assert_eq!(d.reserved_bytes, 158_588_480);
+    // From snapshot_expected.py (memory_viz replay, which needs no allocator totals).
+    assert_eq!(d.peak_active_bytes, 4_641_568);
+    assert_eq!(d.peak_reserved_bytes, 158_588_480);
+    assert_eq!(d.trace_entries, 2330);
+    // Recomputed from the 122 active blocks (the dict has no allocated_size).
+    assert_eq!(d.allocated_bytes, 255_960);
+}
+
+// ---- hostile pickles: each gets its own error, never a panic -------------------------------------
+
+fn err_of(bytes: &[u8]) -> ErrorKind {
+    match load_bytes("hostile.pickle", bytes) {
+        Ok(l) => panic!("loaded {:?}", l.format()),
+        Err(e) => {
+            assert_eq!(e.file.as_deref(), Some("hostile.pickle"));
+            e.kind
+        }
+    }
+}
+
+#[test]
+fn hostile_global_opcode_is_refused() {
+    // pickle.dumps(os.system, protocol=2) style: GLOBAL 'os\nsystem'
+    let k = err_of(b"\x80\x02cposix\nsystem\nq\x00X\x02\x00\x00\x00lsq\x01\x85q\x02Rq\x03.");
+    assert!(
+        matches!(&k, ErrorKind::Refused(m) if m.contains("GLOBAL")),
+        "{k:?}"
+    );
+    let k = err_of(b"\x80\x04\x8c\x02os\x8c\x06system\x93.");
+    assert!(
+        matches!(&k, ErrorKind::Refused(m) if m.contains("STACK_GLOBAL")),
+        "{k:?}"
+    );
+    let k = err_of(b"\x80\x04}\x94)R.");
+    assert!(
+        matches!(&k, ErrorKind::Refused(m) if m.contains("REDUCE")),
+        "{k:?}"
+    );
+}
+
+#[test]
+fn hostile_truncated_snapshot_is_truncated() {
+    let Some(b) = corpus_file("real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle") else {
+        return;
+    };
+    for cut in [3, 100, b.len() / 2, b.len() - 1] {
+        assert_eq!(err_of(&b[..cut]), ErrorKind::Truncated, "cut at {cut}");
+    }
+}
+
+#[test]
+fn hostile_huge_declared_length_is_a_limit_not_an_allocation() {
+    // BINUNICODE8 claiming 2^60 bytes.
+    let k = err_of(b"\x80\x04\x8d\x00\x00\x00\x00\x00\x00\x00\x10abc.");
+    assert!(
+        matches!(&k, ErrorKind::Limit(m) if m.contains("declared length")),
+        "{k:?}"
+    );
+    // BINBYTES claiming 4 GiB - 1 in a short file: truncated.
+    assert_eq!(
+        err_of(b"\x80\x04B\xff\xff\xff\xffabc."),
+        ErrorKind::Truncated
+    );
+    // LONG_BINPUT with an index far past anything decoded.
+    let k = err_of(b"\x80\x04Nr\xff\xff\xff\x7f.");
+    assert!(
+        matches!(&k, ErrorKind::Limit(m) if m.contains("memo")),
+        "{k:?}"
+    );
+}
+
+#[test]
+fn hostile_deep_nesting_hits_the_mark_limit() {
+    let mut b = b"\x80\x04".to_vec();
+    b.extend(std::iter::repeat_n(b'(', 100_000));
+    b.push(b'.');
+    let k = err_of(&b);
+    assert!(
+        matches!(&k, ErrorKind::Limit(m) if m.contains("nesting")),
+        "{k:?}"
+    );
+    // Deep but legal nesting of lists (each inside the previous) decodes without recursion; a bare
+    // list is read as torch 1.13's list of segments, here with none usable.
+    let mut b = b"\x80\x04".to_vec();
+    b.extend(std::iter::repeat_n(b']', 200_000));
+    b.extend(std::iter::repeat_n(b'a', 199_999));
+    b.push(b'.');
+    match load_bytes("deep.pickle", &b) {
+        Ok(Loaded::Snapshot(s)) => {
+            assert_eq!(s.segments.len(), 0);
+            assert!(!s.warnings.is_empty());
+        }
+        Ok(other) => panic!("{:?}", other.format()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn hostile_self_referencing_list_does_not_hang() {
+    // l = []; l.append(l); pickle.dumps({'segments': l}, protocol=4)
+    let b = b"\x80\x04}\x94\x8c\x08segments\x94]\x94h\x02as\x8c\x12allocator_settings\x94h\x02s.";
+    match load_bytes("cycle.pickle", b) {
+        Ok(Loaded::Snapshot(s)) => assert!(s.allocator_settings.is_some()),
+        Ok(other) => panic!("{:?}", other.format()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_pickle_that_is_no_snapshot_is_incompatible() {
+    // pickle.dumps({'a': 1}, protocol=4)
+    let k = err_of(b"\x80\x04\x95\n\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01a\x94K\x01s.");
+    assert!(matches!(k, ErrorKind::Incompatible(_)), "{k:?}");
+}
