@@ -27,6 +27,18 @@ pub struct Facts {
     pub warnings: Vec<String>,
 }
 
+/// Device names, identical ones collapsed as "8 × NVIDIA A100…" (traces list every GPU of the host).
+fn device_names(t: &Trace) -> Vec<String> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for d in &t.meta.devices {
+        match out.iter_mut().find(|(n, _)| *n == d.name) {
+            Some((_, c)) => *c += 1,
+            None => out.push((d.name.clone(), 1)),
+        }
+    }
+    out.into_iter().map(|(n, c)| if c > 1 { format!("{c} × {n}") } else { n }).collect()
+}
+
 impl Facts {
     pub fn of(file: &str, t: &Trace) -> Facts {
         let (start_ns, end_ns) = t.time_bounds().unwrap_or((0, 0));
@@ -37,7 +49,7 @@ impl Facts {
             start_ns,
             end_ns,
             span_ns: end_ns - start_ns,
-            devices: t.meta.devices.iter().map(|d| d.name.clone()).collect(),
+            devices: device_names(t),
             rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
             world_size: t.meta.distributed.as_ref().and_then(|d| d.world_size),
             tracks: t

@@ -176,8 +176,8 @@ fn paint_ruler(
     ctx.set_fill_style_str("#d0d7de");
     ctx.fill_rect(0.0, RULER_PX - 1.0, width, 1.0);
     let step = tick_step_ns(vp, 90.0);
-    let first = vp.start_ns.div_euclid(step) * step;
-    let mut tick = first;
+    // Ticks fall on round offsets from the origin, so labels read 0, 20 ms, 40 ms…
+    let mut tick = origin_ns + (vp.start_ns - origin_ns).div_euclid(step) * step;
     ctx.set_fill_style_str("#57606a");
     while tick <= vp.end_ns {
         let x = GUTTER_PX + vp.x(tick);

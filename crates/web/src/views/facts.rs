@@ -38,7 +38,7 @@ pub fn FactsPanel(session: SessionRef) -> impl IntoView {
                 <div><dt>"Loaded"</dt><dd>{format!("{mb:.1} MB in {:.0} ms ({speed:.0} MB/s)", session.load_ms)}</dd></div>
             </dl>
             {(!warnings.is_empty()).then(|| view! {
-                <details class="warnings" data-testid="warnings">
+                <details class="warnings" data-testid="warnings" open=true>
                     <summary>{format!("{} warning kinds", warnings.len())}</summary>
                     <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
                 </details>

@@ -1,0 +1,60 @@
+// Shared e2e plumbing: a static server for dist/, Chromium from Debian via playwright-core (never a
+// downloaded browser), and the CLI's answer for a file, so tests compare the page with the CLI.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CORPUS = path.resolve(ROOT, '../shared/corpus');
+export const DIST = path.join(ROOT, 'dist');
+export const SHOTS = path.join(ROOT, 'target', 'e2e');
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.gz': 'application/gzip', '.json': 'application/json' };
+
+/** Serves dist/ (and, under /corpus/, the shared corpus) on an ephemeral loopback port. */
+export async function serve() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    let file;
+    if (url.pathname.startsWith('/corpus/')) file = path.join(CORPUS, decodeURIComponent(url.pathname.slice(8)));
+    else file = path.join(DIST, decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
+    if (!file.startsWith(DIST) && !file.startsWith(CORPUS)) { res.writeHead(403).end(); return; }
+    fs.stat(file, (err, st) => {
+      if (err || !st.isFile()) { res.writeHead(404).end('not found'); return; }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'content-length': st.size });
+      fs.createReadStream(file).pipe(res);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { server, base: `http://127.0.0.1:${server.address().port}` };
+}
+
+export async function browser() {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** `tracelight analyze FILE --json`, parsed. */
+export function cli(file) {
+  const bin = path.join(ROOT, 'target', 'release', 'tracelight');
+  return JSON.parse(execFileSync(bin, ['analyze', file, '--json'], { maxBuffer: 256 << 20 }).toString());
+}
+
+/** A page that fails the test on any console error or uncaught exception. */
+export async function page(b, errors) {
+  const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  p.on('request', (r) => { if (!r.url().startsWith('http://127.0.0.1')) errors.push(`unexpected request ${r.url()}`); });
+  return p;
+}
+
+export function shot(name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return path.join(SHOTS, name);
+}
