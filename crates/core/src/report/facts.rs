@@ -36,7 +36,9 @@ fn device_names(t: &Trace) -> Vec<String> {
             None => out.push((d.name.clone(), 1)),
         }
     }
-    out.into_iter().map(|(n, c)| if c > 1 { format!("{c} × {n}") } else { n }).collect()
+    out.into_iter()
+        .map(|(n, c)| if c > 1 { format!("{c} × {n}") } else { n })
+        .collect()
 }
 
 impl Facts {
