@@ -1,6 +1,9 @@
 //! Runs in headless Chromium: the demo trace is parsed by the wasm build of the core and painted on
 //! a real canvas, and the pixels under a known kernel carry the kernel colour.
 
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::SliceKind;
 use tracelight_web::timeline::layout::{self, GUTTER_PX, HEADER_PX, LANE_PX};
