@@ -29,6 +29,10 @@ test('a corpus trace uploaded through the file input shows the CLI event count, 
   assert.ok(trackRows >= 2, `tracks listed: ${trackRows}`);
   const gpuRows = await p.locator('[data-testid=track-list] tbody tr', { hasText: 'GPU stream' }).count();
   assert.ok(gpuRows >= 1, 'at least one GPU stream');
+  await p.screenshot({ path: shot('upload-overview.png') });
+  await p.getByTestId('tab-timeline').click();
+  await p.getByTestId('timeline').waitFor();
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
   const rects = Number(await p.getByTestId('timeline').getAttribute('data-rects'));
   assert.ok(rects > 100, `timeline painted ${rects} rects`);
   await p.screenshot({ path: shot('upload.png') });

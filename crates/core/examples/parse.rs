@@ -66,6 +66,10 @@ fn main() {
         let t1 = Instant::now();
         let a = tracelight_core::report::json::Analysis::of(path, &t);
         let s = t1.elapsed().as_secs_f64();
-        println!("analyses: {s:.3} s ({:.0}% of parse); {} op rows", s / secs * 100.0, a.ops.rows.len());
+        println!(
+            "analyses: {s:.3} s ({:.0}% of parse); {} op rows",
+            s / secs * 100.0,
+            a.ops.rows.len()
+        );
     }
 }

@@ -118,7 +118,7 @@ impl Warnings {
     pub fn lines(&self) -> Vec<String> {
         self.items
             .iter()
-            .map(|w| match w.examples.first() {
+            .map(|w| match w.examples.iter().find(|e| !e.is_empty()) {
                 Some(e) => format!("{} × {} (e.g. {e})", w.count, w.message),
                 None => format!("{} × {}", w.count, w.message),
             })

@@ -1,12 +1,18 @@
-//! The page: open bar, error banner, then the loaded session's facts, timeline and tracks.
+//! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
-use crate::load::{load_file, load_url, LoadCtx};
-use crate::state::{Progress, SessionRef};
+use crate::load::{load_files, load_url, LoadCtx};
+use crate::memory::view::MemoryView;
+use crate::state::{Content, Nav, Progress, Session, SessionRef, Tab};
 use crate::timeline::view::Timeline;
-use crate::views::facts::{FactsPanel, TrackList};
+use crate::views::gpu::GpuView;
+use crate::views::kernels::KernelsView;
 use crate::views::open::OpenBar;
+use crate::views::operators::OperatorsView;
+use crate::views::overview::Overview;
+use crate::views::session_bar::{SessionBar, TabBar};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::sync::Arc;
 
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
@@ -17,6 +23,23 @@ fn query_param(name: &str) -> Option<String> {
     params.get(name)
 }
 
+/// Tabs that have something to show for this session.
+fn available_tabs(s: &Session) -> Vec<Tab> {
+    let has_trace = !s.trace_indices().is_empty();
+    let has_memory = !s.snapshot_indices().is_empty()
+        || !s.timeline_indices().is_empty()
+        || s.files
+            .iter()
+            .any(|f| matches!(&f.content, Content::Trace(t) if !t.trace.memory.ts.is_empty()));
+    Tab::ALL
+        .into_iter()
+        .filter(|t| match t {
+            Tab::Memory => has_memory,
+            _ => has_trace,
+        })
+        .collect()
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     let session = RwSignal::new(None::<SessionRef>);
@@ -24,36 +47,55 @@ pub fn App() -> impl IntoView {
     let progress = RwSignal::new(None::<Progress>);
     let cancel = RwSignal::new(false);
     let ctx = LoadCtx { progress, cancel };
+    let nav = Nav::new();
+    provide_context(nav);
     // Each load gets a number; a late result from an older load is ignored.
     let generation = StoredValue::new(0u64);
 
-    let finish = move |gen: u64, r: Result<SessionRef, String>| {
+    let finish = move |gen: u64, files: Vec<crate::state::LoadedFile>, errors: Vec<String>| {
         if generation.get_value() != gen {
             return;
         }
         progress.set(None);
-        match r {
-            Ok(s) => {
-                error.set(None);
-                session.set(Some(s));
-            }
-            // A failed load keeps the previous session on screen.
-            Err(e) => error.set(Some(e)),
+        error.set((!errors.is_empty()).then(|| errors.join("\n")));
+        // A failed load keeps the previous session on screen.
+        if files.is_empty() {
+            return;
         }
+        let s = Session { files };
+        let tabs = available_tabs(&s);
+        nav.file
+            .set(s.trace_indices().first().copied().unwrap_or(0));
+        nav.reveal.set(None);
+        if !tabs.contains(&nav.tab.get_untracked()) {
+            nav.tab.set(tabs.first().copied().unwrap_or(Tab::Overview));
+        }
+        session.set(Some(Arc::new(s)));
     };
     let start = move || {
         let g = generation.get_value() + 1;
         generation.set_value(g);
         g
     };
-    let open_files = Callback::new(move |files: web_sys::FileList| {
-        let Some(file) = files.get(0) else { return };
+    let open_files = Callback::new(move |list: web_sys::FileList| {
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        if files.is_empty() {
+            return;
+        }
         let g = start();
-        spawn_local(async move { finish(g, load_file(file, ctx).await) });
+        spawn_local(async move {
+            let (ok, errors) = load_files(files, ctx).await;
+            finish(g, ok, errors);
+        });
     });
     let open_url = move |url: String| {
         let g = start();
-        spawn_local(async move { finish(g, load_url(&url, ctx).await) });
+        spawn_local(async move {
+            match load_url(&url, ctx).await {
+                Ok(f) => finish(g, vec![f], Vec::new()),
+                Err(e) => finish(g, Vec::new(), vec![e]),
+            }
+        });
     };
     let on_demo = Callback::new(move |_| open_url(DEMO_URL.to_owned()));
     if let Some(url) = query_param("url") {
@@ -68,6 +110,40 @@ pub fn App() -> impl IntoView {
     };
     let on_dragover = move |ev: web_sys::DragEvent| ev.prevent_default();
 
+    let body = move || {
+        match session.get() {
+        Some(s) => {
+            let tabs = available_tabs(&s);
+            let s2 = s.clone();
+            let active = move || {
+                let s = s2.clone();
+                let file = nav.file.get();
+                match nav.tab.get() {
+                    Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
+                    Tab::Timeline => view! { <Timeline session=s file=file /> }.into_any(),
+                    Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
+                    Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
+                    Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
+                    Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
+                }
+            };
+            view! {
+                <SessionBar session=s.clone() />
+                <TabBar available=tabs />
+                <div class="tab-body">{active}</div>
+            }
+            .into_any()
+        }
+        None => view! {
+            <section class="empty" data-testid="empty">
+                <p>"Drop a PyTorch profiler trace (Kineto .json / .json.gz), a folder of rank files, or a CUDA memory snapshot to see where the time and memory went."</p>
+                <p><button class="button primary" on:click=move |_| on_demo.run(())>"Open the demo trace"</button></p>
+            </section>
+        }
+        .into_any(),
+    }
+    };
+
     view! {
         <main class="app" on:drop=on_drop on:dragover=on_dragover>
             <header>
@@ -80,19 +156,7 @@ pub fn App() -> impl IntoView {
                     <button class="button" on:click=move |_| error.set(None)>"Dismiss"</button>
                 </div>
             </Show>
-            {move || match session.get() {
-                Some(s) => view! {
-                    <FactsPanel session=s.clone() />
-                    <Timeline session=s.clone() />
-                    <TrackList session=s />
-                }.into_any(),
-                None => view! {
-                    <section class="empty" data-testid="empty">
-                        <p>"Drop a PyTorch profiler trace (Kineto .json / .json.gz) to see where the time went."</p>
-                        <p><button class="button primary" on:click=move |_| on_demo.run(())>"Open the demo trace"</button></p>
-                    </section>
-                }.into_any(),
-            }}
+            {body}
         </main>
     }
 }

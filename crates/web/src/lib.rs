@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod load;
+pub mod memory;
 pub mod state;
 pub mod timeline;
 pub mod views;

@@ -2,12 +2,10 @@
 //! `fetch` of `?url=`. Between slices the task yields to the event loop so the page stays responsive,
 //! progress is published in bytes with MB/s, and a cancel flag is honoured.
 
-use crate::state::{Progress, Session};
+use crate::state::{Content, LoadedFile, Progress, TraceFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
-use std::sync::Arc;
 use tracelight_core::ingest::{Loaded, Loader};
-use tracelight_core::report::facts::Facts;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -93,35 +91,34 @@ impl Feed {
         Ok(())
     }
 
-    async fn finish(self) -> Result<Session, String> {
+    async fn finish(self) -> Result<LoadedFile, String> {
         let name = self.loader.name().to_owned();
         let bytes = self.loader.raw_bytes();
+        let decoded_bytes = self.loader.decoded_bytes();
         self.ctx.progress.update(|p| {
             if let Some(p) = p {
                 p.phase = "building model";
             }
         });
         yield_now().await;
-        let loaded = self.loader.finish().map_err(|e| e.to_string())?;
-        #[allow(unreachable_patterns)]
-        let trace = match loaded {
-            Loaded::Trace(t) => t,
-            _ => return Err(format!("{name}: this file type has no view yet")),
+        let content = match self.loader.finish().map_err(|e| e.to_string())? {
+            Loaded::Trace(t) => Content::Trace(Box::new(TraceFile::new(&name, *t))),
+            Loaded::Snapshot(s) => Content::Snapshot(s),
+            Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
         };
-        let facts = Facts::of(&name, &trace);
         let load_ms = now_ms() - self.started;
-        Ok(Session {
+        Ok(LoadedFile {
             name,
-            trace: *trace,
-            facts,
             bytes,
+            decoded_bytes,
             load_ms,
+            content,
         })
     }
 }
 
 /// Reads a `File` slice by slice.
-pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<Arc<Session>, String> {
+pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, String> {
     let name = file.name();
     let size = file.size() as u64;
     let mut feed = Feed::new(&name, Some(size), ctx);
@@ -141,11 +138,11 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<Arc<Session>
         feed.push(&buf).await?;
         off = end;
     }
-    feed.finish().await.map(Arc::new)
+    feed.finish().await
 }
 
 /// Fetches `url` (same origin or CORS) and streams the body into the loader.
-pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<Arc<Session>, String> {
+pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
     let name = url
         .rsplit('/')
         .next()
@@ -202,5 +199,46 @@ pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<Arc<Session>, String> {
             feed.push(piece).await?;
         }
     }
-    feed.finish().await.map(Arc::new)
+    feed.finish().await
+}
+
+/// Opens several files as one session: each is read in turn; the ones that fail are reported by
+/// name and the rest stay open. Trace ranks are assigned as [`tracelight_core::ingest::ranks`] says.
+pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        if ctx.cancel.get_untracked() {
+            errors.push(format!("{}: load cancelled", f.name()));
+            continue;
+        }
+        match load_file(f, ctx).await {
+            Ok(l) => ok.push(l),
+            Err(e) => errors.push(e),
+        }
+    }
+    assign_ranks(&mut ok);
+    (ok, errors)
+}
+
+pub fn assign_ranks(files: &mut [LoadedFile]) {
+    let keys: Vec<(Option<i64>, String)> = files
+        .iter()
+        .filter_map(|f| match &f.content {
+            Content::Trace(t) => Some((
+                t.trace.meta.distributed.as_ref().and_then(|d| d.rank),
+                f.name.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let refs: Vec<(Option<i64>, &str)> = keys.iter().map(|(r, n)| (*r, n.as_str())).collect();
+    let ranks = tracelight_core::ingest::ranks::assign_ranks(&refs);
+    let mut k = 0;
+    for f in files.iter_mut() {
+        if let Content::Trace(t) = &mut f.content {
+            t.rank = ranks[k];
+            k += 1;
+        }
+    }
 }

@@ -6,6 +6,7 @@ pub(crate) mod json;
 pub mod kineto;
 pub mod memory_timeline;
 pub mod pickle;
+pub mod ranks;
 pub mod snapshot;
 pub mod sniff;
 

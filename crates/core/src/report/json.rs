@@ -59,7 +59,12 @@ impl Analysis {
             sync,
             flops,
             recommendations,
-            rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
+            rank: t
+                .meta
+                .distributed
+                .as_ref()
+                .and_then(|d| d.rank)
+                .or_else(|| crate::ingest::ranks::rank_from_name(path)),
             warnings: t.warnings.lines(),
         }
     }

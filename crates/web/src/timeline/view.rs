@@ -14,10 +14,13 @@ fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext
 }
 
 #[component]
-pub fn Timeline(session: SessionRef) -> impl IntoView {
+pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
     let canvas = NodeRef::<html::Canvas>::new();
-    let bounds = session.trace.time_bounds().unwrap_or((0, 1));
-    let rows = layout::rows(&session.trace);
+    let bounds = tf.trace.time_bounds().unwrap_or((0, 1));
+    let rows = layout::rows(&tf.trace);
     let css_height = layout::total_height(&rows).min(4000.0);
     let viewport = RwSignal::new(Viewport::new(bounds.0, bounds.1, 1000.0));
     let size = RwSignal::new((0.0f64, 0.0f64));
@@ -53,7 +56,10 @@ pub fn Timeline(session: SessionRef) -> impl IntoView {
         c.set_height((h * dpr) as u32);
         let Some(ctx) = context(&c) else { return };
         let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-        let stats = paint(&ctx, &painted.trace, &rows, &vp, bounds.0, w, h);
+        let Some(tf) = painted.trace(file) else {
+            return;
+        };
+        let stats = paint(&ctx, &tf.trace, &rows, &vp, bounds.0, w, h);
         let _ = c.set_attribute("data-rects", &stats.rects.to_string());
     });
 
@@ -97,4 +103,5 @@ pub fn Timeline(session: SessionRef) -> impl IntoView {
             />
         </section>
     }
+    .into_any()
 }

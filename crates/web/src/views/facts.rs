@@ -6,8 +6,12 @@ use leptos::prelude::*;
 use tracelight_core::model::{time::format_duration, SliceKind, TrackKind};
 
 #[component]
-pub fn FactsPanel(session: SessionRef) -> impl IntoView {
-    let f = &session.facts;
+pub fn FactsPanel(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let loaded = &session.files[file];
+    let f = &tf.facts;
     let devices = if f.devices.is_empty() {
         "—".to_owned()
     } else {
@@ -19,9 +23,10 @@ pub fn FactsPanel(session: SessionRef) -> impl IntoView {
             f.world_size.map(|w| format!(" of {w}")).unwrap_or_default()
         )
     });
-    let mb = session.bytes as f64 / 1e6;
-    let speed = if session.load_ms > 0.0 {
-        mb / (session.load_ms / 1000.0)
+    let mb = loaded.bytes as f64 / 1e6;
+    let decoded_mb = loaded.decoded_bytes as f64 / 1e6;
+    let speed = if loaded.load_ms > 0.0 {
+        decoded_mb / (loaded.load_ms / 1000.0)
     } else {
         0.0
     };
@@ -35,7 +40,7 @@ pub fn FactsPanel(session: SessionRef) -> impl IntoView {
                 <div><dt>"Time span"</dt><dd data-testid="time-span">{format_duration(f.span_ns)}</dd></div>
                 <div><dt>"Devices"</dt><dd>{devices}</dd></div>
                 {rank.map(|r| view! { <div><dt>"Rank"</dt><dd>{r}</dd></div> })}
-                <div><dt>"Loaded"</dt><dd>{format!("{mb:.1} MB in {:.0} ms ({speed:.0} MB/s)", session.load_ms)}</dd></div>
+                <div><dt>"Loaded"</dt><dd data-testid="load-stats">{format!("{mb:.1} MB ({decoded_mb:.1} MB decoded) in {:.0} ms, {speed:.0} MB/s", loaded.load_ms)}</dd></div>
             </dl>
             {(!warnings.is_empty()).then(|| view! {
                 <details class="warnings" data-testid="warnings" open=true>
@@ -45,11 +50,15 @@ pub fn FactsPanel(session: SessionRef) -> impl IntoView {
             })}
         </section>
     }
+    .into_any()
 }
 
 #[component]
-pub fn TrackList(session: SessionRef) -> impl IntoView {
-    let rows = session
+pub fn TrackList(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let rows = tf
         .facts
         .tracks
         .iter()
@@ -94,4 +103,5 @@ pub fn TrackList(session: SessionRef) -> impl IntoView {
             </table>
         </section>
     }
+    .into_any()
 }

@@ -1,0 +1,3 @@
+//! Memory views: CUDA snapshots, memory timelines and a trace's `[memory]` events (memory issue).
+
+pub mod view;

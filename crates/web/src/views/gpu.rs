@@ -1,0 +1,10 @@
+//! The gpu view (analysis-views issue).
+
+use crate::state::SessionRef;
+use leptos::prelude::*;
+
+#[component]
+pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
+    let _ = (&session, file);
+    view! { <section class="placeholder" data-testid="gpu-view"><p>"Not built yet."</p></section> }
+}

@@ -1,0 +1,66 @@
+//! Above the tabs: which files are open (ranks, snapshots) and which trace the views show.
+
+use crate::state::{Content, Nav, SessionRef, Tab};
+use leptos::prelude::*;
+
+#[component]
+pub fn SessionBar(session: SessionRef) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let files = session
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (kind, rank) = match &f.content {
+                Content::Trace(t) => ("trace", Some(t.rank)),
+                Content::Snapshot(_) => ("memory snapshot", None),
+                Content::MemoryTimeline(_) => ("memory timeline", None),
+            };
+            let is_trace = rank.is_some();
+            let label = match rank {
+                Some(r) if session.trace_indices().len() > 1 => format!("rank {r} · {}", f.name),
+                _ => f.name.clone(),
+            };
+            view! {
+                <button
+                    class="file-chip"
+                    class:active=move || is_trace && nav.file.get() == i
+                    title=kind
+                    on:click=move |_| {
+                        if is_trace {
+                            nav.file.set(i);
+                        } else {
+                            nav.tab.set(Tab::Memory);
+                        }
+                    }
+                >
+                    {label}
+                </button>
+            }
+        })
+        .collect_view();
+    view! { <nav class="session-bar" data-testid="session-bar">{files}</nav> }
+}
+
+#[component]
+pub fn TabBar(available: Vec<Tab>) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let tabs = available
+        .into_iter()
+        .map(|t| {
+            view! {
+                <button
+                    role="tab"
+                    class="tab"
+                    data-testid=format!("tab-{}", t.slug())
+                    aria-selected=move || (nav.tab.get() == t).to_string()
+                    class:active=move || nav.tab.get() == t
+                    on:click=move |_| nav.tab.set(t)
+                >
+                    {t.label()}
+                </button>
+            }
+        })
+        .collect_view();
+    view! { <div class="tab-bar" role="tablist">{tabs}</div> }
+}
