@@ -2,7 +2,7 @@
 
 use crate::load::{load_files, load_url, LoadCtx};
 use crate::memory::view::MemoryView;
-use crate::state::{Content, Nav, Progress, Session, SessionRef, Tab};
+use crate::state::{Content, Nav, Progress, Session, SessionRef, Tab, TimeWindow};
 use crate::timeline::view::Timeline;
 use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
@@ -49,6 +49,7 @@ pub fn App() -> impl IntoView {
     let ctx = LoadCtx { progress, cancel };
     let nav = Nav::new();
     provide_context(nav);
+    provide_context(TimeWindow(RwSignal::new((0, 1))));
     // Each load gets a number; a late result from an older load is ignored.
     let generation = StoredValue::new(0u64);
 

@@ -200,3 +200,8 @@ impl Default for Nav {
         Self::new()
     }
 }
+
+/// The trace time the timeline shows, `[start_ns, end_ns)` in the trace's own clock; other views
+/// (the memory lane under the timeline) follow it. Provided through context by `App`.
+#[derive(Clone, Copy)]
+pub struct TimeWindow(pub RwSignal<(i64, i64)>);
