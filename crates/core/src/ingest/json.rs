@@ -144,7 +144,34 @@ impl<'a> Cursor<'a> {
             return Err(Stop::Syntax("expected a string"));
         }
         let start = self.i + 1;
-        let mut j = start;
+        // Most keys and values are short: test 8 bytes at a time for a quote or a backslash (SWAR)
+        // before paying for memchr's set-up.
+        let b = self.b;
+        let mut k = start;
+        while k + 8 <= b.len() && k < start + 32 {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[k..k + 8]);
+            let x = u64::from_le_bytes(w);
+            const LO: u64 = 0x0101_0101_0101_0101;
+            const HI: u64 = 0x8080_8080_8080_8080;
+            let q = x ^ (LO * u64::from(b'"'));
+            let e = x ^ (LO * u64::from(b'\\'));
+            let hit = (q.wrapping_sub(LO) & !q & HI) | (e.wrapping_sub(LO) & !e & HI);
+            if hit != 0 {
+                let at = k + (hit.trailing_zeros() / 8) as usize;
+                if b[at] == b'"' {
+                    self.i = at + 1;
+                    return Ok(RawStr {
+                        bytes: &b[start..at],
+                        escaped: false,
+                    });
+                }
+                k = at;
+                break;
+            }
+            k += 8;
+        }
+        let mut j = k;
         let mut escaped = false;
         loop {
             let Some(k) = memchr2(b'"', b'\\', &self.b[j..]) else {
@@ -257,33 +284,30 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Copies a JSON value, dropping whitespace outside strings: args are kept for the details panel in
-/// this compact form.
-pub(crate) fn minify_into(v: &[u8], out: &mut Vec<u8>) {
-    let mut in_str = false;
-    let mut esc = false;
-    for &c in v {
-        if in_str {
-            out.push(c);
-            if esc {
-                esc = false;
-            } else if c == b'\\' {
-                esc = true;
-            } else if c == b'"' {
-                in_str = false;
-            }
-        } else if !is_ws(c) {
-            out.push(c);
-            if c == b'"' {
-                in_str = true;
-            }
-        }
-    }
-}
-
 /// Parses an integer that may exceed `i64` (Kineto writes u64 ids): values above `i64::MAX` wrap
 /// to their two's-complement `i64`, which keeps them distinct and comparable for linking.
 pub(crate) fn parse_int(text: &[u8]) -> Option<i64> {
+    // Fast path: plain decimal digits that fit in a u64.
+    let (neg, digits) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    if !digits.is_empty() && digits.len() <= 19 {
+        let mut v = 0u64;
+        let mut ok = true;
+        for &d in digits {
+            let x = d.wrapping_sub(b'0');
+            ok &= x < 10;
+            v = v.wrapping_mul(10).wrapping_add(u64::from(x));
+        }
+        if ok {
+            return Some(if neg {
+                (v as i64).wrapping_neg()
+            } else {
+                v as i64
+            });
+        }
+    }
     let s = std::str::from_utf8(text).ok()?;
     if let Ok(v) = s.parse::<i64>() {
         return Some(v);
@@ -348,13 +372,6 @@ mod tests {
         let mut s = String::new();
         unescape_into(br#"a\"b\u00e9\ud83d\ude00\q"#, &mut s);
         assert_eq!(s, "a\"bé😀\\q");
-    }
-
-    #[test]
-    fn minify_drops_whitespace_outside_strings_only() {
-        let mut out = Vec::new();
-        minify_into(b"{ \"a b\" : [ 1 , 2 ] }", &mut out);
-        assert_eq!(out, b"{\"a b\":[1,2]}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Appends scanned events to the columns: interning, typed-arg decoding, track lookup.
 
-use super::event::{ArgSpans, Ev};
-use crate::ingest::json::{minify_into, parse_f64, parse_int, RawStr};
+use super::event::{ArgPair, ArgSpans, Ev};
+use crate::ingest::json::{parse_f64, parse_int, RawStr};
 use crate::model::time::us_text_to_ns;
 use crate::model::*;
 use crate::warnings::WarningKind;
@@ -29,7 +29,6 @@ pub(super) struct Builder {
     pub thread_names: FxHashMap<(IdVal, IdVal), (StrId, Option<i64>)>,
     pub counter_series: FxHashMap<(IdVal, StrId), u32>,
     scratch: String,
-    scratch_bytes: Vec<u8>,
 }
 
 impl Builder {
@@ -39,12 +38,13 @@ impl Builder {
         trace.strings.intern(text)
     }
 
-    /// Interns a JSON value's compact text (shapes, types).
+    /// Interns a JSON value's text as written (shapes, types). libkineto writes identical shapes
+    /// identically, so the raw text is a faithful key and costs no rewrite.
     fn intern_json(&mut self, v: &[u8]) -> StrId {
-        self.scratch_bytes.clear();
-        minify_into(v, &mut self.scratch_bytes);
-        let s = String::from_utf8_lossy(&self.scratch_bytes).into_owned();
-        self.trace.strings.intern(&s)
+        match std::str::from_utf8(v) {
+            Ok(s) => self.trace.strings.intern(s),
+            Err(_) => self.trace.strings.intern(&String::from_utf8_lossy(v)),
+        }
     }
 
     fn idval(&mut self, v: Option<&[u8]>) -> IdVal {
@@ -105,9 +105,11 @@ impl Builder {
         k
     }
 
-    fn store_args(&mut self, args: Option<&[u8]>) -> (u32, u32) {
+    /// Appends the args object in compact form, built from the key/value spans the scanner
+    /// recorded (values are copied as written).
+    fn store_args(&mut self, args: Option<&[u8]>, buf: &[u8], pairs: &[ArgPair]) -> (u32, u32) {
         let Some(a) = args else { return (0, 0) };
-        if a.len() <= 2 {
+        if pairs.is_empty() {
             return (0, 0);
         }
         let off = self.trace.args.len();
@@ -115,7 +117,18 @@ impl Builder {
             // Past 4 GiB of args text the details panel loses args; the analyses do not need them.
             return (0, 0);
         }
-        minify_into(a, &mut self.trace.args);
+        let out = &mut self.trace.args;
+        out.push(b'{');
+        for (k, p) in pairs.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            out.extend_from_slice(&buf[p[0]..p[1]]);
+            out.extend_from_slice(b"\":");
+            out.extend_from_slice(&buf[p[2]..p[3]]);
+        }
+        out.push(b'}');
         (off as u32, (self.trace.args.len() - off) as u32)
     }
 
@@ -154,11 +167,11 @@ impl Builder {
         }
     }
 
-    pub fn ingest(&mut self, ev: &Ev<'_>, at: u64) {
+    pub fn ingest(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
         match ev.ph {
-            b'X' | b'B' => self.slice(ev, at),
+            b'X' | b'B' => self.slice(ev, buf, pairs, at),
             b'E' => self.end(ev),
-            b'i' | b'I' | b'n' => self.instant(ev),
+            b'i' | b'I' | b'n' => self.instant(ev, buf, pairs),
             b's' | b'f' | b't' => self.flow(ev),
             b'M' => self.metadata(ev),
             b'C' => self.counter(ev),
@@ -179,7 +192,7 @@ impl Builder {
         })
     }
 
-    fn slice(&mut self, ev: &Ev<'_>, at: u64) {
+    fn slice(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
         let Some(start) = self.ts(ev) else {
             self.trace.warnings.add(WarningKind::MalformedEvent, || {
                 format!("slice without a numeric ts at byte {at}")
@@ -212,7 +225,7 @@ impl Builder {
         let idx = self.trace.slices.len() as u32;
         let input_dims = a.input_dims.map_or(StrId::EMPTY, |v| self.intern_json(v));
         let input_types = a.input_types.map_or(StrId::EMPTY, |v| self.intern_json(v));
-        let args = self.store_args(ev.args);
+        let args = self.store_args(ev.args, buf, pairs);
         let s = &mut self.trace.slices;
         s.start.push(start);
         s.dur.push(dur);
@@ -257,7 +270,7 @@ impl Builder {
         }
     }
 
-    fn instant(&mut self, ev: &Ev<'_>) {
+    fn instant(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair]) {
         let Some(ts) = self.ts(ev) else { return };
         let pid = self.idval(ev.pid);
         let tid = self.idval(ev.tid);
@@ -279,7 +292,7 @@ impl Builder {
         }
         let name = ev.name.map_or(StrId::EMPTY, |n| self.intern_raw(n));
         let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
-        let args = self.store_args(ev.args);
+        let args = self.store_args(ev.args, buf, pairs);
         let i = &mut self.trace.instants;
         i.ts.push(ts);
         i.track.push(track);

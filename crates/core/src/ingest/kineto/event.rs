@@ -49,8 +49,13 @@ pub(super) struct Ev<'a> {
     pub a: ArgSpans<'a>,
 }
 
-/// Scans one event object; the cursor must be on its `{`.
-pub(super) fn scan_event<'a>(c: &mut Cursor<'a>) -> Scan<Ev<'a>> {
+/// Byte ranges of one args entry in the window: key (between its quotes) and raw value.
+pub(super) type ArgPair = [usize; 4];
+
+/// Scans one event object; the cursor must be on its `{`. Every args entry's key and value spans
+/// are appended to `pairs` (cleared first) so the builder can copy args compactly without a rescan.
+pub(super) fn scan_event<'a>(c: &mut Cursor<'a>, pairs: &mut Vec<ArgPair>) -> Scan<Ev<'a>> {
+    pairs.clear();
     let mut ev = Ev::default();
     c.expect(b'{', "expected an event object")?;
     if c.peek()? == b'}' {
@@ -78,7 +83,7 @@ pub(super) fn scan_event<'a>(c: &mut Cursor<'a>) -> Scan<Ev<'a>> {
             b"bp" => ev.bp = Some(string_or_raw(c)?),
             b"args" if c.peek()? == b'{' => {
                 let start = c.i;
-                scan_args(c, &mut ev.a)?;
+                scan_args(c, &mut ev.a, pairs)?;
                 ev.args = Some(&c.b[start..c.i]);
             }
             _ => {
@@ -115,7 +120,11 @@ fn string_or_raw<'a>(c: &mut Cursor<'a>) -> Scan<RawStr<'a>> {
     }
 }
 
-fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>) -> Scan<()> {
+fn offset(base: &[u8], part: &[u8]) -> usize {
+    part.as_ptr() as usize - base.as_ptr() as usize
+}
+
+fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>, pairs: &mut Vec<ArgPair>) -> Scan<()> {
     c.expect(b'{', "expected args object")?;
     if c.peek()? == b'}' {
         c.i += 1;
@@ -125,6 +134,8 @@ fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>) -> Scan<()> {
         let key = c.string()?;
         c.expect(b':', "expected ':' after an args key")?;
         let v = c.value()?;
+        let (k0, v0) = (offset(c.b, key.bytes), offset(c.b, v));
+        pairs.push([k0, k0 + key.bytes.len(), v0, v0 + v.len()]);
         let slot = match key.bytes {
             b"External id" | b"external id" => &mut a.external_id,
             b"correlation" => &mut a.correlation,

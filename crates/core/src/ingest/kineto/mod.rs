@@ -43,6 +43,7 @@ pub struct KinetoReader {
     state: State,
     saw_trace_events: bool,
     b: Builder,
+    pairs: Vec<event::ArgPair>,
 }
 
 impl Default for KinetoReader {
@@ -59,6 +60,7 @@ impl KinetoReader {
             state: State::Start,
             saw_trace_events: false,
             b: Builder::default(),
+            pairs: Vec::new(),
         }
     }
 
@@ -72,12 +74,41 @@ impl KinetoReader {
         self.b.trace.event_count
     }
 
-    /// Feeds the next slice of the decoded stream.
+    /// Feeds the next slice of the decoded stream. Events are parsed straight from `data`; only the
+    /// unfinished tail (at most one event) is copied and carried to the next call.
     pub fn push(&mut self, data: &[u8]) -> Result<()> {
-        self.buf.extend_from_slice(data);
-        let used = self.run()?;
-        self.buf.drain(..used);
+        let mut pos = 0;
+        if !self.buf.is_empty() {
+            // Finish the event cut by the previous slice, growing the carry-over in small steps.
+            loop {
+                let take = (data.len() - pos).min(64 << 10);
+                self.buf.extend_from_slice(&data[pos..pos + take]);
+                pos += take;
+                let used = self.run()?;
+                if used > 0 {
+                    self.base += used as u64;
+                    let leftover = self.buf.len() - used;
+                    if leftover <= take {
+                        // The rest is a suffix of `data`: continue there without copying.
+                        pos -= leftover;
+                        self.buf.clear();
+                        break;
+                    }
+                    self.buf.drain(..used);
+                }
+                if pos == data.len() {
+                    return self.check_pending();
+                }
+            }
+        }
+        let rest = &data[pos..];
+        let used = self.run_on(rest)?;
         self.base += used as u64;
+        self.buf.extend_from_slice(&rest[used..]);
+        self.check_pending()
+    }
+
+    fn check_pending(&self) -> Result<()> {
         if self.buf.len() > MAX_VALUE_BYTES {
             return Err(Error::new(
                 ErrorKind::Limit(format!(
@@ -188,10 +219,10 @@ impl KinetoReader {
                         self.state = if bare { State::Done } else { State::TopKeys };
                     }
                     Ok(b',') => c.i += 1,
-                    Ok(b'{') => match event::scan_event(&mut c) {
+                    Ok(b'{') => match event::scan_event(&mut c, &mut self.pairs) {
                         Ok(ev) => {
                             self.b.trace.event_count += 1;
-                            self.b.ingest(&ev, base + mark as u64);
+                            self.b.ingest(&ev, buf, &self.pairs, base + mark as u64);
                         }
                         Err(Stop::Incomplete) => return Ok(mark),
                         Err(Stop::Syntax(m)) => {
