@@ -11,6 +11,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const CORPUS = path.resolve(ROOT, '../shared/corpus');
 export const DIST = path.join(ROOT, 'dist');
 export const SHOTS = path.join(ROOT, 'target', 'e2e');
+export const BENCH = path.join(ROOT, 'bench-data');
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.gz': 'application/gzip', '.json': 'application/json' };
 
@@ -20,8 +21,9 @@ export async function serve() {
     const url = new URL(req.url, 'http://x');
     let file;
     if (url.pathname.startsWith('/corpus/')) file = path.join(CORPUS, decodeURIComponent(url.pathname.slice(8)));
+    else if (url.pathname.startsWith('/bench-data/')) file = path.join(BENCH, decodeURIComponent(url.pathname.slice(12)));
     else file = path.join(DIST, decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
-    if (!file.startsWith(DIST) && !file.startsWith(CORPUS)) { res.writeHead(403).end(); return; }
+    if (!file.startsWith(DIST) && !file.startsWith(CORPUS) && !file.startsWith(BENCH)) { res.writeHead(403).end(); return; }
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) { res.writeHead(404).end('not found'); return; }
       res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'content-length': st.size });

@@ -4,6 +4,7 @@
 //! contiguous range and a parent always precedes its children. GPU-only details (grid, registers…)
 //! live in a sparse side table keyed by slice index, so CPU-heavy traces do not pay for them.
 
+use super::args::ArgsArena;
 use super::strings::{Interner, StrId};
 use super::time::Ns;
 use crate::warnings::Warnings;
@@ -288,8 +289,8 @@ pub struct Trace {
     pub memory: MemoryEvents,
     pub counters: Counters,
     pub flows: Flows,
-    /// Compact JSON text of every kept `args` object, concatenated.
-    pub args: Vec<u8>,
+    /// Compact JSON text of every kept `args` object.
+    pub args: ArgsArena,
     pub warnings: Warnings,
     /// Entries of `traceEvents` read (the CLI contract's `events`).
     pub event_count: u64,
@@ -307,13 +308,12 @@ impl Trace {
         self.args_text(self.slices.args[i])
     }
 
-    pub fn args_text(&self, (off, len): (u32, u32)) -> &str {
-        if len == 0 {
+    pub fn args_text(&self, r: (u32, u32)) -> &str {
+        if r.1 == 0 {
             return "{}";
         }
-        let (a, b) = (off as usize, off as usize + len as usize);
         self.args
-            .get(a..b)
+            .get(r)
             .and_then(|s| std::str::from_utf8(s).ok())
             .unwrap_or("{}")
     }
@@ -371,7 +371,7 @@ impl Trace {
         self.strings.heap_bytes()
             + s.start.capacity() * per_slice
             + self.gpu.slice.capacity() * 64
-            + self.args.capacity()
+            + self.args.heap_bytes()
             + self.memory.ts.capacity() * 46
             + self.instants.ts.capacity() * 28
             + self.counters.ts.capacity() * 20

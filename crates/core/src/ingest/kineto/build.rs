@@ -21,6 +21,8 @@ pub(super) struct FlowEnd {
 #[derive(Default)]
 pub(super) struct Builder {
     pub trace: Trace,
+    /// Slice columns until `finish` sorts them into `trace.slices`.
+    pub staged: super::staged::StagedSlices,
     pub track_of: FxHashMap<(IdVal, IdVal), u32>,
     pub cat_kind: Vec<Option<SliceKind>>,
     pub open: FxHashMap<u32, Vec<u32>>,
@@ -112,24 +114,19 @@ impl Builder {
         if pairs.is_empty() {
             return (0, 0);
         }
-        let off = self.trace.args.len();
-        if off > u32::MAX as usize - a.len() {
-            // Past 4 GiB of args text the details panel loses args; the analyses do not need them.
-            return (0, 0);
-        }
-        let out = &mut self.trace.args;
-        out.push(b'{');
-        for (k, p) in pairs.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
+        self.trace.args.push(a.len(), |out| {
+            out.push(b'{');
+            for (k, p) in pairs.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.push(b'"');
+                out.extend_from_slice(&buf[p[0]..p[1]]);
+                out.extend_from_slice(b"\":");
+                out.extend_from_slice(&buf[p[2]..p[3]]);
             }
-            out.push(b'"');
-            out.extend_from_slice(&buf[p[0]..p[1]]);
-            out.extend_from_slice(b"\":");
-            out.extend_from_slice(&buf[p[2]..p[3]]);
-        }
-        out.push(b'}');
-        (off as u32, (self.trace.args.len() - off) as u32)
+            out.push(b'}');
+        })
     }
 
     pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
@@ -222,11 +219,11 @@ impl Builder {
         let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
         let kind = self.kind_of(cat);
         let a = &ev.a;
-        let idx = self.trace.slices.len() as u32;
+        let idx = self.staged.len() as u32;
         let input_dims = a.input_dims.map_or(StrId::EMPTY, |v| self.intern_json(v));
         let input_types = a.input_types.map_or(StrId::EMPTY, |v| self.intern_json(v));
         let args = self.store_args(ev.args, buf, pairs);
-        let s = &mut self.trace.slices;
+        let s = &mut self.staged;
         s.start.push(start);
         s.dur.push(dur);
         s.track.push(track);
@@ -261,7 +258,9 @@ impl Builder {
         match (self.open.get_mut(&track).and_then(Vec::pop), ts) {
             (Some(i), Some(t)) => {
                 let i = i as usize;
-                self.trace.slices.dur[i] = (t - self.trace.slices.start[i]).max(0);
+                self.staged
+                    .dur
+                    .set(i, (t - self.staged.start.get(i)).max(0));
             }
             _ => self
                 .trace

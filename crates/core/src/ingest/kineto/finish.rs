@@ -28,7 +28,7 @@ impl Builder {
     fn close_open_slices(&mut self) {
         let open: Vec<u32> = self.open.drain().flat_map(|(_, v)| v).collect();
         for i in open {
-            self.trace.slices.dur[i as usize] = 0;
+            self.staged.dur.set(i as usize, 0);
             self.trace.warnings.add(WarningKind::UnmatchedEnd, || {
                 "a B event with no E (kept as 0 ns)".into()
             });
@@ -65,17 +65,17 @@ impl Builder {
     fn classify_tracks(&mut self) {
         let n = self.trace.tracks.len();
         let mut gpu = vec![false; n];
-        let s = &self.trace.slices;
+        let s = &self.staged;
         for i in 0..s.len() {
-            let k = s.kind[i];
+            let k = s.kind.get(i);
             if k.is_gpu_work() || k == SliceKind::GpuAnnotation {
-                gpu[s.track[i] as usize] = true;
+                gpu[s.track.get(i) as usize] = true;
             }
         }
         let g = &self.trace.gpu;
         let mut dev_stream: Vec<Option<(i32, i32)>> = vec![None; n];
         for r in 0..g.slice.len() {
-            let t = s.track[g.slice[r] as usize] as usize;
+            let t = s.track.get(g.slice[r] as usize) as usize;
             if dev_stream[t].is_none() {
                 dev_stream[t] = Some((g.device[r], g.stream[r]));
             }
@@ -151,7 +151,10 @@ impl Builder {
             .map(|&o| old_tracks[o as usize].clone())
             .collect();
         let remap = |v: &mut Vec<u32>| v.iter_mut().for_each(|t| *t = new_of[*t as usize]);
-        remap(&mut self.trace.slices.track);
+        self.staged
+            .track
+            .iter_mut()
+            .for_each(|t| *t = new_of[*t as usize]);
         remap(&mut self.trace.instants.track);
         remap(&mut self.trace.memory.track);
         for f in &mut self.flow_ends {
@@ -163,27 +166,28 @@ impl Builder {
     }
 
     fn sort_slices(&mut self) {
-        let s = &mut self.trace.slices;
-        let n = s.len();
+        let st = &mut self.staged;
+        let n = st.len();
         let mut keyed: Vec<(u32, i64, i64, u32)> = (0..n)
-            .map(|i| (s.track[i], s.start[i], -s.dur[i], i as u32))
+            .map(|i| (st.track.get(i), st.start.get(i), -st.dur.get(i), i as u32))
             .collect();
         keyed.sort_unstable();
         let order: Vec<u32> = keyed.iter().map(|k| k.3).collect();
         drop(keyed);
+        let s = &mut self.trace.slices;
+        s.start = st.start.gather(&order);
+        s.dur = st.dur.gather(&order);
+        s.track = st.track.gather(&order);
+        s.name = st.name.gather(&order);
+        s.cat = st.cat.gather(&order);
+        s.kind = st.kind.gather(&order);
+        s.external_id = st.external_id.gather(&order);
+        s.correlation = st.correlation.gather(&order);
+        s.rf_id = st.rf_id.gather(&order);
+        s.input_dims = st.input_dims.gather(&order);
+        s.input_types = st.input_types.gather(&order);
+        s.args = st.args.gather(&order);
         if order.iter().enumerate().any(|(i, &o)| i as u32 != o) {
-            gather(&mut s.start, &order);
-            gather(&mut s.dur, &order);
-            gather(&mut s.track, &order);
-            gather(&mut s.name, &order);
-            gather(&mut s.cat, &order);
-            gather(&mut s.kind, &order);
-            gather(&mut s.external_id, &order);
-            gather(&mut s.correlation, &order);
-            gather(&mut s.rf_id, &order);
-            gather(&mut s.input_dims, &order);
-            gather(&mut s.input_types, &order);
-            gather(&mut s.args, &order);
             let mut new_of = vec![0u32; n];
             for (new, &old) in order.iter().enumerate() {
                 new_of[old as usize] = new as u32;

@@ -16,6 +16,7 @@
 mod build;
 mod event;
 mod finish;
+mod staged;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ingest::json::{Cursor, Stop};

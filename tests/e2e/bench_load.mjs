@@ -1,0 +1,30 @@
+// Browser load benchmark (not a test: run by hand, numbers go to BENCHMARKS.md).
+//   node tests/e2e/bench_load.mjs bench-data/synth-100mb.pt.trace.json [more files…]
+// Opens each file with ?url= in headless Chromium and prints the page's own figures: time from the
+// first byte read to the model ready, decoded MB/s, and the wasm linear memory after the load.
+import path from 'node:path';
+import fs from 'node:fs';
+import { serve, browser, ROOT } from './harness.mjs';
+
+const files = process.argv.slice(2);
+const srv = await serve();
+const b = await browser();
+for (const f of files) {
+  const rel = path.relative(path.join(ROOT, 'bench-data'), path.resolve(f));
+  const size = fs.statSync(f).size;
+  for (let run = 0; run < 3; run++) {
+    const p = await b.newPage();
+    const t0 = Date.now();
+    await p.goto(`${srv.base}/?url=${encodeURIComponent('bench-data/' + rel)}`);
+    await p.getByTestId('load-stats').waitFor({ timeout: 600_000 });
+    const wall = Date.now() - t0;
+    const s = p.getByTestId('load-stats');
+    const ms = Number(await s.getAttribute('data-load-ms'));
+    const decoded = Number(await s.getAttribute('data-decoded-bytes'));
+    const wasm = Number(await s.getAttribute('data-wasm-bytes'));
+    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall }));
+    await p.close();
+  }
+}
+await b.close();
+srv.server.close();
