@@ -78,9 +78,9 @@ pub fn App() -> impl IntoView {
         generation.set_value(g);
         g
     };
-    let open_files = Callback::new(move |list: web_sys::FileList| {
-        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+    let open_list = move |files: Vec<web_sys::File>| {
         if files.is_empty() {
+            error.set(Some("nothing to open: no .json, .json.gz or .pickle files found".into()));
             return;
         }
         let g = start();
@@ -88,6 +88,12 @@ pub fn App() -> impl IntoView {
             let (ok, errors) = load_files(files, ctx).await;
             finish(g, ok, errors);
         });
+    };
+    let open_files = Callback::new(move |list: web_sys::FileList| {
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        // A folder pick lists every file inside: keep the ones worth opening.
+        let many = files.len() > 1;
+        open_list(files.into_iter().filter(|f| !many || crate::drop::looks_openable(&f.name())).collect());
     });
     let open_url = move |url: String| {
         let g = start();
@@ -105,7 +111,12 @@ pub fn App() -> impl IntoView {
 
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
-        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+        let Some(dt) = ev.data_transfer() else { return };
+        let entries = crate::drop::entries(&dt);
+        if entries.iter().any(|e| e.is_directory()) {
+            // Folders (e.g. a tensorboard_trace_handler log dir of rank files) are walked.
+            spawn_local(async move { open_list(crate::drop::collect_files(entries).await) });
+        } else if let Some(files) = dt.files() {
             open_files.run(files);
         }
     };

@@ -3,6 +3,7 @@
 //! between them, so progress paints and Cancel works (DESIGN §2's accepted alternative to a worker).
 
 pub mod app;
+pub mod drop;
 pub mod load;
 pub mod memory;
 pub mod state;

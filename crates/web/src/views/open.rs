@@ -17,14 +17,25 @@ pub fn OpenBar(
         }
         input.set_value("");
     };
+    // `webkitdirectory` (pick a whole folder) is no attribute the view macro knows: set it directly.
+    let folder = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(el) = folder.get() {
+            let _ = el.set_attribute("webkitdirectory", "");
+        }
+    });
     view! {
         <div class="open-bar">
             <label class="button primary">
                 "Open trace…"
                 <input type="file" data-testid="file-input" multiple accept=".json,.gz,.pickle,.pkl" on:change=on_change />
             </label>
+            <label class="button">
+                "Open folder…"
+                <input type="file" data-testid="folder-input" node_ref=folder multiple on:change=on_change />
+            </label>
             <button class="button" data-testid="demo" on:click=move |_| on_demo.run(())>"Open the demo trace"</button>
-            <span class="hint">"or drop a .json / .json.gz anywhere on the page · nothing leaves your machine"</span>
+            <span class="hint">"or drop files or a folder of rank files anywhere on the page · nothing leaves your machine"</span>
             <Show when=move || progress.get().is_some()>
                 <ProgressLine progress=progress cancel=cancel />
             </Show>

@@ -1,0 +1,71 @@
+//! Turning a drop or a folder pick into a list of files: dropped folders are walked recursively
+//! (`webkitGetAsEntry`), and only files that look like profiler output are kept, so dropping a
+//! `tensorboard_trace_handler` log directory opens its rank files and skips the rest.
+
+use js_sys::{Array, Function, Promise};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// File names worth opening: traces, snapshots, memory timelines, execution traces.
+pub fn looks_openable(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [".json", ".json.gz", ".gz", ".pickle", ".pkl"].iter().any(|e| n.ends_with(e))
+}
+
+/// Entries of a drop, taken synchronously (the `DataTransfer` is emptied after the event).
+pub fn entries(dt: &web_sys::DataTransfer) -> Vec<web_sys::FileSystemEntry> {
+    let items = dt.items();
+    (0..items.length())
+        .filter_map(|i| items.get(i))
+        .filter_map(|it| it.webkit_get_as_entry().ok().flatten())
+        .collect()
+}
+
+async fn file_of(entry: &web_sys::FileSystemFileEntry) -> Option<web_sys::File> {
+    let p = Promise::new(&mut |resolve, reject| entry.file_with_callback_and_callback(&resolve, &reject));
+    JsFuture::from(p).await.ok()?.dyn_into().ok()
+}
+
+/// One batch of a directory's entries (`readEntries` returns them in batches until empty).
+async fn read_batch(reader: &web_sys::FileSystemDirectoryReader) -> Vec<web_sys::FileSystemEntry> {
+    let p = Promise::new(&mut |resolve: Function, reject: Function| {
+        let _ = reader.read_entries_with_callback_and_callback(&resolve, &reject);
+    });
+    match JsFuture::from(p).await {
+        Ok(v) => Array::from(&v).iter().filter_map(|e| e.dyn_into().ok()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Every openable file under the dropped entries, folders walked depth-first, sorted by path.
+pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys::File> {
+    let mut stack = roots;
+    let mut out: Vec<(String, web_sys::File)> = Vec::new();
+    // Bounded: a drop of a huge tree must not hang the page.
+    let mut budget = 10_000;
+    while let Some(e) = stack.pop() {
+        budget -= 1;
+        if budget == 0 {
+            break;
+        }
+        if e.is_directory() {
+            let Ok(dir) = e.dyn_into::<web_sys::FileSystemDirectoryEntry>() else { continue };
+            let reader = dir.create_reader();
+            loop {
+                let batch = read_batch(&reader).await;
+                if batch.is_empty() {
+                    break;
+                }
+                stack.extend(batch);
+            }
+        } else if looks_openable(&e.name()) {
+            let path = e.full_path();
+            let Ok(fe) = e.dyn_into::<web_sys::FileSystemFileEntry>() else { continue };
+            if let Some(f) = file_of(&fe).await {
+                out.push((path, f));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, f)| f).collect()
+}
