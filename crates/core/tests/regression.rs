@@ -36,7 +36,11 @@ fn load_in_slices(data: &[u8], slice: usize) -> Outcome {
 fn assert_slicing_invariant(data: &[u8]) -> Outcome {
     let whole = load_in_slices(data, data.len().max(1));
     for slice in [1, 2, 3, 7, 64, 4096] {
-        assert_eq!(load_in_slices(data, slice), whole, "slices of {slice} bytes");
+        assert_eq!(
+            load_in_slices(data, slice),
+            whole,
+            "slices of {slice} bytes"
+        );
     }
     whole
 }
@@ -61,5 +65,21 @@ fn fuzz_kineto_gzip_corrupt_after_syntax_error_is_slice_independent() {
     assert_eq!(
         got,
         Outcome::Failed(discriminant(&ErrorKind::Syntax(String::new())))
+    );
+}
+
+/// Found while writing the fuzz targets (their inputs are too short to reach it): the sniffer looked
+/// at the whole first slice, so a JSON object whose first Kineto key lies beyond the first 64 KiB was
+/// a trace when pushed in one slice and "not a supported file" when pushed in small ones.
+#[test]
+fn fuzz_kineto_sniff_window_is_slice_independent() {
+    let mut data = b"{\"padding\": \"".to_vec();
+    data.resize(70_000, b'a');
+    data.extend_from_slice(b"\", \"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1}]}");
+    let whole = load_in_slices(&data, data.len());
+    assert_eq!(whole, load_in_slices(&data, 4096));
+    assert_eq!(
+        whole,
+        Outcome::Failed(discriminant(&ErrorKind::Incompatible(String::new())))
     );
 }
