@@ -152,7 +152,8 @@ impl Loader {
             return Ok(());
         };
         let head = std::mem::take(head);
-        match sniff::sniff(&head) {
+        // Only the first SNIFF_BYTES decide, however large the slice that brought them.
+        match sniff::sniff(&head[..head.len().min(sniff::SNIFF_BYTES)]) {
             Ok(Format::Kineto) => {
                 let mut r = Box::new(KinetoReader::new());
                 r.push(&head)?;
