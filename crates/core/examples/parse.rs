@@ -35,7 +35,6 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let decoded = loader.decoded_bytes();
     let t_push = t0.elapsed().as_secs_f64();
     let loaded = match loader.finish() {
         Ok(l) => l,
@@ -49,6 +48,7 @@ fn main() {
         println!("{path}: not a trace");
         return;
     };
+    let decoded = t.bytes_read;
     println!(
         "{path}: {:.1} MB decoded, {} events, {} slices; parse {:.3} s (scan {:.3} s + finish {:.3} s) = {:.0} MB/s; model {:.1} MB ({:.2}x file; args text {:.1} MB)",
         decoded as f64 / 1e6,

@@ -80,7 +80,9 @@ pub fn App() -> impl IntoView {
     };
     let open_list = move |files: Vec<web_sys::File>| {
         if files.is_empty() {
-            error.set(Some("nothing to open: no .json, .json.gz or .pickle files found".into()));
+            error.set(Some(
+                "nothing to open: no .json, .json.gz or .pickle files found".into(),
+            ));
             return;
         }
         let g = start();
@@ -93,7 +95,12 @@ pub fn App() -> impl IntoView {
         let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
         // A folder pick lists every file inside: keep the ones worth opening.
         let many = files.len() > 1;
-        open_list(files.into_iter().filter(|f| !many || crate::drop::looks_openable(&f.name())).collect());
+        open_list(
+            files
+                .into_iter()
+                .filter(|f| !many || crate::drop::looks_openable(&f.name()))
+                .collect(),
+        );
     });
     let open_url = move |url: String| {
         let g = start();

@@ -9,7 +9,9 @@ use wasm_bindgen_futures::JsFuture;
 /// File names worth opening: traces, snapshots, memory timelines, execution traces.
 pub fn looks_openable(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    [".json", ".json.gz", ".gz", ".pickle", ".pkl"].iter().any(|e| n.ends_with(e))
+    [".json", ".json.gz", ".gz", ".pickle", ".pkl"]
+        .iter()
+        .any(|e| n.ends_with(e))
 }
 
 /// Entries of a drop, taken synchronously (the `DataTransfer` is emptied after the event).
@@ -22,7 +24,9 @@ pub fn entries(dt: &web_sys::DataTransfer) -> Vec<web_sys::FileSystemEntry> {
 }
 
 async fn file_of(entry: &web_sys::FileSystemFileEntry) -> Option<web_sys::File> {
-    let p = Promise::new(&mut |resolve, reject| entry.file_with_callback_and_callback(&resolve, &reject));
+    let p = Promise::new(&mut |resolve, reject| {
+        entry.file_with_callback_and_callback(&resolve, &reject)
+    });
     JsFuture::from(p).await.ok()?.dyn_into().ok()
 }
 
@@ -32,7 +36,10 @@ async fn read_batch(reader: &web_sys::FileSystemDirectoryReader) -> Vec<web_sys:
         let _ = reader.read_entries_with_callback_and_callback(&resolve, &reject);
     });
     match JsFuture::from(p).await {
-        Ok(v) => Array::from(&v).iter().filter_map(|e| e.dyn_into().ok()).collect(),
+        Ok(v) => Array::from(&v)
+            .iter()
+            .filter_map(|e| e.dyn_into().ok())
+            .collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -49,7 +56,9 @@ pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys:
             break;
         }
         if e.is_directory() {
-            let Ok(dir) = e.dyn_into::<web_sys::FileSystemDirectoryEntry>() else { continue };
+            let Ok(dir) = e.dyn_into::<web_sys::FileSystemDirectoryEntry>() else {
+                continue;
+            };
             let reader = dir.create_reader();
             loop {
                 let batch = read_batch(&reader).await;
@@ -60,7 +69,9 @@ pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys:
             }
         } else if looks_openable(&e.name()) {
             let path = e.full_path();
-            let Ok(fe) = e.dyn_into::<web_sys::FileSystemFileEntry>() else { continue };
+            let Ok(fe) = e.dyn_into::<web_sys::FileSystemFileEntry>() else {
+                continue;
+            };
             if let Some(f) = file_of(&fe).await {
                 out.push((path, f));
             }

@@ -303,8 +303,89 @@ impl Trace {
         self.strings.resolve(id)
     }
 
-    /// The args of slice `i` as compact JSON text (`{}` when it had none).
-    pub fn slice_args(&self, i: usize) -> &str {
+    /// The args of slice `i` as compact JSON text (`{}` when it had none): the typed values kept
+    /// in columns (ids, shapes, kernel launch parameters) first, then the rest as stored.
+    pub fn slice_args(&self, i: usize) -> String {
+        use std::fmt::Write;
+        let s = &self.slices;
+        let mut out = String::from("{");
+        let sep = |out: &mut String| {
+            if out.len() > 1 {
+                out.push(',');
+            }
+        };
+        for (key, v) in [
+            ("External id", s.external_id[i]),
+            ("Record function id", s.rf_id[i]),
+            ("correlation", s.correlation[i]),
+        ] {
+            if v != NO_ID {
+                sep(&mut out);
+                let _ = write!(out, "\"{key}\":{v}");
+            }
+        }
+        for (key, v) in [
+            ("Input Dims", s.input_dims[i]),
+            ("Input type", s.input_types[i]),
+        ] {
+            if v != StrId::EMPTY {
+                sep(&mut out);
+                let _ = write!(out, "\"{key}\":{}", self.str(v));
+            }
+        }
+        if let Some(r) = self.gpu.row(i as u32) {
+            let g = &self.gpu;
+            for (key, v) in [("device", g.device[r]), ("stream", g.stream[r])] {
+                if v >= 0 {
+                    sep(&mut out);
+                    let _ = write!(out, "\"{key}\":{v}");
+                }
+            }
+            match s.kind[i] {
+                SliceKind::Kernel => {
+                    let [a, b, c] = g.grid[r];
+                    let [x, y, z] = g.block[r];
+                    sep(&mut out);
+                    let _ = write!(
+                        out,
+                        "\"grid\":[{a},{b},{c}],\"block\":[{x},{y},{z}],\"registers per thread\":{},\"shared memory\":{}",
+                        g.registers[r], g.shared_memory[r]
+                    );
+                    for (key, v) in [
+                        ("blocks per SM", g.blocks_per_sm[r]),
+                        ("warps per SM", g.warps_per_sm[r]),
+                        ("est. achieved occupancy %", g.occupancy_pct[r]),
+                    ] {
+                        if v.is_finite() {
+                            let _ = write!(out, ",\"{key}\":{v}");
+                        }
+                    }
+                }
+                SliceKind::Memcpy | SliceKind::Memset => {
+                    sep(&mut out);
+                    let _ = write!(out, "\"bytes\":{}", g.bytes[r]);
+                    if g.bandwidth_gbs[r].is_finite() {
+                        let _ = write!(out, ",\"memory bandwidth (GB/s)\":{}", g.bandwidth_gbs[r]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let rest = self.slice_args_stored(i);
+        let inner = rest
+            .strip_prefix('{')
+            .and_then(|r| r.strip_suffix('}'))
+            .unwrap_or("");
+        if !inner.is_empty() {
+            sep(&mut out);
+            out.push_str(inner);
+        }
+        out.push('}');
+        out
+    }
+
+    /// The args of slice `i` that have no column, as stored (`{}` when none).
+    pub fn slice_args_stored(&self, i: usize) -> &str {
         self.args_text(self.slices.args[i])
     }
 
