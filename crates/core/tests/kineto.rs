@@ -1,0 +1,303 @@
+//! The Kineto reader on hand-built traces (each assertion computed by hand from the JSON written
+//! here) and on every Kineto trace of the shared corpus (event counts checked with python's json
+//! module, see the corpus README's `events` column).
+
+use tracelight_core::ingest::{load_bytes, Loaded, Loader};
+use tracelight_core::model::{SliceKind, Trace, TrackKind, NONE};
+use tracelight_core::warnings::WarningKind;
+use tracelight_core::ErrorKind;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+
+fn trace(json: &str) -> Box<Trace> {
+    match load_bytes("unknown", json.as_bytes()) {
+        Ok(Loaded::Trace(t)) => t,
+        Ok(other) => panic!("not a trace: {:?}", other.format()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+const LAUNCH: &str = r#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1695835535123.456, "dur": 10.0,
+   "args": {"External id": 5, "Input Dims": [[4, 8], [8, 16]], "Input type": ["float", "float"], "Concrete Inputs": ["", ""]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 1695835535124.0, "dur": 3.5,
+   "args": {"External id": 5, "correlation": 99, "cbid": 211}},
+  {"ph": "s", "id": 99, "pid": 7, "tid": 7, "ts": 1695835535124.0, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1695835535130.25, "dur": 2.125,
+   "args": {"device": 0, "stream": 7, "correlation": 99, "External id": 5, "registers per thread": 64,
+            "shared memory": 1024, "grid": [2, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 25, "queued": 0}},
+  {"ph": "f", "id": 99, "pid": 0, "tid": 7, "ts": 1695835535130.25, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "M", "name": "thread_name", "pid": 7, "tid": 7, "args": {"name": "main"}},
+]}"#;
+
+#[test]
+fn timestamps_round_trip_to_the_nanosecond_and_launches_link_to_kernels() {
+    let t = trace(LAUNCH);
+    assert_eq!(t.slices.len(), 3);
+    let mm = (0..3)
+        .find(|&i| t.str(t.slices.name[i]) == "aten::mm")
+        .expect("mm");
+    assert_eq!(t.slices.start[mm], 1_695_835_535_123_456);
+    assert_eq!(t.slices.dur[mm], 10_000);
+    let launch = (0..3)
+        .find(|&i| t.slices.kind[i] == SliceKind::Runtime)
+        .expect("launch");
+    let kernel = (0..3)
+        .find(|&i| t.slices.kind[i] == SliceKind::Kernel)
+        .expect("kernel");
+    assert_eq!(t.slices.start[kernel], 1_695_835_535_130_250);
+    assert_eq!(t.slices.dur[kernel], 2_125);
+    assert_eq!(t.slices.parent[launch], mm as u32);
+    assert_eq!(t.slices.depth[launch], 1);
+    let row = t.gpu.row(kernel as u32).expect("gpu row");
+    assert_eq!(t.gpu.launch[row], launch as u32);
+    assert_eq!(t.gpu.grid[row], [2, 1, 1]);
+    assert_eq!(t.gpu.block[row], [128, 1, 1]);
+    assert_eq!(t.gpu.registers[row], 64);
+    assert_eq!(
+        (t.flows.from.len(), t.flows.from[0], t.flows.to[0]),
+        (1, launch as u32, kernel as u32)
+    );
+    let cpu = t.slices.track[mm] as usize;
+    assert_eq!(
+        (t.tracks[cpu].kind, t.str(t.tracks[cpu].name)),
+        (TrackKind::Cpu, "main")
+    );
+    let gpu = t.slices.track[kernel] as usize;
+    assert_eq!(
+        (
+            t.tracks[gpu].kind,
+            t.tracks[gpu].device,
+            t.tracks[gpu].stream
+        ),
+        (TrackKind::Gpu, Some(0), Some(7))
+    );
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings.lines());
+}
+
+#[test]
+fn args_rebuilt_from_columns_hold_every_original_key_and_value() {
+    let t = trace(LAUNCH);
+    let pairs = |i: usize| -> serde_json::Map<String, serde_json::Value> {
+        serde_json::from_str(&t.slice_args(i)).expect("args must be JSON")
+    };
+    let mm = (0..3)
+        .find(|&i| t.str(t.slices.name[i]) == "aten::mm")
+        .expect("mm");
+    let a = pairs(mm);
+    assert_eq!(a["External id"], 5);
+    assert_eq!(a["Input Dims"], serde_json::json!([[4, 8], [8, 16]]));
+    assert_eq!(a["Input type"], serde_json::json!(["float", "float"]));
+    assert_eq!(a["Concrete Inputs"], serde_json::json!(["", ""]));
+    let kernel = (0..3)
+        .find(|&i| t.slices.kind[i] == SliceKind::Kernel)
+        .expect("kernel");
+    let k = pairs(kernel);
+    for (key, v) in [
+        ("device", 0),
+        ("stream", 7),
+        ("correlation", 99),
+        ("External id", 5),
+        ("registers per thread", 64),
+        ("shared memory", 1024),
+        ("queued", 0),
+    ] {
+        assert_eq!(k[key], v, "{key}");
+    }
+    assert_eq!(k["grid"], serde_json::json!([2, 1, 1]));
+    assert_eq!(k["est. achieved occupancy %"].as_f64(), Some(25.0));
+    assert_eq!(k.len(), 10);
+}
+
+#[test]
+fn overlapping_slices_on_one_track_are_kept_and_counted() {
+    let t = trace(
+        r#"{"traceEvents": [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+        {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 10},
+        {"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 6, "dur": 1}]}"#,
+    );
+    assert_eq!(t.slices.len(), 3);
+    assert_eq!(t.warnings.count(WarningKind::OverlappingSlices), 1);
+    let b = (0..3).find(|&i| t.str(t.slices.name[i]) == "b").expect("b");
+    let c = (0..3).find(|&i| t.str(t.slices.name[i]) == "c").expect("c");
+    // b starts inside a but ends after it: drawn one level down, with no enclosing parent.
+    assert_eq!((t.slices.depth[b], t.slices.parent[b]), (1, NONE));
+    assert_eq!((t.slices.depth[c], t.slices.parent[c]), (2, b as u32));
+}
+
+#[test]
+fn bare_arrays_string_ids_missing_dur_u64_args_and_trailing_commas_are_read() {
+    let t = trace(
+        r#"[
+        {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 7", "ts": 100, "args": {"Comms Id": 10159970886766084423}},
+        {"ph": "X", "cat": "Operator", "name": "op", "pid": "Spans", "tid": "25738", "ts": 50, "dur": 100,},
+        ]"#,
+    );
+    assert!(t.meta.bare_array);
+    assert_eq!(t.event_count, 2);
+    assert_eq!(t.warnings.count(WarningKind::MissingDuration), 1);
+    let k = (0..2)
+        .find(|&i| t.slices.kind[i] == SliceKind::Kernel)
+        .expect("kernel");
+    assert_eq!(t.tracks[t.slices.track[k] as usize].stream, Some(7));
+    assert!(t.slice_args(k).contains("10159970886766084423"));
+}
+
+#[test]
+fn a_truncated_trace_keeps_what_parsed_and_warns_with_the_offset() {
+    let cut = &LAUNCH[..LAUNCH.find("\"cat\": \"kernel\"").expect("kernel")];
+    let t = trace(cut);
+    assert_eq!(t.slices.len(), 2);
+    assert_eq!(t.event_count, 3);
+    let w = t
+        .warnings
+        .iter()
+        .find(|w| w.kind == WarningKind::Truncated)
+        .expect("truncation warning");
+    assert!(
+        w.examples[0].contains(&format!("at byte {}", cut.len())),
+        "{:?}",
+        w.examples
+    );
+}
+
+#[test]
+fn not_a_trace_is_refused_by_content_whatever_the_name() {
+    for (name, bytes) in [
+        ("trace.json", &b"{\"a\": 1}"[..]),
+        ("x.pt.trace.json", b"hello"),
+        ("empty.json", b""),
+    ] {
+        match load_bytes(name, bytes) {
+            Err(e) => {
+                assert!(matches!(e.kind, ErrorKind::Incompatible(_)), "{name}: {e}");
+                assert!(e.to_string().starts_with(name), "{e}");
+            }
+            Ok(_) => panic!("{name} must be refused"),
+        }
+    }
+}
+
+#[test]
+fn slice_boundaries_never_change_the_result() {
+    let whole = trace(LAUNCH);
+    for size in [1, 2, 3, 7, 64, 1000] {
+        let mut l = Loader::new("unknown");
+        for piece in LAUNCH.as_bytes().chunks(size) {
+            l.push(piece).expect("push");
+        }
+        let Ok(Loaded::Trace(t)) = l.finish() else {
+            panic!("slices of {size}")
+        };
+        assert_eq!(t.slices.start, whole.slices.start, "slices of {size}");
+        assert_eq!(t.slices.name, whole.slices.name);
+        assert_eq!(t.flows.to, whole.flows.to);
+    }
+}
+
+/// (corpus path, traceEvents entries per python's `len(json.load(f)["traceEvents"])`).
+const CORPUS_TRACES: &[(&str, u64)] = &[
+    ("real/kineto/h100_libkineto_before_fix_trace.json", 75),
+    (
+        "real/kineto/resnet50_2021-01_toplevel_array.worker0.pt.trace.json.gz",
+        82276,
+    ),
+    (
+        "real/kineto/resnet50_2021-02_schemaVersion1_no_deviceProperties.worker0.pt.trace.json.gz",
+        73639,
+    ),
+    (
+        "real/kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+        75718,
+    ),
+    (
+        "real/kineto/resnet50_v100_2021-06_num_workers_4.worker0.1623212756351.pt.trace.json.gz",
+        71424,
+    ),
+    ("real/kineto/tb_plugin_gpu_metrics_input.json", 340),
+    ("real/edge/cpu_only_no_rank_no_schemaVersion.json.gz", 2467),
+    ("real/edge/large_integer_u64_rank-70.pt.trace.json.gz", 2),
+    ("real/edge/tiny_old_categories_inference_rank_1.json.gz", 54),
+    ("real/hta/a100_80gb_rank0of16.json.gz", 108936),
+    ("real/hta/alexnet_a100_benchmark_trace.json.gz", 1408),
+    (
+        "real/hta/cpu_only_gloo_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+        30,
+    ),
+    ("real/hta/cuda_event_sync_multi_stream_trace.json.gz", 149),
+    ("real/hta/cuda_event_sync_trace.json.gz", 92),
+    ("real/hta/cupti_range_profiler_a100_trace.json.gz", 4222),
+    (
+        "real/hta/gp100_gpu_user_annotation_step_based_trace.json.gz",
+        1344,
+    ),
+    ("real/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220),
+    ("real/hta/mtia_inference_rank_0.json.gz", 16158),
+    ("real/hta/mtia_rank_0.json.gz", 455739),
+    ("real/hta/nccl_data_a100_rank0of2.json.gz", 40573),
+    (
+        "real/hta/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+        68692,
+    ),
+    ("real/hta/simple_add_a100_kineto.json.gz", 111),
+    ("real/hta/triton_example_a100.json.gz", 71),
+    ("real/hta/v100_rank1of2_profile_memory.json.gz", 216092),
+    ("real/hta/trace_diff/control_a100_rank3of8.json.gz", 109123),
+    ("real/hta/trace_diff/test_v100_rank1of2.json.gz", 105167),
+    ("real/hta/sampled_2of128/rank-0.json.gz", 4855),
+    ("real/hta/sampled_2of128/rank-1.json.gz", 4720),
+    ("real/param/et_pairs/linear_kineto.json.gz", 86859),
+    ("real/param/et_pairs/resnet_kineto.json.gz", 111631),
+    (
+        "real/param/dlrm_8rank/kineto/worker0_step_12.1694128201545.pt.trace.json",
+        3290,
+    ),
+    (
+        "real/param/dlrm_8rank/kineto/worker7_step_12.1694128201553.pt.trace.json",
+        3250,
+    ),
+    ("generated/lstm_mem.1795343595561069429.pt.trace.json", 1534),
+    ("generated/mlp_wide_flops_et.json", 1780),
+    (
+        "generated/resnet_all.1795343593430138415.pt.trace.json.gz",
+        5059,
+    ),
+];
+
+#[test]
+fn every_corpus_kineto_trace_loads_under_the_name_unknown_with_its_event_count() {
+    if std::fs::metadata(CORPUS).is_err() {
+        println!("note: {CORPUS} absent; skipping");
+        return;
+    }
+    for (rel, events) in CORPUS_TRACES {
+        let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        let t = match load_bytes("unknown", &bytes) {
+            Ok(Loaded::Trace(t)) => t,
+            Ok(other) => panic!("{rel}: sniffed as {:?}", other.format()),
+            Err(e) => panic!("{rel}: {e}"),
+        };
+        assert_eq!(t.event_count, *events, "{rel}");
+        assert_eq!(t.warnings.count(WarningKind::Truncated), 0, "{rel}");
+        assert_eq!(t.warnings.count(WarningKind::MalformedEvent), 0, "{rel}");
+        assert!(!t.slices.is_empty(), "{rel}");
+    }
+}
+
+#[test]
+fn corpus_gpu_traces_link_every_kernel_that_has_a_launch_in_the_file() {
+    let rel =
+        "real/kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
+    let Ok(bytes) = std::fs::read(format!("{CORPUS}/{rel}")) else {
+        println!("note: corpus absent; skipping");
+        return;
+    };
+    let Ok(Loaded::Trace(t)) = load_bytes(rel, &bytes) else {
+        panic!("{rel}")
+    };
+    // 9096 GPU events and 9096 async flow pairs in the file (python: count of ph=="f").
+    assert_eq!(t.gpu.slice.len(), 9096);
+    assert_eq!(t.gpu.launch.iter().filter(|&&l| l != NONE).count(), 9096);
+    assert_eq!(t.flows.from.len(), 9096);
+}
