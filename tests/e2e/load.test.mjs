@@ -84,3 +84,29 @@ test('an unreadable file shows an error naming it, and the trace already open st
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+test('a folder of rank files opens as one session, ranks from distributedInfo', async (t) => {
+  const dir = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
+  if (!fs.existsSync(dir)) { t.skip('corpus absent'); return; }
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('folder-input').setInputFiles(dir);
+  await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  const chips = await p.locator('[data-testid=session-bar] .file-chip').allTextContents();
+  assert.equal(chips.length, 8);
+  // Each file's rank (distributedInfo.rank) matches the workerN in its name.
+  for (const c of chips) {
+    const m = c.match(/^rank (\d+) · worker(\d+)_/);
+    assert.ok(m, c);
+    assert.equal(m[1], m[2]);
+  }
+  // Switching rank shows that file's event count, equal to the CLI's.
+  const worker5 = fs.readdirSync(dir).find((f) => f.startsWith('worker5_'));
+  await p.locator('[data-testid=session-bar] .file-chip', { hasText: 'rank 5 ·' }).click();
+  await p.waitForFunction((n) => document.querySelector('[data-testid=file-name]')?.textContent === n, worker5);
+  assert.equal(Number(await p.getByTestId('event-count').textContent()), cli(path.join(dir, worker5)).files[0].events);
+  await p.screenshot({ path: shot('ranks.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});

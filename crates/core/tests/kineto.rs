@@ -2,6 +2,9 @@
 //! here) and on every Kineto trace of the shared corpus (event counts checked with python's json
 //! module, see the corpus README's `events` column).
 
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use tracelight_core::ingest::{load_bytes, Loaded, Loader};
 use tracelight_core::model::{SliceKind, Trace, TrackKind, NONE};
 use tracelight_core::warnings::WarningKind;
