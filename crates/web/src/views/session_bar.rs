@@ -6,10 +6,16 @@ use leptos::prelude::*;
 #[component]
 pub fn SessionBar(session: SessionRef) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
-    let files = session
-        .files
-        .iter()
-        .enumerate()
+    // Traces by rank, then memory files.
+    let order: Vec<usize> = session
+        .trace_indices()
+        .into_iter()
+        .chain(session.snapshot_indices())
+        .chain(session.timeline_indices())
+        .collect();
+    let files = order
+        .into_iter()
+        .map(|i| (i, &session.files[i]))
         .map(|(i, f)| {
             let (kind, rank) = match &f.content {
                 Content::Trace(t) => ("trace", Some(t.rank)),
