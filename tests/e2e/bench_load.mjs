@@ -12,7 +12,7 @@ const b = await browser();
 for (const f of files) {
   const rel = path.relative(path.join(ROOT, 'bench-data'), path.resolve(f));
   const size = fs.statSync(f).size;
-  for (let run = 0; run < 3; run++) {
+  for (let run = 0; run < Number(process.env.RUNS || 3); run++) {
     const p = await b.newPage();
     const t0 = Date.now();
     await p.goto(`${srv.base}/?url=${encodeURIComponent('bench-data/' + rel)}`);
