@@ -346,38 +346,46 @@ impl Builder {
     fn resolve_flows(&mut self) {
         let ends = std::mem::take(&mut self.flow_ends);
         // Group by (cat, id) and pair the k-th start with the k-th finish in time order: files write
-        // the `f` before its `s` as often as after, and ids repeat (up to 21 times seen).
-        let mut groups: FxHashMap<(StrId, i64), (Vec<usize>, Vec<usize>)> = FxHashMap::default();
-        for (k, e) in ends.iter().enumerate() {
-            match e.ph {
-                b's' => groups.entry((e.cat, e.id)).or_default().0.push(k),
-                b'f' => groups.entry((e.cat, e.id)).or_default().1.push(k),
-                _ => {}
-            }
-        }
-        let mut keys: Vec<(StrId, i64)> = groups.keys().copied().collect();
-        keys.sort_unstable();
+        // the `f` before its `s` as often as after, and ids repeat (up to 21 times seen). Sorting
+        // indices does this without a map of small vectors.
+        let mut idx: Vec<u32> = (0..ends.len() as u32)
+            .filter(|&k| matches!(ends[k as usize].ph, b's' | b'f'))
+            .collect();
+        idx.sort_unstable_by_key(|&k| {
+            let e = &ends[k as usize];
+            (e.cat, e.id, e.ph, e.ts, k)
+        });
         let mut unpaired = 0u64;
-        for key in keys {
-            let Some((mut ss, mut fs)) = groups.remove(&key) else {
-                continue;
-            };
-            ss.sort_by_key(|&k| ends[k].ts);
-            fs.sort_by_key(|&k| ends[k].ts);
+        let mut g = 0;
+        while g < idx.len() {
+            let key = |k: u32| (ends[k as usize].cat, ends[k as usize].id);
+            let head = key(idx[g]);
+            let mut h = g;
+            while h < idx.len() && key(idx[h]) == head {
+                h += 1;
+            }
+            // Within the group: all `f` (b'f' < b's') then all `s`, each in time order.
+            let group = &idx[g..h];
+            let nf = group
+                .iter()
+                .take_while(|&&k| ends[k as usize].ph == b'f')
+                .count();
+            let (fs, ss) = group.split_at(nf);
             unpaired += ss.len().abs_diff(fs.len()) as u64;
-            for (&sk, &fk) in ss.iter().zip(&fs) {
+            for (&sk, &fk) in ss.iter().zip(fs) {
                 match (
-                    self.endpoint_slice(&ends[sk]),
-                    self.endpoint_slice(&ends[fk]),
+                    self.endpoint_slice(&ends[sk as usize]),
+                    self.endpoint_slice(&ends[fk as usize]),
                 ) {
                     (Some(f), Some(t)) => {
-                        self.trace.flows.cat.push(key.0);
+                        self.trace.flows.cat.push(head.0);
                         self.trace.flows.from.push(f);
                         self.trace.flows.to.push(t);
                     }
                     _ => unpaired += 1,
                 }
             }
+            g = h;
         }
         for _ in 0..unpaired {
             self.trace
