@@ -97,7 +97,7 @@ impl Facts {
             self.tracks.len()
         );
         s += "| process | track | kind | slices |\n|---|---|---|---:|\n";
-        for t in &self.tracks {
+        for t in self.tracks.iter().filter(|t| t.slices > 0) {
             let kind = match t.kind {
                 TrackKind::Cpu => "CPU",
                 TrackKind::Gpu => "GPU",
