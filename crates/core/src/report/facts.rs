@@ -86,15 +86,12 @@ impl Facts {
                     .unwrap_or_default()
             );
         }
-        let cpu = self
-            .tracks
-            .iter()
-            .filter(|t| t.kind == TrackKind::Cpu)
-            .count();
-        let gpu = self.tracks.len() - cpu;
+        let shown = self.tracks.iter().filter(|t| t.slices > 0);
+        let cpu = shown.clone().filter(|t| t.kind == TrackKind::Cpu).count();
+        let gpu = shown.filter(|t| t.kind == TrackKind::Gpu).count();
         s += &format!(
             "- tracks: {} ({cpu} CPU threads, {gpu} GPU streams)\n\n",
-            self.tracks.len()
+            cpu + gpu
         );
         s += "| process | track | kind | slices |\n|---|---|---|---:|\n";
         for t in self.tracks.iter().filter(|t| t.slices > 0) {
