@@ -60,8 +60,21 @@ for (const name of ['cs336_silmont_tiny_mem_snapshot.pickle', 'cs336_nothanmin_m
   });
 }
 
-const MULTI = SNAP('sqattn_2025-05_cuda_memory_snapshot.pickle');
-test('a 4-device snapshot switches devices and each shows its own CLI numbers', { skip: !fs.existsSync(MULTI) && 'corpus absent' }, async () => {
+// The real "4-device" dumps have 4 device_traces but data on one device only: the page opens that
+// one. The synthetic snapshot has data on two devices (device 1 with expandable segments).
+const FOURDEV = SNAP('sqattn_2025-05_cuda_memory_snapshot.pickle');
+test('a snapshot with 4 device slots opens the device that has data, with its CLI numbers', { skip: !fs.existsSync(FOURDEV) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await open(FOURDEV, errors);
+  const all = cli(FOURDEV).snapshot.devices;
+  assert.equal(all.length, 4);
+  await checkDevice(p, defaultDevice(all), 'sqattn');
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+const MULTI = path.join(CORPUS, 'generated/snapshots/synthetic_snapshot_seed23.pickle');
+test('a snapshot with two devices switches devices and each shows its own CLI numbers', { skip: !fs.existsSync(MULTI) && 'corpus absent' }, async () => {
   const errors = [];
   const p = await open(MULTI, errors);
   const devices = cli(MULTI).snapshot.devices.filter((d) => d.trace_entries > 0 || d.segments > 0);
