@@ -22,7 +22,7 @@ function serveDir(dir) {
     const p = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (!p.startsWith(dir) || !fs.existsSync(p) || !fs.statSync(p).isFile()) { res.writeHead(404).end(); return; }
     const type = p.endsWith('.js') ? 'text/javascript' : p.endsWith('.html') ? 'text/html' : 'application/octet-stream';
-    res.writeHead(200, { 'content-type': type });
+    res.writeHead(200, { 'content-type': type, 'access-control-allow-origin': '*' });
     fs.createReadStream(p).pipe(res);
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, base: `http://127.0.0.1:${server.address().port}` })));

@@ -161,8 +161,14 @@ pub fn ChartCanvas(
         let (b, t, x, y) = hover.get()?;
         let d = describe(&tip_session, &tip_source, &tip_chart, b, t)?;
         let left = (x + 14.0).min(width.get_untracked() - 360.0).max(0.0);
+        // Below the pointer in the upper half, above it in the lower half: never clipped.
+        let place = if y < height / 2.0 {
+            format!("left:{left}px;top:{}px", y + 12.0)
+        } else {
+            format!("left:{left}px;bottom:{}px", height - y + 12.0)
+        };
         Some(view! {
-            <div class="mem-tip" data-testid="mem-tooltip" style=format!("left:{left}px;top:{}px", y + 12.0)>
+            <div class="mem-tip" data-testid="mem-tooltip" style=place>
                 <b>{d.title}</b>
                 {d.facts.into_iter().map(|f| view! { <div>{f}</div> }).collect_view()}
                 {d.frames.into_iter().take(3).map(|f| view! { <div class="frame">{f}</div> }).collect_view()}

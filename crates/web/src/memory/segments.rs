@@ -61,7 +61,7 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
     if placed.is_empty() {
         return view! { <p class="hint">"No segments on this device at dump time."</p> }.into_any();
     }
-    let row_h = (420.0 / rows as f64).clamp(3.0, 18.0);
+    let row_h = (360.0 / rows as f64).clamp(1.0, 18.0);
     let height = rows as f64 * row_h + 8.0;
     let canvas = NodeRef::<html::Canvas>::new();
     let width = RwSignal::new(0.0f64);
@@ -95,7 +95,7 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
             return;
         };
         let scale = (w - 8.0) / max as f64;
-        let bh = (row_h * 0.8).max(2.0);
+        let bh = if row_h >= 4.0 { row_h * 0.8 } else { row_h };
         for p in p2.iter() {
             let sg = &s.segments;
             let x = 4.0 + p.offset as f64 * scale;
