@@ -8,6 +8,7 @@ pub mod intervals;
 pub mod kernels;
 pub mod launch;
 pub mod memory;
+pub mod memory_chart;
 pub mod ops;
 pub mod recommend;
 pub mod snapshot;

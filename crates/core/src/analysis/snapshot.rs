@@ -118,6 +118,9 @@ pub struct Replay {
     pub elements: Vec<Element>,
     /// `(trace index, total bytes after the action)`, one per action.
     pub series: Vec<(usize, u64)>,
+    /// The element each entry of `series` acted on (empty when `series` is only the pre-existing
+    /// total of a trace without actions).
+    pub acted: Vec<u32>,
     pub preexisting_bytes: u64,
     pub peak_bytes: u64,
     /// Position in `series` of the first maximum.
@@ -233,6 +236,7 @@ pub fn replay(s: &Snapshot, device: i64, segments: bool) -> Replay {
             total = total.saturating_add(size);
         }
         r.series.push((i, total));
+        r.acted.push(e as u32);
         if r.peak_pos.is_none() || total > r.peak_bytes {
             r.peak_bytes = total;
             r.peak_pos = Some(r.series.len() - 1);

@@ -1,4 +1,12 @@
 //! Memory views: CUDA snapshots, memory timelines and a trace's `[memory]` events (memory issue).
+//! Charts are built once per source by the core (`analysis::memory_chart`) and cached; this module
+//! only lays out, paints and handles input.
 
+pub mod chart;
+pub mod detail;
 pub mod lane;
+pub mod paint;
+pub mod segments;
+pub mod source;
+pub mod tables;
 pub mod view;

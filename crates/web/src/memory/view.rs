@@ -1,10 +1,186 @@
-//! The Memory tab.
+//! The Memory tab: pick a memory file and a device; see its chart, figures and tables.
 
-use crate::state::SessionRef;
+use super::chart::ChartCanvas;
+use super::paint::{band_color, category_color};
+use super::segments::SegmentView;
+use super::source::{chart, memory_files, snapshot_summary, sources_of, Source, SourceKind};
+use super::tables::{
+    OomTable, PeakTable, SnapshotFigures, StackTable, TimelineFigures, TraceFigures,
+};
+use crate::state::{Content, SessionRef};
 use leptos::prelude::*;
+use tracelight_core::analysis::memory::memory_summary;
+use tracelight_core::analysis::memory_chart::{category_name, BandKind, XUnit};
+use tracelight_core::ingest::memory_timeline::peak;
 
 #[component]
 pub fn MemoryView(session: SessionRef) -> impl IntoView {
-    let n = session.snapshot_indices().len() + session.timeline_indices().len();
-    view! { <section class="placeholder" data-testid="memory-view"><p>{format!("{n} memory files open. Not built yet.")}</p></section> }
+    let files = memory_files(&session);
+    let Some(&first) = files.first() else {
+        return view! { <section class="placeholder" data-testid="memory-view"><p>"No memory data in these files."</p></section> }.into_any();
+    };
+    let file = RwSignal::new(first);
+    let pick = RwSignal::new(0usize);
+    let s1 = session.clone();
+    let file_options = files
+        .iter()
+        .map(|&i| {
+            let kind = match &s1.files[i].content {
+                Content::Snapshot(_) => "snapshot",
+                Content::MemoryTimeline(_) => "memory timeline",
+                Content::Trace(_) => "trace [memory] events",
+            };
+            view! { <option value=i.to_string() selected=i == first>{format!("{} — {kind}", s1.files[i].name)}</option> }
+        })
+        .collect_view();
+    let on_file = move |ev: web_sys::Event| {
+        if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+            file.set(i);
+            pick.set(0);
+        }
+    };
+    let s2 = session.clone();
+    let devices = move || {
+        let srcs = sources_of(&s2, file.get());
+        (srcs.len() > 1).then(|| {
+            // Buttons in device order, the default one first in `srcs`.
+            let mut order: Vec<(usize, Source)> = srcs.into_iter().enumerate().collect();
+            order.sort_by_key(|(_, s)| s.device_label());
+            order
+                .into_iter()
+                .map(|(k, s)| {
+                    let id = match s.kind {
+                        SourceKind::Snapshot { device } => format!("mem-device-{device}"),
+                        SourceKind::Trace { device_type, device_id } => format!("mem-device-{device_type}-{device_id}"),
+                        SourceKind::Timeline => "mem-device-all".into(),
+                    };
+                    view! {
+                        <button class="tab" data-testid=id class:active=move || pick.get() == k on:click=move |_| pick.set(k)>
+                            {s.device_label()}
+                        </button>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let s3 = session.clone();
+    let body = move || {
+        let srcs = sources_of(&s3, file.get());
+        let Some(src) = srcs.get(pick.get()).or(srcs.first()).cloned() else {
+            return view! { <p class="hint">"Nothing to chart in this file."</p> }.into_any();
+        };
+        view! { <SourceView session=s3.clone() source=src /> }.into_any()
+    };
+    view! {
+        <section class="memory" data-testid="memory-view">
+            <div class="mem-head">
+                <select data-testid="mem-file" on:change=on_file disabled=files.len() < 2>{file_options}</select>
+                <div class="mem-devices" role="tablist" data-testid="mem-devices">{devices}</div>
+            </div>
+            {body}
+        </section>
+    }
+    .into_any()
+}
+
+fn legend(c: &tracelight_core::analysis::memory_chart::MemoryChart) -> impl IntoView {
+    let mut items: Vec<(String, &'static str, bool)> = Vec::new();
+    let mut allocs = 0usize;
+    for (i, b) in c.bands.iter().enumerate() {
+        match &b.kind {
+            BandKind::Category(k) => {
+                items.push((category_name(*k).to_owned(), category_color(*k), false))
+            }
+            BandKind::Allocated => items.push(("allocated".into(), band_color(&b.kind, i), false)),
+            BandKind::Summarized { count } => items.push((
+                format!("{count} smaller allocations"),
+                band_color(&b.kind, i),
+                false,
+            )),
+            BandKind::Alloc { .. } => allocs += 1,
+        }
+    }
+    if allocs > 0 {
+        items.insert(
+            0,
+            (
+                format!("{allocs} largest allocations, one band each"),
+                "#4e79a7",
+                false,
+            ),
+        );
+    }
+    for l in &c.lines {
+        items.push((l.name.to_owned(), "#1f2328", true));
+    }
+    if c.markers
+        .iter()
+        .any(|m| m.kind == tracelight_core::analysis::memory_chart::MarkerKind::Oom)
+    {
+        items.push(("OOM".into(), "#cf222e", false));
+    }
+    let clock = match (c.unit, c.epoch) {
+        (XUnit::Index, _) => "x: trace entry index (this snapshot recorded no time_us)",
+        (XUnit::Ns, true) => "x: time since the first entry (time_us)",
+        (XUnit::Ns, false) => "x: time since the first [memory] event",
+    };
+    view! {
+        <div class="legend mem-legend">
+            {items.into_iter().map(|(n, c, dashed)| view! {
+                <span class="legend-item"><i class:dashed=dashed style=format!("background:{c}")></i>{n}</span>
+            }).collect_view()}
+            <span class="hint">{clock}</span>
+        </div>
+    }
+}
+
+#[component]
+fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
+    let Some(c) = chart(&session, &source) else {
+        return ().into_any();
+    };
+    let file = source.file;
+    let head = match (&session.files[file].content, source.kind) {
+        (Content::Snapshot(_), SourceKind::Snapshot { device }) => snapshot_summary(&session, file)
+            .and_then(|s| s.devices.iter().find(|d| d.device == device).cloned())
+            .map(|d| view! { <SnapshotFigures d=d /> }.into_any()),
+        (
+            Content::Trace(t),
+            SourceKind::Trace {
+                device_type,
+                device_id,
+            },
+        ) => memory_summary(&t.trace)
+            .into_iter()
+            .find(|d| d.device_type == device_type && d.device_id == device_id)
+            .map(|d| view! { <TraceFigures d=d origin_ns=c.x_range.0 /> }.into_any()),
+        (Content::MemoryTimeline(m), _) => Some(view! { <TimelineFigures p=peak(m) /> }.into_any()),
+        _ => None,
+    };
+    let tables = match source.kind {
+        SourceKind::Snapshot { device } => snapshot_summary(&session, file)
+            .and_then(|s| s.devices.iter().find(|d| d.device == device).cloned())
+            .map(|d| {
+                view! {
+                    <OomTable d=d.clone() />
+                    <div class="mem-tables">
+                        <PeakTable d=d.clone() />
+                        <StackTable d=d />
+                    </div>
+                    <SegmentView session=session.clone() file=file device=device />
+                }
+                .into_any()
+            }),
+        _ => None,
+    };
+    let key = format!("{file}-{:?}", source.kind);
+    view! {
+        <div class="mem-source" data-source=key>
+            {head}
+            {legend(&c)}
+            <ChartCanvas session=session.clone() source=source chart=c />
+            {tables}
+        </div>
+    }
+    .into_any()
 }

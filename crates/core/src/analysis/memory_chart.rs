@@ -1,0 +1,721 @@
+//! Memory charts ready to draw: the same chart for the three memory sources, built once at load.
+//!
+//! - **Snapshot** (`device_traces`): memory_viz's "Active Memory Timeline" (`MemoryViz.js`
+//!   `process_alloc_data`): the `max_bands` largest allocations are stacked bands in allocation
+//!   order; when one is freed every band above it drops by its size; all smaller allocations are one
+//!   "summarized" band on top. Unlike memory_viz (which spends 3 fake timesteps per shift on an event
+//!   axis) x is real time, `time_us` of each entry, when every entry has one; otherwise the entry
+//!   index (then [`XUnit::Index`]). A reserved-memory line (the segment replay) is added when the
+//!   trace records segment actions; OOMs are markers.
+//! - **Memory timeline** (`export_memory_timeline`): the 8 categories as stacked areas.
+//! - **Kineto `[memory]` events**: `Total Allocated` as an area, `Total Reserved` as a line.
+//!
+//! x is `i64` nanoseconds (`chart_ns`): epoch ns for snapshots and memory timelines, trace ns for a
+//! Kineto trace; [`trace_epoch_offset_ns`] maps between them (see its doc for the clock rules).
+//! Drawing helpers ([`band_columns`], [`line_columns`]) merge everything that falls in one pixel
+//! column into one envelope (STYLE 9), so cost follows the canvas width, not the event count.
+
+use crate::analysis::memory::curve;
+use crate::analysis::snapshot::replay;
+use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};
+use crate::ingest::snapshot::{Action, Snapshot, StackId};
+use crate::model::Trace;
+
+/// Default number of allocations drawn as their own band (memory_viz draws its largest too).
+pub const MAX_BANDS: usize = 2000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XUnit {
+    /// Nanoseconds (epoch or trace clock, see [`MemoryChart::epoch`]).
+    Ns,
+    /// Trace-entry index: the snapshot recorded no `time_us`.
+    Index,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BandKind {
+    /// One allocation of a snapshot trace.
+    Alloc {
+        addr: u64,
+        size: u64,
+        stack: StackId,
+        /// Trace index of the alloc (`None`: before the trace began).
+        alloc_index: Option<usize>,
+        /// Trace index of the free (`None`: still live at the end).
+        free_index: Option<usize>,
+    },
+    /// All allocations too small to get their own band.
+    Summarized { count: u64 },
+    /// A memory-timeline category (index into [`CATEGORIES`]).
+    Category(u8),
+    /// `Total Allocated` of `[memory]` events.
+    Allocated,
+}
+
+/// A filled band, step-after: point `k` holds on `[x[k], x[k + 1])`, the last until `end`.
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub kind: BandKind,
+    pub x: Vec<i64>,
+    pub lo: Vec<u64>,
+    pub hi: Vec<u64>,
+    pub end: i64,
+}
+
+impl Band {
+    fn new(kind: BandKind, x: i64, lo: u64, hi: u64) -> Band {
+        Band {
+            kind,
+            x: vec![x],
+            lo: vec![lo],
+            hi: vec![hi],
+            end: x,
+        }
+    }
+
+    fn push(&mut self, x: i64, lo: u64, hi: u64) {
+        if let (Some(&lx), Some(&ll), Some(&lh)) = (self.x.last(), self.lo.last(), self.hi.last()) {
+            if ll == lo && lh == hi {
+                return;
+            }
+            if lx == x {
+                // Same instant: the later value wins.
+                let n = self.x.len() - 1;
+                self.lo[n] = lo;
+                self.hi[n] = hi;
+                return;
+            }
+        }
+        self.x.push(x);
+        self.lo.push(lo);
+        self.hi.push(hi);
+    }
+
+    pub fn start(&self) -> i64 {
+        self.x.first().copied().unwrap_or(self.end)
+    }
+
+    /// `(lo, hi)` at `x`, `None` outside `[start, end)`.
+    pub fn at(&self, x: i64) -> Option<(u64, u64)> {
+        if x < self.start() || x >= self.end {
+            return None;
+        }
+        let k = self.x.partition_point(|&v| v <= x).checked_sub(1)?;
+        Some((self.lo[k], self.hi[k]))
+    }
+}
+
+/// A step line (value holds until the next point).
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub name: &'static str,
+    pub x: Vec<i64>,
+    pub y: Vec<u64>,
+    pub end: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    Peak,
+    Oom,
+}
+
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub kind: MarkerKind,
+    pub x: i64,
+    pub bytes: u64,
+    pub label: String,
+}
+
+/// One chart: bands (drawn first to last), lines on top, markers.
+#[derive(Debug, Clone)]
+pub struct MemoryChart {
+    pub unit: XUnit,
+    /// x is epoch ns (comparable across files); `false` for Kineto's trace clock and for indices.
+    pub epoch: bool,
+    pub x_range: (i64, i64),
+    pub y_max: u64,
+    pub bands: Vec<Band>,
+    pub lines: Vec<Line>,
+    pub markers: Vec<Marker>,
+    /// `(x, bytes)` of the first maximum of the total.
+    pub peak: (i64, u64),
+}
+
+impl MemoryChart {
+    fn finish(&mut self) {
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        let mut y = 0u64;
+        for b in &self.bands {
+            lo = lo.min(b.start());
+            hi = hi.max(b.end);
+            y = y.max(b.hi.iter().copied().max().unwrap_or(0));
+        }
+        for l in &self.lines {
+            lo = lo.min(l.x.first().copied().unwrap_or(lo));
+            hi = hi.max(l.end);
+            y = y.max(l.y.iter().copied().max().unwrap_or(0));
+        }
+        if lo > hi {
+            (lo, hi) = (0, 1);
+        }
+        if hi <= lo {
+            hi = lo + 1;
+        }
+        self.x_range = (lo, hi);
+        self.y_max = y.max(1);
+    }
+
+    /// The band under `(x, y)`; a band thinner than `slack` bytes still counts when `y` is within
+    /// `slack` of it. Topmost (last drawn) wins.
+    pub fn hit(&self, x: i64, y: u64, slack: u64) -> Option<usize> {
+        let mut near: Option<(u64, usize)> = None;
+        for (i, b) in self.bands.iter().enumerate().rev() {
+            let Some((lo, hi)) = b.at(x) else { continue };
+            if hi <= lo {
+                continue;
+            }
+            if (lo..hi).contains(&y) {
+                return Some(i);
+            }
+            let d = if y < lo { lo - y } else { y - hi + 1 };
+            if d <= slack && near.is_none_or(|(bd, _)| d < bd) {
+                near = Some((d, i));
+            }
+        }
+        near.map(|(_, i)| i)
+    }
+}
+
+/// Makes `x` non-decreasing (approximate clocks can step back a little between streams).
+fn monotonic(x: &mut [i64]) {
+    for i in 1..x.len() {
+        if x[i] < x[i - 1] {
+            x[i] = x[i - 1];
+        }
+    }
+}
+
+/// The active-memory chart of one snapshot device (see the module doc).
+pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChart {
+    let r = replay(s, device, false);
+    let t = s.trace(device);
+    let n = t.map_or(0, |t| t.len());
+    let timed = n > 0 && t.is_some_and(|t| t.time_us.iter().all(|v| v.is_some()));
+    let mut xs: Vec<i64> = (0..=n)
+        .map(|i| {
+            if timed {
+                t.and_then(|t| t.time_us.get(i).copied().flatten())
+                    .map_or(i64::MIN, |us| us.saturating_mul(1000))
+            } else {
+                i as i64
+            }
+        })
+        .collect();
+    if timed {
+        // One past the last entry: the last instant plus 1 µs, so the last action has a width.
+        xs[n] = xs[n - 1].saturating_add(1000);
+        monotonic(&mut xs);
+    }
+    let x_of = |i: usize| xs.get(i).copied().unwrap_or(0);
+    let x0 = x_of(0);
+    let x_end = x_of(n);
+
+    let mut order: Vec<usize> = (0..r.elements.len()).collect();
+    order.sort_by(|&a, &b| r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b)));
+    let mut drawn = vec![false; r.elements.len()];
+    for &e in order.iter().take(max_bands) {
+        drawn[e] = true;
+    }
+    let mut chart = MemoryChart {
+        unit: if timed { XUnit::Ns } else { XUnit::Index },
+        epoch: timed,
+        x_range: (0, 1),
+        y_max: 1,
+        bands: Vec::new(),
+        lines: Vec::new(),
+        markers: Vec::new(),
+        peak: (x0, 0),
+    };
+    // Bands by element; `stack` holds band indices of live drawn elements, bottom first.
+    let mut band_of: Vec<Option<usize>> = vec![None; r.elements.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut total_drawn = 0u64;
+    let mut summarized = 0u64;
+    let mut summarized_count = 0u64;
+    let mut live = vec![false; r.elements.len()];
+    let mut bands: Vec<Band> = Vec::new();
+    let add = |e: usize, x: i64, bands: &mut Vec<Band>, total_drawn: &mut u64| {
+        let el = &r.elements[e];
+        bands.push(Band::new(
+            BandKind::Alloc {
+                addr: el.addr,
+                size: el.size,
+                stack: el.stack,
+                alloc_index: el.start,
+                free_index: el.end,
+            },
+            x,
+            *total_drawn,
+            *total_drawn + el.size,
+        ));
+        *total_drawn += el.size;
+        bands.len() - 1
+    };
+    // Pre-existing elements: live from the start.
+    for (e, el) in r.elements.iter().enumerate() {
+        if el.start.is_none() {
+            live[e] = true;
+            if drawn[e] {
+                let b = add(e, x0, &mut bands, &mut total_drawn);
+                band_of[e] = Some(b);
+                stack.push(b);
+            } else {
+                summarized += el.size;
+                summarized_count += 1;
+            }
+        }
+    }
+    let mut summ = Band::new(
+        BandKind::Summarized { count: 0 },
+        x0,
+        total_drawn,
+        total_drawn + summarized,
+    );
+    for (k, &(i, _)) in r.series.iter().enumerate() {
+        let Some(&e) = r.acted.get(k) else { break };
+        let e = e as usize;
+        let x = x_of(i);
+        let size = r.elements[e].size;
+        if live[e] {
+            live[e] = false;
+            if let Some(b) = band_of[e] {
+                if let Some(pos) = stack.iter().position(|&v| v == b) {
+                    stack.remove(pos);
+                    for &above in &stack[pos..] {
+                        let band = &mut bands[above];
+                        let (lo, hi) = (
+                            band.lo.last().copied().unwrap_or(0),
+                            band.hi.last().copied().unwrap_or(0),
+                        );
+                        band.push(x, lo.saturating_sub(size), hi.saturating_sub(size));
+                    }
+                }
+                bands[b].end = x;
+                total_drawn = total_drawn.saturating_sub(size);
+            } else {
+                summarized = summarized.saturating_sub(size);
+            }
+        } else if r.elements[e].start == Some(i) {
+            live[e] = true;
+            if drawn[e] {
+                let b = add(e, x, &mut bands, &mut total_drawn);
+                band_of[e] = Some(b);
+                stack.push(b);
+            } else {
+                summarized += size;
+                summarized_count += 1;
+            }
+        }
+        summ.push(x, total_drawn, total_drawn + summarized);
+        let total = total_drawn + summarized;
+        if total > chart.peak.1 {
+            chart.peak = (x, total);
+        }
+    }
+    if r.series.is_empty() || r.acted.is_empty() {
+        chart.peak = (x0, total_drawn + summarized);
+    }
+    for &b in &stack {
+        bands[b].end = x_end.max(bands[b].start() + 1);
+    }
+    summ.end = x_end.max(x0 + 1);
+    summ.kind = BandKind::Summarized {
+        count: summarized_count,
+    };
+    bands.push(summ);
+    chart.bands = bands;
+
+    if let Some(t) = t {
+        if t.action
+            .iter()
+            .any(|a| matches!(a, Action::SegmentAlloc | Action::SegmentFree))
+        {
+            let seg = replay(s, device, true);
+            let mut line = Line {
+                name: "reserved",
+                x: vec![x0],
+                y: vec![seg.preexisting_bytes],
+                end: x_end,
+            };
+            for &(i, v) in &seg.series {
+                let x = x_of(i);
+                if line.x.last() == Some(&x) {
+                    if let Some(l) = line.y.last_mut() {
+                        *l = v;
+                    }
+                } else {
+                    line.x.push(x);
+                    line.y.push(v);
+                }
+            }
+            chart.lines.push(line);
+        }
+        for i in 0..t.len() {
+            if t.action[i] == Action::Oom {
+                chart.markers.push(Marker {
+                    kind: MarkerKind::Oom,
+                    x: x_of(i),
+                    bytes: t.size[i],
+                    label: format!(
+                        "OOM: requested {} B, {} B free on device",
+                        t.size[i], t.device_free[i]
+                    ),
+                });
+            }
+        }
+    }
+    chart.markers.push(Marker {
+        kind: MarkerKind::Peak,
+        x: chart.peak.0,
+        bytes: chart.peak.1,
+        label: "peak active".into(),
+    });
+    chart.finish();
+    chart
+}
+
+/// Stacked category areas of an `export_memory_timeline` file (epoch ns).
+pub fn timeline_chart(m: &MemoryTimeline) -> MemoryChart {
+    let mut xs: Vec<i64> = m.times_us.iter().map(|&t| t.saturating_mul(1000)).collect();
+    monotonic(&mut xs);
+    let end = xs.last().map_or(1, |&x| x + 1000);
+    let mut bands: Vec<Band> = Vec::new();
+    let mut below = vec![0u64; xs.len()];
+    let mut peak = (xs.first().copied().unwrap_or(0), 0u64);
+    for (c, col) in m.bytes.iter().enumerate() {
+        let mut band: Option<Band> = None;
+        for (i, &x) in xs.iter().enumerate() {
+            let v = col.get(i).copied().unwrap_or(0).max(0) as u64;
+            let lo = below[i];
+            below[i] = lo + v;
+            match &mut band {
+                Some(b) => b.push(x, lo, lo + v),
+                None => band = Some(Band::new(BandKind::Category(c as u8), x, lo, lo + v)),
+            }
+        }
+        if let Some(mut b) = band {
+            b.end = end;
+            if b.hi.iter().zip(&b.lo).any(|(h, l)| h > l) {
+                bands.push(b);
+            }
+        }
+    }
+    for (i, &t) in below.iter().enumerate() {
+        if t > peak.1 {
+            peak = (xs[i], t);
+        }
+    }
+    let mut chart = MemoryChart {
+        unit: XUnit::Ns,
+        epoch: true,
+        x_range: (0, 1),
+        y_max: 1,
+        bands,
+        lines: Vec::new(),
+        markers: vec![Marker {
+            kind: MarkerKind::Peak,
+            x: peak.0,
+            bytes: peak.1,
+            label: "peak total".into(),
+        }],
+        peak,
+    };
+    chart.finish();
+    chart
+}
+
+/// `Total Allocated` (area) and `Total Reserved` (line) of one `[memory]` device, trace ns.
+pub fn trace_chart(t: &Trace, device_type: i16, device_id: i16) -> MemoryChart {
+    let pts = curve(t, device_type, device_id);
+    let mut band: Option<Band> = None;
+    let mut line = Line {
+        name: "reserved",
+        x: Vec::new(),
+        y: Vec::new(),
+        end: 0,
+    };
+    let mut peak = (pts.first().map_or(0, |p| p.ts_ns), 0u64);
+    for p in &pts {
+        let a = p.allocated.max(0) as u64;
+        let r = p.reserved.max(0) as u64;
+        match &mut band {
+            Some(b) => b.push(p.ts_ns, 0, a),
+            None => band = Some(Band::new(BandKind::Allocated, p.ts_ns, 0, a)),
+        }
+        if line.x.last() == Some(&p.ts_ns) {
+            if let Some(l) = line.y.last_mut() {
+                *l = r;
+            }
+        } else {
+            line.x.push(p.ts_ns);
+            line.y.push(r);
+        }
+        if a > peak.1 {
+            peak = (p.ts_ns, a);
+        }
+    }
+    let end = pts.last().map_or(1, |p| p.ts_ns + 1000);
+    let mut chart = MemoryChart {
+        unit: XUnit::Ns,
+        epoch: false,
+        x_range: (0, 1),
+        y_max: 1,
+        bands: Vec::new(),
+        lines: Vec::new(),
+        markers: vec![Marker {
+            kind: MarkerKind::Peak,
+            x: peak.0,
+            bytes: peak.1,
+            label: "peak allocated".into(),
+        }],
+        peak,
+    };
+    if let Some(mut b) = band {
+        b.end = end;
+        chart.bands.push(b);
+    }
+    line.end = end;
+    if line.y.iter().any(|&v| v > 0) {
+        chart.lines.push(line);
+    }
+    chart.finish();
+    chart
+}
+
+/// The label of a band kind for legends and tooltips.
+pub fn category_name(c: u8) -> &'static str {
+    CATEGORIES.get(usize::from(c)).copied().unwrap_or("unknown")
+}
+
+/// What to add to a trace's ns to get epoch ns, or `None` when its clock is not an epoch clock.
+///
+/// Kineto writes `ts` in µs: older traces (up to ~2023) as absolute epoch µs, newer ones relative to
+/// `baseTimeNanoseconds` (epoch ns). A trace whose timestamps already look like epoch time (after
+/// 2001-09-09, i.e. ≥ 1e18 ns) needs no offset even if it has a base; otherwise the base is the
+/// offset; with neither, the clock is unknown. Snapshot `time_us` and memory-timeline times are
+/// epoch µs, so `trace_ns + offset = chart_ns` lines them up.
+pub fn trace_epoch_offset_ns(t: &Trace) -> Option<i64> {
+    const EPOCH_LIKE_NS: i64 = 1_000_000_000_000_000_000;
+    let (lo, _) = t.time_bounds()?;
+    if lo >= EPOCH_LIKE_NS {
+        return Some(0);
+    }
+    t.meta.base_time_ns.filter(|&b| b > 0)
+}
+
+/// Whether `[a0, a1)` and `[b0, b1)` overlap.
+pub fn overlaps(a: (i64, i64), b: (i64, i64)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// x of `t` in a view `[v0, v1)` drawn `width` px wide.
+pub fn x_px(t: i64, view: (i64, i64), width: f64) -> f64 {
+    let span = (view.1 - view.0).max(1) as f64;
+    (t - view.0) as f64 / span * width
+}
+
+/// The time at pixel `px` of the view.
+pub fn px_time(px: f64, view: (i64, i64), width: f64) -> i64 {
+    let span = (view.1 - view.0).max(1) as f64;
+    view.0 + (px / width.max(1.0) * span).round() as i64
+}
+
+/// A brush from `px0` to `px1` (either order) → the zoomed view, or `None` for a click (< 3 px).
+/// The result is clamped to `bounds` and at least 2 units wide.
+pub fn brush_window(
+    view: (i64, i64),
+    width: f64,
+    px0: f64,
+    px1: f64,
+    bounds: (i64, i64),
+) -> Option<(i64, i64)> {
+    let (a, b) = if px0 <= px1 { (px0, px1) } else { (px1, px0) };
+    if b - a < 3.0 {
+        return None;
+    }
+    let t0 = px_time(a.max(0.0), view, width).max(bounds.0);
+    let t1 = px_time(b.min(width), view, width).min(bounds.1);
+    (t1 > t0 + 1).then_some((t0, t1))
+}
+
+/// Zooms `view` by `factor` (< 1 zooms in) around pixel `px`, clamped to `bounds`.
+pub fn zoom_window(
+    view: (i64, i64),
+    width: f64,
+    px: f64,
+    factor: f64,
+    bounds: (i64, i64),
+) -> (i64, i64) {
+    let at = px_time(px, view, width) as f64;
+    let span = ((view.1 - view.0) as f64 * factor).max(2.0);
+    let full = (bounds.1 - bounds.0).max(2) as f64;
+    let span = span.min(full);
+    let frac = (px / width.max(1.0)).clamp(0.0, 1.0);
+    let mut s = at - span * frac;
+    s = s.clamp(bounds.0 as f64, bounds.1 as f64 - span);
+    (s as i64, (s + span) as i64)
+}
+
+/// One pixel column of a band or line: from `px` (to the next column) the envelope `lo..hi`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Column {
+    pub px: f64,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// The part of a step series inside `view`, merged to one [`Column`] per pixel (envelope of
+/// everything in that pixel); returns the columns and the px where the series ends.
+pub fn step_columns(
+    x: &[i64],
+    lo: &[u64],
+    hi: &[u64],
+    end: i64,
+    view: (i64, i64),
+    width: f64,
+) -> (Vec<Column>, f64) {
+    let mut out: Vec<Column> = Vec::new();
+    if x.is_empty() || end <= view.0 || x[0] >= view.1 {
+        return (out, 0.0);
+    }
+    let k0 = x.partition_point(|&v| v <= view.0).saturating_sub(1);
+    let mut last_col = i64::MIN;
+    for k in k0..x.len() {
+        if x[k] >= view.1 {
+            break;
+        }
+        let px = x_px(x[k].max(view.0), view, width);
+        let col = px.floor() as i64;
+        let (l, h) = (lo[k], hi[k]);
+        if col == last_col {
+            if let Some(c) = out.last_mut() {
+                // The envelope keeps spikes visible; the column's last value continues right.
+                c.lo = c.lo.min(l);
+                c.hi = c.hi.max(h);
+            }
+            continue;
+        }
+        if let Some(prev) = out.last() {
+            // The value carried into this column from the last point of the previous one.
+            let (pl, ph) = (lo[k - 1], hi[k - 1]);
+            if (prev.lo, prev.hi) != (pl, ph) && col > last_col + 1 {
+                out.push(Column {
+                    px: (last_col + 1) as f64,
+                    lo: pl,
+                    hi: ph,
+                });
+            }
+        }
+        out.push(Column { px, lo: l, hi: h });
+        last_col = col;
+    }
+    let end_px = x_px(end.min(view.1), view, width);
+    (out, end_px)
+}
+
+/// [`step_columns`] of a band.
+pub fn band_columns(b: &Band, view: (i64, i64), width: f64) -> (Vec<Column>, f64) {
+    step_columns(&b.x, &b.lo, &b.hi, b.end, view, width)
+}
+
+/// [`step_columns`] of a line (`lo..hi` is the value range inside each pixel).
+pub fn line_columns(l: &Line, view: (i64, i64), width: f64) -> (Vec<Column>, f64) {
+    step_columns(&l.x, &l.y, &l.y, l.end, view, width)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_drops_the_bands_above_it() {
+        // Hand-built: three bands, the middle one freed at x=10.
+        let mut a = Band::new(BandKind::Allocated, 0, 0, 10);
+        let mut b = Band::new(BandKind::Allocated, 0, 10, 30);
+        a.end = 20;
+        b.push(10, 0, 20);
+        b.end = 20;
+        assert_eq!(b.at(5), Some((10, 30)));
+        assert_eq!(b.at(10), Some((0, 20)));
+        assert_eq!(b.at(20), None);
+        assert_eq!(a.at(-1), None);
+    }
+
+    #[test]
+    fn brush_needs_a_drag_and_stays_inside_the_bounds() {
+        assert_eq!(brush_window((0, 1000), 100.0, 10.0, 11.0, (0, 1000)), None);
+        assert_eq!(
+            brush_window((0, 1000), 100.0, 50.0, 20.0, (0, 1000)),
+            Some((200, 500))
+        );
+        assert_eq!(
+            brush_window((0, 1000), 100.0, -20.0, 150.0, (100, 900)),
+            Some((100, 900))
+        );
+        let z = zoom_window((0, 1000), 100.0, 50.0, 0.5, (0, 1000));
+        assert_eq!(z, (250, 750));
+        let z = zoom_window((0, 1000), 100.0, 50.0, 4.0, (0, 1000));
+        assert_eq!(z, (0, 1000));
+    }
+
+    #[test]
+    fn sub_pixel_points_merge_into_one_column_with_their_envelope() {
+        let x: Vec<i64> = (0..1000).collect();
+        let v: Vec<u64> = (0..1000).map(|i| if i == 501 { 100 } else { 1 }).collect();
+        let (cols, end) = step_columns(&x, &v, &v, 1000, (0, 1000), 10.0);
+        assert_eq!(cols.len(), 10);
+        assert_eq!(cols[5].hi, 100, "a one-sample spike survives the merge");
+        assert_eq!(cols[4].hi, 1);
+        assert!((end - 10.0).abs() < 1e-9);
+        // A window in the middle starts with the value carried in from before it.
+        let (cols, _) = step_columns(&[0, 100], &[5, 7], &[5, 7], 200, (50, 150), 100.0);
+        assert_eq!(
+            cols[0],
+            Column {
+                px: 0.0,
+                lo: 5,
+                hi: 5
+            }
+        );
+        assert_eq!(cols[1].lo, 7);
+    }
+
+    #[test]
+    fn hit_finds_the_band_under_the_pointer_and_thin_ones_with_slack() {
+        let mut c = MemoryChart {
+            unit: XUnit::Index,
+            epoch: false,
+            x_range: (0, 1),
+            y_max: 1,
+            bands: vec![
+                Band::new(BandKind::Allocated, 0, 0, 100),
+                Band::new(BandKind::Allocated, 0, 100, 101),
+            ],
+            lines: Vec::new(),
+            markers: Vec::new(),
+            peak: (0, 0),
+        };
+        for b in &mut c.bands {
+            b.end = 10;
+        }
+        assert_eq!(c.hit(5, 50, 0), Some(0));
+        assert_eq!(c.hit(5, 100, 0), Some(1));
+        assert_eq!(c.hit(5, 104, 5), Some(1));
+        assert_eq!(c.hit(5, 104, 0), None);
+        assert_eq!(c.hit(10, 50, 0), None);
+    }
+}

@@ -1,0 +1,219 @@
+//! The interactive memory chart: hover shows a band's size, address and stack; click pins it;
+//! drag brushes a time range to zoom; wheel zooms; double-click or "Reset" shows everything.
+//! Repaints happen in one effect (STYLE 10), at device-pixel resolution, and follow window resizes.
+
+use super::detail::{describe, Detail};
+use super::paint::{paint_axes, paint_data, Frame, Overlay};
+use super::source::Source;
+use crate::state::SessionRef;
+use leptos::html;
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::analysis::memory_chart::{brush_window, px_time, zoom_window, MemoryChart};
+use wasm_bindgen::JsCast;
+use web_sys::CanvasRenderingContext2d;
+
+pub const AXIS_LEFT_PX: f64 = 74.0;
+const TOP_PX: f64 = 14.0;
+const BOTTOM_PX: f64 = 22.0;
+
+pub fn context2d(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
+}
+
+/// Sizes the backing store for the device pixel ratio and scales the context to CSS px.
+pub fn prepare(c: &web_sys::HtmlCanvasElement, w: f64, h: f64) -> Option<CanvasRenderingContext2d> {
+    let dpr = web_sys::window()
+        .map_or(1.0, |w| w.device_pixel_ratio())
+        .max(1.0);
+    let (bw, bh) = ((w * dpr).round() as u32, (h * dpr).round() as u32);
+    if c.width() != bw || c.height() != bh {
+        c.set_width(bw);
+        c.set_height(bh);
+    }
+    let ctx = context2d(c)?;
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, w, h);
+    Some(ctx)
+}
+
+#[component]
+pub fn ChartCanvas(
+    session: SessionRef,
+    source: Source,
+    chart: Arc<MemoryChart>,
+    #[prop(default = 320.0)] height: f64,
+) -> impl IntoView {
+    let canvas = NodeRef::<html::Canvas>::new();
+    let bounds = chart.x_range;
+    let view = RwSignal::new(bounds);
+    let width = RwSignal::new(0.0f64);
+    let hover = RwSignal::new(None::<(usize, i64, f64, f64)>);
+    let pinned = RwSignal::new(None::<(usize, i64)>);
+    let brush = RwSignal::new(None::<(f64, f64)>);
+    let y_max = chart.y_max + chart.y_max / 20;
+
+    let frame = move |w: f64| Frame {
+        left: AXIS_LEFT_PX,
+        top: TOP_PX,
+        width: (w - AXIS_LEFT_PX - 12.0).max(10.0),
+        height: height - TOP_PX - BOTTOM_PX,
+    };
+    let measure = move || {
+        if let Some(c) = canvas.get_untracked() {
+            width.set(f64::from(c.client_width()).max(200.0));
+        }
+    };
+    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resize.remove());
+    Effect::new(move |_| {
+        if canvas.get().is_some() {
+            measure();
+        }
+    });
+
+    let painted = chart.clone();
+    Effect::new(move |_| {
+        let (w, v) = (width.get(), view.get());
+        let overlay = Overlay {
+            highlight: hover.get().map(|h| h.0),
+            pinned: pinned.get().map(|p| p.0),
+            brush: brush.get(),
+        };
+        let Some(c) = canvas.get() else { return };
+        if w <= 0.0 {
+            return;
+        }
+        let Some(ctx) = prepare(&c, w, height) else {
+            return;
+        };
+        let f = frame(w);
+        paint_axes(&ctx, &painted, v, &f, y_max, bounds.0);
+        let n = paint_data(&ctx, &painted, v, &f, y_max, &overlay);
+        let _ = c.set_attribute("data-polygons", &n.to_string());
+        let _ = c.set_attribute("data-drawn", "1");
+    });
+
+    let hit_at = {
+        let chart = chart.clone();
+        move |ev: &web_sys::MouseEvent| -> Option<(usize, i64, f64, f64)> {
+            let f = frame(width.get_untracked());
+            let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+            let px = x - f.left;
+            if px < 0.0 || px > f.width || y < f.top || y > f.top + f.height {
+                return None;
+            }
+            let t = px_time(px, view.get_untracked(), f.width);
+            let bytes = f.bytes_at(y, y_max);
+            let slack = (y_max as f64 * 3.0 / f.height) as u64;
+            chart.hit(t, bytes, slack).map(|b| (b, t, x, y))
+        }
+    };
+    let drag = StoredValue::new(None::<f64>);
+    let on_down = move |ev: web_sys::MouseEvent| {
+        drag.set_value(Some(f64::from(ev.offset_x()) - AXIS_LEFT_PX));
+    };
+    let hit_move = hit_at.clone();
+    let on_move = move |ev: web_sys::MouseEvent| {
+        if let Some(x0) = drag.get_value() {
+            let x1 = f64::from(ev.offset_x()) - AXIS_LEFT_PX;
+            if (x1 - x0).abs() >= 3.0 {
+                brush.set(Some((x0, x1)));
+                hover.set(None);
+                return;
+            }
+        }
+        let h = hit_move(&ev);
+        if hover.get_untracked().map(|h| h.0) != h.map(|h| h.0) || h.is_some() {
+            hover.set(h);
+        }
+    };
+    let on_up = move |ev: web_sys::MouseEvent| {
+        let Some(x0) = drag.get_value() else { return };
+        drag.set_value(None);
+        brush.set(None);
+        let x1 = f64::from(ev.offset_x()) - AXIS_LEFT_PX;
+        let f = frame(width.get_untracked());
+        match brush_window(view.get_untracked(), f.width, x0, x1, bounds) {
+            Some(w) => view.set(w),
+            None => pinned.set(hit_at(&ev).map(|h| (h.0, h.1))),
+        }
+    };
+    let on_leave = move |_| {
+        hover.set(None);
+        drag.set_value(None);
+        brush.set(None);
+    };
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        ev.prevent_default();
+        let f = frame(width.get_untracked());
+        let px = f64::from(ev.offset_x()) - f.left;
+        let factor = (ev.delta_y() * 0.002).exp();
+        view.update(|v| *v = zoom_window(*v, f.width, px, factor, bounds));
+    };
+    let reset = move |_| view.set(bounds);
+
+    let tip_session = session.clone();
+    let tip_source = source.clone();
+    let tip_chart = chart.clone();
+    let tooltip = move || {
+        let (b, t, x, y) = hover.get()?;
+        let d = describe(&tip_session, &tip_source, &tip_chart, b, t)?;
+        let left = (x + 14.0).min(width.get_untracked() - 360.0).max(0.0);
+        // Below the pointer in the upper half, above it in the lower half: never clipped.
+        let place = if y < height / 2.0 {
+            format!("left:{left}px;top:{}px", y + 12.0)
+        } else {
+            format!("left:{left}px;bottom:{}px", height - y + 12.0)
+        };
+        Some(view! {
+            <div class="mem-tip" data-testid="mem-tooltip" style=place>
+                <b>{d.title}</b>
+                {d.facts.into_iter().map(|f| view! { <div>{f}</div> }).collect_view()}
+                {d.frames.into_iter().take(3).map(|f| view! { <div class="frame">{f}</div> }).collect_view()}
+            </div>
+        })
+    };
+    let pin_chart = chart.clone();
+    let pin_session = session.clone();
+    let pinned_view = move || {
+        let (b, t) = pinned.get()?;
+        let d: Detail = describe(&pin_session, &source, &pin_chart, b, t)?;
+        Some(view! {
+            <div class="mem-pinned" data-testid="mem-pinned">
+                <div class="mem-pinned-head">
+                    <b>{d.title}</b>
+                    <button class="button" on:click=move |_| pinned.set(None)>"Unpin"</button>
+                </div>
+                <div class="hint">{d.facts.join(" · ")}</div>
+                <ol class="frames">{d.frames.into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}</ol>
+            </div>
+        })
+    };
+    let zoomed = move || view.get() != bounds;
+
+    view! {
+        <div class="mem-chart">
+            <div class="mem-chart-bar">
+                <span class="hint">"hover: details · click: pin · drag: zoom to range · wheel: zoom · double-click: reset"</span>
+                <button class="button" data-testid="mem-reset" disabled=move || !zoomed() on:click=reset>"Reset zoom"</button>
+            </div>
+            <div class="mem-canvas-wrap">
+                <canvas
+                    node_ref=canvas
+                    data-testid="mem-chart"
+                    style=format!("width:100%;height:{height}px;display:block;cursor:crosshair")
+                    on:mousedown=on_down
+                    on:mousemove=on_move
+                    on:mouseup=on_up
+                    on:mouseleave=on_leave
+                    on:wheel=on_wheel
+                    on:dblclick=move |_| view.set(bounds)
+                />
+                {tooltip}
+            </div>
+            {pinned_view}
+        </div>
+    }
+}

@@ -1,0 +1,247 @@
+//! Draws a [`MemoryChart`] synchronously: bands as step polygons merged per pixel column, lines,
+//! markers, axes. Used by the Memory tab and by the lane under the timeline.
+
+use tracelight_core::analysis::memory_chart::{
+    band_columns, category_name, line_columns, x_px, BandKind, Column, MarkerKind, MemoryChart,
+    XUnit,
+};
+use tracelight_core::model::time::format_duration;
+use tracelight_core::report::memory::format_bytes;
+use web_sys::CanvasRenderingContext2d;
+
+/// memory_viz's palette (Tableau 10), so allocations look familiar.
+pub const PALETTE: [&str; 10] = [
+    "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f", "#edc949", "#af7aa1", "#ff9da7",
+    "#9c755f", "#bab0ab",
+];
+
+/// Colour of a memory-timeline category (torch's plot order).
+pub fn category_color(c: u8) -> &'static str {
+    match category_name(c) {
+        "parameter" => "#4e79a7",
+        "optimizer_state" => "#f28e2c",
+        "input" => "#59a14f",
+        "temporary" => "#bab0ab",
+        "activation" => "#e15759",
+        "gradient" => "#76b7b2",
+        "autograd_detail" => "#af7aa1",
+        _ => "#9c755f",
+    }
+}
+
+pub fn band_color(k: &BandKind, i: usize) -> &'static str {
+    match k {
+        BandKind::Alloc { addr, .. } => {
+            PALETTE[((addr >> 9) as usize ^ i.wrapping_mul(7)) % PALETTE.len()]
+        }
+        BandKind::Summarized { .. } => "#c8ccd1",
+        BandKind::Category(c) => category_color(*c),
+        BandKind::Allocated => "#4e79a7",
+    }
+}
+
+/// Where the plot sits inside the canvas (CSS px).
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub left: f64,
+    pub top: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Frame {
+    pub fn y(&self, v: u64, y_max: u64) -> f64 {
+        self.top + self.height * (1.0 - v as f64 / y_max.max(1) as f64)
+    }
+
+    /// Bytes at canvas y.
+    pub fn bytes_at(&self, y: f64, y_max: u64) -> u64 {
+        let f = (1.0 - (y - self.top) / self.height.max(1.0)).clamp(0.0, 1.0);
+        (f * y_max as f64) as u64
+    }
+}
+
+/// What to draw besides the data.
+pub struct Overlay {
+    pub highlight: Option<usize>,
+    pub pinned: Option<usize>,
+    /// Brush in plot px.
+    pub brush: Option<(f64, f64)>,
+}
+
+/// Round tick step (1/2/5 × 10^k) so that `span / step` is about `n`.
+pub fn nice_step(span: f64, n: f64) -> f64 {
+    let raw = (span / n.max(1.0)).max(1e-9);
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    let k = if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    k * p
+}
+
+fn trace_poly(ctx: &CanvasRenderingContext2d, f: &Frame, cols: &[Column], end: f64, y_max: u64) {
+    ctx.begin_path();
+    let next = |i: usize| cols.get(i + 1).map_or(end, |c| c.px).max(cols[i].px + 0.5);
+    ctx.move_to(f.left + cols[0].px, f.y(cols[0].hi, y_max));
+    for (i, c) in cols.iter().enumerate() {
+        ctx.line_to(f.left + c.px, f.y(c.hi, y_max));
+        ctx.line_to(f.left + next(i), f.y(c.hi, y_max));
+    }
+    for (i, c) in cols.iter().enumerate().rev() {
+        ctx.line_to(f.left + next(i), f.y(c.lo, y_max));
+        ctx.line_to(f.left + c.px, f.y(c.lo, y_max));
+    }
+    ctx.close_path();
+}
+
+/// Paints the plot area (not the axes) and returns the number of polygons drawn.
+pub fn paint_data(
+    ctx: &CanvasRenderingContext2d,
+    chart: &MemoryChart,
+    view: (i64, i64),
+    f: &Frame,
+    y_max: u64,
+    overlay: &Overlay,
+) -> u32 {
+    let mut drawn = 0;
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(f.left, f.top - 1.0, f.width, f.height + 2.0);
+    ctx.clip();
+    for (i, b) in chart.bands.iter().enumerate() {
+        let (cols, end) = band_columns(b, view, f.width);
+        if cols.is_empty() {
+            continue;
+        }
+        trace_poly(ctx, f, &cols, end, y_max);
+        ctx.set_fill_style_str(band_color(&b.kind, i));
+        ctx.fill();
+        drawn += 1;
+    }
+    for sel in [overlay.highlight, overlay.pinned].into_iter().flatten() {
+        if let Some(b) = chart.bands.get(sel) {
+            let (cols, end) = band_columns(b, view, f.width);
+            if !cols.is_empty() {
+                trace_poly(ctx, f, &cols, end, y_max);
+                ctx.set_fill_style_str("rgba(255,255,255,0.35)");
+                ctx.fill();
+                ctx.set_stroke_style_str(if Some(sel) == overlay.pinned {
+                    "#cf222e"
+                } else {
+                    "#1f2328"
+                });
+                ctx.set_line_width(1.5);
+                ctx.stroke();
+            }
+        }
+    }
+    for l in &chart.lines {
+        let (cols, end) = line_columns(l, view, f.width);
+        if cols.is_empty() {
+            continue;
+        }
+        ctx.begin_path();
+        ctx.move_to(f.left + cols[0].px, f.y(cols[0].hi, y_max));
+        for (i, c) in cols.iter().enumerate() {
+            let next = cols.get(i + 1).map_or(end, |n| n.px);
+            ctx.line_to(f.left + c.px, f.y(c.lo, y_max));
+            ctx.line_to(f.left + c.px, f.y(c.hi, y_max));
+            ctx.line_to(f.left + next, f.y(c.hi, y_max));
+        }
+        let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+        ctx.set_stroke_style_str("#1f2328");
+        ctx.set_line_width(1.25);
+        ctx.stroke();
+        let _ = ctx.set_line_dash(&js_sys::Array::new());
+    }
+    for m in &chart.markers {
+        let x = f.left + x_px(m.x, view, f.width);
+        if x < f.left - 1.0 || x > f.left + f.width + 1.0 {
+            continue;
+        }
+        match m.kind {
+            MarkerKind::Peak => {
+                ctx.set_fill_style_str("#cf222e");
+                let y = f.y(m.bytes, y_max);
+                ctx.begin_path();
+                ctx.move_to(x, y - 1.0);
+                ctx.line_to(x - 5.0, y - 9.0);
+                ctx.line_to(x + 5.0, y - 9.0);
+                ctx.close_path();
+                ctx.fill();
+            }
+            MarkerKind::Oom => {
+                ctx.set_fill_style_str("rgba(207,34,46,0.85)");
+                ctx.fill_rect(x - 1.0, f.top, 2.0, f.height);
+                ctx.set_font("bold 10px system-ui, sans-serif");
+                let _ = ctx.fill_text("OOM", x + 3.0, f.top + 10.0);
+            }
+        }
+    }
+    if let Some((a, b)) = overlay.brush {
+        let (a, b) = (a.min(b), a.max(b));
+        ctx.set_fill_style_str("rgba(9,105,218,0.15)");
+        ctx.fill_rect(f.left + a, f.top, b - a, f.height);
+        ctx.set_fill_style_str("#0969da");
+        ctx.fill_rect(f.left + a, f.top, 1.0, f.height);
+        ctx.fill_rect(f.left + b, f.top, 1.0, f.height);
+    }
+    ctx.restore();
+    drawn
+}
+
+/// A tick label for x (relative to `origin`).
+pub fn x_label(unit: XUnit, x: i64, origin: i64) -> String {
+    match unit {
+        XUnit::Ns => format_duration(x - origin),
+        XUnit::Index => format!("#{x}"),
+    }
+}
+
+/// Grid, y axis in bytes on the left, x axis below.
+pub fn paint_axes(
+    ctx: &CanvasRenderingContext2d,
+    chart: &MemoryChart,
+    view: (i64, i64),
+    f: &Frame,
+    y_max: u64,
+    origin: i64,
+) {
+    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_text_baseline("middle");
+    let ystep = nice_step(y_max as f64, 4.0);
+    let mut v = 0.0;
+    while v <= y_max as f64 {
+        let y = f.y(v as u64, y_max).round() + 0.5;
+        ctx.set_fill_style_str("#eef0f2");
+        ctx.fill_rect(f.left, y, f.width, 1.0);
+        ctx.set_fill_style_str("#57606a");
+        ctx.set_text_align("right");
+        let _ = ctx.fill_text(&format_bytes(v as u64), f.left - 6.0, y);
+        v += ystep;
+    }
+    ctx.set_text_align("left");
+    let span = (view.1 - view.0) as f64;
+    let step = nice_step(span, (f.width / 110.0).max(1.0)).max(1.0) as i64;
+    let mut t = origin + (view.0 - origin).div_euclid(step) * step;
+    let base = f.top + f.height;
+    ctx.set_fill_style_str("#d0d7de");
+    ctx.fill_rect(f.left, base, f.width, 1.0);
+    while t <= view.1 {
+        let x = f.left + x_px(t, view, f.width);
+        if x >= f.left && x <= f.left + f.width {
+            ctx.set_fill_style_str("#d0d7de");
+            ctx.fill_rect(x, base, 1.0, 4.0);
+            ctx.set_fill_style_str("#57606a");
+            let _ = ctx.fill_text(&x_label(chart.unit, t, origin), x + 3.0, base + 10.0);
+        }
+        t += step;
+    }
+}

@@ -1,0 +1,194 @@
+//! The figures and tables of one snapshot device, and the headline figures of the other sources.
+//! Every number carries its exact bytes in `data-bytes` so tests compare it with the CLI.
+
+use leptos::prelude::*;
+use tracelight_core::analysis::memory::DeviceMemory as TraceDeviceMemory;
+use tracelight_core::analysis::snapshot::DeviceMemory;
+use tracelight_core::ingest::memory_timeline::TimelinePeak;
+use tracelight_core::model::time::format_duration;
+use tracelight_core::report::memory::format_bytes;
+
+fn fig(label: &'static str, id: &'static str, bytes: u64, note: Option<String>) -> impl IntoView {
+    view! {
+        <div>
+            <dt>{label}</dt>
+            <dd data-testid=id data-bytes=bytes.to_string() title=format!("{bytes} bytes")>{format_bytes(bytes)}</dd>
+            {note.map(|n| view! { <span class="hint">{n}</span> })}
+        </div>
+    }
+}
+
+/// Headline figures of a snapshot device.
+#[component]
+pub fn SnapshotFigures(d: DeviceMemory) -> impl IntoView {
+    let frag_pct = if d.reserved_bytes > 0 {
+        format!(
+            "{:.1}% of reserved",
+            d.fragmentation_bytes as f64 * 100.0 / d.reserved_bytes as f64
+        )
+    } else {
+        String::new()
+    };
+    let ooms = d.ooms.len();
+    let ooms_class = if ooms > 0 { "bad" } else { "" };
+    view! {
+        <dl class="mem-figures" data-testid="mem-figures">
+            {fig("Peak active", "mem-peak-active", d.peak_active_bytes, d.peak_active_time_us.map(|_| "replayed from the trace".to_owned()))}
+            {fig("Peak reserved", "mem-peak-reserved", d.peak_reserved_bytes, None)}
+            {fig("Reserved at dump", "mem-reserved", d.reserved_bytes, None)}
+            {fig("Allocated at dump", "mem-allocated", d.allocated_bytes, None)}
+            {fig("Cached, unused", "mem-fragmentation", d.fragmentation_bytes, Some(frag_pct))}
+            {fig("Largest free block", "mem-largest-free", d.largest_free_block_bytes, None)}
+            <div><dt>"Segments"</dt><dd data-testid="mem-segments">{d.segments.to_string()}</dd></div>
+            <div><dt>"Trace entries"</dt><dd data-testid="mem-entries">{d.trace_entries.to_string()}</dd></div>
+            <div><dt>"OOMs"</dt><dd data-testid="mem-ooms" class=ooms_class>{ooms.to_string()}</dd></div>
+        </dl>
+    }
+}
+
+/// The first Python frame outside torch among `file:line:name` frames (innermost first), else the
+/// first Python frame, else the first frame: what a user wants to see in a one-line cell.
+pub fn user_frame(frames: &[String]) -> Option<String> {
+    let file = |f: &String| f.rsplitn(3, ':').nth(2).unwrap_or("").replace('\\', "/");
+    frames
+        .iter()
+        .find(|f| file(f).ends_with(".py") && !file(f).contains("/torch/"))
+        .or_else(|| frames.iter().find(|f| file(f).ends_with(".py")))
+        .or(frames.first())
+        .cloned()
+}
+
+/// Blocks live at the peak, largest first.
+#[component]
+pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
+    let total = d.peak_blocks_count;
+    let rows = d
+        .peak_blocks
+        .iter()
+        .take(50)
+        .enumerate()
+        .map(|(i, b)| {
+            let frames = b.top_frames.clone();
+            let top = user_frame(&frames).unwrap_or_else(|| "(no stack)".into());
+            view! {
+                <tr data-testid=format!("peak-row-{i}")>
+                    <td class="num" data-testid=format!("peak-size-{i}") data-bytes=b.size.to_string()>{format_bytes(b.size)}</td>
+                    <td class="num mono">{format!("0x{:x}", b.addr)}</td>
+                    <td class="num">{b.alloc_index.map_or("before trace".into(), |i| format!("#{i}"))}</td>
+                    <td class="mono frame-cell" title=frames.join("\n")>{top}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="mem-table">
+            <h3>{format!("Largest at peak ({total} blocks live)")}</h3>
+            <table data-testid="peak-table">
+                <thead><tr><th class="num">"Size"</th><th class="num">"Address"</th><th class="num">"Allocated"</th><th>"Top frame"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+}
+
+/// Allocations grouped by their top user frame.
+#[component]
+pub fn StackTable(d: DeviceMemory) -> impl IntoView {
+    let rows = d
+        .by_stack
+        .iter()
+        .map(|g| {
+            view! {
+                <tr>
+                    <td class="num" data-bytes=g.live_at_peak_bytes.to_string()>{format_bytes(g.live_at_peak_bytes)}</td>
+                    <td class="num">{format_bytes(g.total_bytes)}</td>
+                    <td class="num">{g.allocs.to_string()}</td>
+                    <td class="mono frame-cell" title=g.frame.clone()>{g.frame.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="mem-table">
+            <h3>"Allocations by top user frame"</h3>
+            <table data-testid="stack-table">
+                <thead><tr><th class="num">"Live at peak"</th><th class="num">"Allocated in all"</th><th class="num">"Allocs"</th><th>"Frame"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+}
+
+/// OOMs recorded in the trace.
+#[component]
+pub fn OomTable(d: DeviceMemory) -> impl IntoView {
+    if d.ooms.is_empty() {
+        return ().into_any();
+    }
+    let rows = d
+        .ooms
+        .iter()
+        .map(|o| {
+            view! {
+                <tr>
+                    <td class="num">{format!("#{}", o.index)}</td>
+                    <td class="num">{format_bytes(o.requested_bytes)}</td>
+                    <td class="num">{format_bytes(o.device_free_bytes)}</td>
+                    <td class="num">{o.stream.to_string()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="mem-table oom">
+            <h3>"Out of memory"</h3>
+            <table data-testid="oom-table">
+                <thead><tr><th class="num">"Entry"</th><th class="num">"Requested"</th><th class="num">"Free on device"</th><th class="num">"Stream"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+    .into_any()
+}
+
+/// Figures of a trace's `[memory]` device.
+#[component]
+pub fn TraceFigures(d: TraceDeviceMemory, origin_ns: i64) -> impl IntoView {
+    let cap = d.capacity_bytes.map(|c| {
+        format!(
+            "{:.0}% of {}",
+            d.peak_allocated_bytes as f64 * 100.0 / c.max(1) as f64,
+            format_bytes(c)
+        )
+    });
+    let op = d.peak_op.clone().unwrap_or_else(|| "(no op)".into());
+    view! {
+        <dl class="mem-figures" data-testid="mem-figures">
+            {fig("Peak allocated", "mem-peak-allocated", d.peak_allocated_bytes.max(0) as u64, cap)}
+            {fig("Peak reserved", "mem-peak-reserved", d.peak_reserved_bytes.max(0) as u64, None)}
+            <div><dt>"Op at peak"</dt><dd data-testid="mem-peak-op" class="mono">{op}</dd></div>
+            <div><dt>"At"</dt><dd>{format!("+{}", format_duration(d.peak_ts_ns - origin_ns))}</dd></div>
+            <div><dt>"Events"</dt><dd>{d.events.to_string()}</dd></div>
+        </dl>
+    }
+}
+
+/// Figures of a memory timeline.
+#[component]
+pub fn TimelineFigures(p: TimelinePeak) -> impl IntoView {
+    let parts = p
+        .at_peak
+        .iter()
+        .filter(|(_, b)| *b > 0)
+        .map(|(n, b)| format!("{n} {}", format_bytes(*b as u64)))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    view! {
+        <dl class="mem-figures" data-testid="mem-figures">
+            {fig("Peak total", "mem-peak-total", p.peak_total_bytes.max(0) as u64, None)}
+            <div><dt>"At peak"</dt><dd class="small">{parts}</dd></div>
+            <div><dt>"Samples"</dt><dd>{p.samples.to_string()}</dd></div>
+            <div><dt>"Span"</dt><dd>{format_duration((p.end_us - p.start_us).saturating_mul(1000))}</dd></div>
+        </dl>
+    }
+}

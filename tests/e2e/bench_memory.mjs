@@ -1,0 +1,109 @@
+// Memory benchmark (not a test): file drop → chart drawn, in headless Chromium, for Tracelight and,
+// when bench-data/memory_viz/index.html exists (MemoryViz.js from the torch wheel, with its d3
+// imports pointed at a local d3@5; never committed), for torch's memory_viz on the same file.
+//
+//   python3 scripts/gen_bench_snapshot.py            # bench-data/bench_snapshot.pickle, ~50 MB
+//   node tests/e2e/bench_memory.mjs [FILE] [RUNS]
+//
+// Both apps get the same start: the file's bytes are already in the page as a File; the clock starts
+// when a `drop` event carrying it is dispatched and stops at the first animation frame after the
+// chart exists (Tracelight: the chart canvas says data-drawn; memory_viz: its plot polygons exist).
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, browser, ROOT } from './harness.mjs';
+
+const FILE = process.argv[2] || path.join(ROOT, 'bench-data/bench_snapshot.pickle');
+const RUNS = Number(process.argv[3] || 3);
+const MV = path.join(ROOT, 'bench-data/memory_viz');
+
+function serveDir(dir) {
+  const server = http.createServer((req, res) => {
+    const p = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!p.startsWith(dir) || !fs.existsSync(p) || !fs.statSync(p).isFile()) { res.writeHead(404).end(); return; }
+    const type = p.endsWith('.js') ? 'text/javascript' : p.endsWith('.html') ? 'text/html' : 'application/octet-stream';
+    res.writeHead(200, { 'content-type': type, 'access-control-allow-origin': '*' });
+    fs.createReadStream(p).pipe(res);
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, base: `http://127.0.0.1:${server.address().port}` })));
+}
+
+/** Puts FILE into the page as `window.__file` (not timed). */
+async function stage(p, url, name) {
+  await p.evaluate(async ({ url, name }) => {
+    const buf = await (await fetch(url)).arrayBuffer();
+    window.__file = new File([buf], name);
+  }, { url, name });
+}
+
+/** Dispatches the drop on `target` and resolves with ms until `ready()` holds at an animation frame. */
+async function dropAndWait(p, target, readyExpr) {
+  return p.evaluate(({ target, readyExpr }) => new Promise((resolve, reject) => {
+    const ready = new Function(`return (${readyExpr});`);
+    const dt = new DataTransfer();
+    dt.items.add(window.__file);
+    const t0 = performance.now();
+    const ev = new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true });
+    window.event = ev; // memory_viz reads the global `event`
+    document.querySelector(target).dispatchEvent(ev);
+    const limit = t0 + 300_000;
+    const tick = () => {
+      if (ready()) { requestAnimationFrame(() => resolve(performance.now() - t0)); return; }
+      if (performance.now() > limit) { reject(new Error('timed out')); return; }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }), { target, readyExpr });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  if (!fs.existsSync(FILE)) throw new Error(`${FILE} missing: run python3 scripts/gen_bench_snapshot.py`);
+  const mb = fs.statSync(FILE).size / 1e6;
+  const b = await browser();
+  const srv = await serve();
+  const data = await serveDir(path.dirname(FILE));
+  const results = {};
+  try {
+    const tl = [];
+    for (let i = 0; i < RUNS; i++) {
+      const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
+      await p.goto(srv.base + '/');
+      await p.getByTestId('empty').waitFor();
+      await stage(p, `${data.base}/${path.basename(FILE)}`, path.basename(FILE));
+      tl.push(await dropAndWait(p, 'main.app', "document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1'"));
+      if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-tracelight.png') });
+      await p.close();
+    }
+    results.tracelight_ms = tl;
+    if (fs.existsSync(path.join(MV, 'index.html'))) {
+      const mv = await serveDir(MV);
+      fs.copyFileSync(FILE, path.join(MV, path.basename(FILE)));
+      const m = [];
+      for (let i = 0; i < RUNS; i++) {
+        const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
+        await p.goto(mv.base + '/index.html');
+        await p.waitForFunction(() => document.querySelectorAll('select').length >= 3);
+        await stage(p, `${mv.base}/${path.basename(FILE)}`, path.basename(FILE));
+        m.push(await dropAndWait(p, 'body', "document.querySelectorAll('svg polygon').length > 1"));
+        if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-memory_viz.png') });
+        await p.close();
+      }
+      mv.server.close();
+      results.memory_viz_ms = m;
+    }
+  } finally {
+    await b.close();
+    srv.server.close();
+    data.server.close();
+  }
+  const out = { file: path.basename(FILE), mb: Number(mb.toFixed(1)), runs: RUNS, ...results, tracelight_median_ms: Math.round(median(results.tracelight_ms)) };
+  if (results.memory_viz_ms) {
+    out.memory_viz_median_ms = Math.round(median(results.memory_viz_ms));
+    out.ratio_memory_viz_over_tracelight = Number((out.memory_viz_median_ms / out.tracelight_median_ms).toFixed(2));
+  }
+  console.log(JSON.stringify(out, null, 2));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
