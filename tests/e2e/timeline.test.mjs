@@ -46,7 +46,8 @@ after(async () => { await b?.close(); srv?.server.close(); });
 
 async function openTimeline(p, hash = '') {
   await p.goto(srv.base + URL_PATH + hash);
-  await p.getByTestId('event-count').waitFor({ timeout: 60_000 });
+  // The tab bar appears once the trace is loaded (a deep link may open the timeline directly).
+  await p.getByTestId('tab-timeline').waitFor({ timeout: 60_000 });
   if (!(await p.getByTestId('timeline').count())) await p.getByTestId('tab-timeline').click();
   await p.getByTestId('timeline').waitFor();
   await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
