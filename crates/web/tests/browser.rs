@@ -79,7 +79,6 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
         links: &[],
         matches: &[],
         revealed: &[],
-        current: None,
         area: None,
         collapsed: &[],
     };
@@ -121,7 +120,6 @@ fn zoomed_out_every_track_with_work_has_pixels() {
         links: &[],
         matches: &[],
         revealed: &[],
-        current: None,
         area: None,
         collapsed: &[],
     };

@@ -190,7 +190,6 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 links: &links,
                 matches: &matches,
                 revealed: revealed.as_ref().map_or(&[][..], |r| &r.slices[..]),
-                current: None,
                 area: tl.area.get_untracked(),
                 collapsed: &collapsed,
             };

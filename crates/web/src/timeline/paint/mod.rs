@@ -45,7 +45,6 @@ pub struct Scene<'a> {
     pub links: &'a [u32],
     pub matches: &'a [u32],
     pub revealed: &'a [u32],
-    pub current: Option<u32>,
     pub area: Option<Area>,
     pub collapsed: &'a [bool],
 }
