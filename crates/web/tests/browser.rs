@@ -9,7 +9,7 @@ use tracelight_core::model::SliceKind;
 use tracelight_web::timeline::data::TimelineData;
 use tracelight_web::timeline::layout::{self, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
 use tracelight_web::timeline::paint::{paint, text::TextCache, Scene};
-use tracelight_web::timeline::theme::{kind_color, Theme};
+use tracelight_web::timeline::theme::{kind_color, Cat, Theme};
 use tracelight_web::timeline::tlstate::track_rows;
 use tracelight_web::timeline::viewport::Viewport;
 use wasm_bindgen::JsCast;
@@ -90,7 +90,14 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     // Near the lane top: the middle carries the (white) name label.
     let y = RULER_PX + row.lane_y(usize::from(t.slices.depth[k])) + 1.5;
     let px = ctx.get_image_data(x, y, 1.0, 1.0).unwrap().data();
-    assert_eq!([px[0], px[1], px[2]], hex(kind_color(SliceKind::Kernel)));
+    // The demo's longest kernel is an NCCL all-reduce: communication kernels have their own colour.
+    let comm = d.comm_name[t.slices.name[k].index()];
+    assert!(comm, "the longest demo kernel is NCCL");
+    assert_eq!(
+        [px[0], px[1], px[2]],
+        hex(Cat::of(SliceKind::Kernel, comm).color())
+    );
+    assert_ne!(Cat::Comm.color(), kind_color(SliceKind::Kernel));
     let _ = LANE_PX;
 }
 
