@@ -5,7 +5,6 @@ use super::text::TextCache;
 use super::Scene;
 use crate::timeline::layout::{Row, RowKind, GROUP_PX, GUTTER_PX, RULER_PX};
 use std::ops::Range;
-use tracelight_core::model::time::format_duration;
 use tracelight_core::view::counters::Unit;
 use web_sys::CanvasRenderingContext2d;
 
@@ -101,9 +100,4 @@ pub fn value_text(v: f64, unit: Unit) -> String {
         Unit::Fraction => format!("{:.0}%", v * 100.0),
         Unit::Plain => format!("{v}"),
     }
-}
-
-/// Duration text for the panels.
-pub fn dur(ns: i64) -> String {
-    format_duration(ns)
 }
