@@ -52,6 +52,17 @@ pub fn App() -> impl IntoView {
     provide_context(TimeWindow(RwSignal::new((0, 1))));
     // Each load gets a number; a late result from an older load is ignored.
     let generation = StoredValue::new(0u64);
+    let link_used = StoredValue::new(false);
+    // The tab and file go into the URL hash, so a copied link reopens the same view.
+    Effect::new(move |_| {
+        let (tab, file) = (nav.tab.get(), nav.file.get());
+        if session.with(|s| s.is_some()) {
+            crate::timeline::hash::update(|d| {
+                d.tab = Some(tab.slug().to_owned());
+                d.file = Some(file);
+            });
+        }
+    });
 
     let finish = move |gen: u64, files: Vec<crate::state::LoadedFile>, errors: Vec<String>| {
         if generation.get_value() != gen {
@@ -70,6 +81,22 @@ pub fn App() -> impl IntoView {
         nav.reveal.set(None);
         if !tabs.contains(&nav.tab.get_untracked()) {
             nav.tab.set(tabs.first().copied().unwrap_or(Tab::Overview));
+        }
+        // The first load of the page honours a deep link's tab and file (`#tab=timeline&file=0…`).
+        if !link_used.get_value() {
+            link_used.set_value(true);
+            let link = crate::timeline::hash::read();
+            if let Some(f) = link.file.filter(|&f| s.trace(f).is_some()) {
+                nav.file.set(f);
+            }
+            if let Some(t) = link
+                .tab
+                .as_deref()
+                .and_then(Tab::from_slug)
+                .filter(|t| tabs.contains(t))
+            {
+                nav.tab.set(t);
+            }
         }
         session.set(Some(Arc::new(s)));
     };

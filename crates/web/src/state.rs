@@ -185,13 +185,18 @@ impl Nav {
 
     /// Switches to the timeline showing `slices` of trace file `file`.
     pub fn reveal(&self, file: usize, slices: Vec<u32>, label: String) {
-        self.file.set(file);
+        // Only real changes: setting the same tab or file re-renders (remounts) the active view.
+        if self.file.get_untracked() != file {
+            self.file.set(file);
+        }
         self.reveal.set(Some(Reveal {
             file,
             slices: Arc::new(slices),
             label,
         }));
-        self.tab.set(Tab::Timeline);
+        if self.tab.get_untracked() != Tab::Timeline {
+            self.tab.set(Tab::Timeline);
+        }
     }
 }
 

@@ -1,13 +1,16 @@
-//! Runs in headless Chromium: the demo trace is parsed by the wasm build of the core and painted on
-//! a real canvas, and the pixels under a known kernel carry the kernel colour.
+//! Runs in headless Chromium: the demo trace is parsed by the wasm build of the core, indexed and
+//! painted on a real canvas, and the pixels under a known kernel carry the kernel colour.
 
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::SliceKind;
-use tracelight_web::timeline::layout::{self, GUTTER_PX, HEADER_PX, LANE_PX};
-use tracelight_web::timeline::paint::{kind_color, paint};
+use tracelight_web::timeline::data::TimelineData;
+use tracelight_web::timeline::layout::{self, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
+use tracelight_web::timeline::paint::{paint, text::TextCache, Scene};
+use tracelight_web::timeline::theme::{kind_color, Cat, Theme};
+use tracelight_web::timeline::tlstate::track_rows;
 use tracelight_web::timeline::viewport::Viewport;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -21,6 +24,21 @@ fn hex(c: &str) -> [u8; 3] {
     [(v >> 16) as u8, (v >> 8) as u8, v as u8]
 }
 
+fn canvas(w: f64, h: f64) -> web_sys::CanvasRenderingContext2d {
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        doc.create_element("canvas").unwrap().dyn_into().unwrap();
+    canvas.set_width(w as u32);
+    canvas.set_height(h as u32);
+    doc.body().unwrap().append_child(&canvas).unwrap();
+    canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap()
+}
+
 #[wasm_bindgen_test]
 fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     let Ok(Loaded::Trace(t)) = load_bytes("demo.pt.trace.json.gz", DEMO) else {
@@ -28,43 +46,103 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     };
     // Cross-checked with python's json module: the generator's own event count.
     assert_eq!(t.event_count, 2893);
-    let rows = layout::rows(&t);
-    let gpu_row = rows.iter().find(|r| {
-        t.tracks[r.track].count > 0
-            && t.slices.kind[t.tracks[r.track].first as usize] == SliceKind::Kernel
-            || t.str(t.tracks[r.track].name) == "stream 7"
-    });
-    let gpu_row = gpu_row.expect("a GPU stream row").clone();
-
-    let doc = web_sys::window().unwrap().document().unwrap();
-    let canvas: web_sys::HtmlCanvasElement =
-        doc.create_element("canvas").unwrap().dyn_into().unwrap();
-    let (w, h) = (1200.0, layout::total_height(&rows));
-    canvas.set_width(w as u32);
-    canvas.set_height(h as u32);
-    doc.body().unwrap().append_child(&canvas).unwrap();
-    let ctx: web_sys::CanvasRenderingContext2d = canvas
-        .get_context("2d")
-        .unwrap()
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-
-    // Zoom onto the longest kernel so it is many pixels wide.
-    let tr = &t.tracks[gpu_row.track];
-    let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-    let k = (a..b)
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    // The longest kernel and its row.
+    let k = (0..t.slices.len())
         .filter(|&i| t.slices.kind[i] == SliceKind::Kernel)
         .max_by_key(|&i| t.slices.dur[i])
         .unwrap();
+    let track = t.slices.track[k] as usize;
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { track: tr, .. } if tr == track))
+        .unwrap()
+        .clone();
+    let (w, h) = (1200.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
     let (s, e) = (t.slices.start[k], t.slices.end(k));
     let vp = Viewport::new(s - (e - s), e + (e - s), w - GUTTER_PX);
-    let stats = paint(&ctx, &t, &rows, &vp, s, w, h);
+    let theme = Theme::default();
+    let tr = track_rows(&rows, t.tracks.len());
+    let scene = Scene {
+        t: &t,
+        d: &d,
+        rows: &rows,
+        track_row: &tr,
+        vp,
+        scroll: 0.0,
+        width: w,
+        height: h,
+        theme: &theme,
+        selected: None,
+        links: &[],
+        matches: &[],
+        revealed: &[],
+        area: None,
+        collapsed: &[],
+    };
+    let stats = paint(&ctx, &scene, &mut TextCache::default());
     assert!(stats.rects > 0);
+    assert!(stats.labels > 0, "the zoomed kernel carries its name");
 
     let x = GUTTER_PX + (w - GUTTER_PX) / 2.0;
     // Near the lane top: the middle carries the (white) name label.
-    let y = gpu_row.y + HEADER_PX + f64::from(t.slices.depth[k]) * LANE_PX + 1.5;
+    let y = RULER_PX + row.lane_y(usize::from(t.slices.depth[k])) + 1.5;
     let px = ctx.get_image_data(x, y, 1.0, 1.0).unwrap().data();
-    assert_eq!([px[0], px[1], px[2]], hex(kind_color(SliceKind::Kernel)));
+    // The demo's longest kernel is an NCCL all-reduce: communication kernels have their own colour.
+    let comm = d.comm_name[t.slices.name[k].index()];
+    assert!(comm, "the longest demo kernel is NCCL");
+    assert_eq!(
+        [px[0], px[1], px[2]],
+        hex(Cat::of(SliceKind::Kernel, comm).color())
+    );
+    assert_ne!(Cat::Comm.color(), kind_color(SliceKind::Kernel));
+    let _ = LANE_PX;
+}
+
+#[wasm_bindgen_test]
+fn zoomed_out_every_track_with_work_has_pixels() {
+    let Ok(Loaded::Trace(t)) = load_bytes("demo.pt.trace.json.gz", DEMO) else {
+        panic!("demo must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    let vp = Viewport::new(d.bounds.0, d.bounds.1, w - GUTTER_PX);
+    let theme = Theme::default();
+    let tr = track_rows(&rows, t.tracks.len());
+    let scene = Scene {
+        t: &t,
+        d: &d,
+        rows: &rows,
+        track_row: &tr,
+        vp,
+        scroll: 0.0,
+        width: w,
+        height: h,
+        theme: &theme,
+        selected: None,
+        links: &[],
+        matches: &[],
+        revealed: &[],
+        area: None,
+        collapsed: &[],
+    };
+    paint(&ctx, &scene, &mut TextCache::default());
+    let bg = hex(&theme.bg);
+    for r in rows
+        .iter()
+        .filter(|r| matches!(r.kind, RowKind::Slices { .. }))
+    {
+        // Row 0's lane: some pixel in the track area is not background.
+        let y = RULER_PX + r.lane_y(0) + 4.0;
+        let data = ctx
+            .get_image_data(GUTTER_PX, y, w - GUTTER_PX, 1.0)
+            .unwrap()
+            .data();
+        let painted = data.chunks(4).filter(|p| [p[0], p[1], p[2]] != bg).count();
+        assert!(painted > 0, "row {} has visible work", r.label);
+    }
 }

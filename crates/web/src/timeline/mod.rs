@@ -1,6 +1,18 @@
-//! The timeline: a viewport over trace time, a layout of track rows, and a canvas painter.
+//! The timeline: Perfetto-style navigation over a canvas. Pure logic (viewport, level-of-detail,
+//! layout, hit testing, search, aggregation, deep links) lives in `tracelight_core::view`; these
+//! modules adapt it to the browser: data cache, theme, painters, input, panels and wiring.
 
+pub mod area;
+pub mod data;
+pub mod details;
+pub mod frame;
+pub mod hash;
+pub mod input;
 pub mod layout;
 pub mod paint;
+pub mod reveal;
+pub mod search;
+pub mod theme;
+pub mod tlstate;
 pub mod view;
 pub mod viewport;

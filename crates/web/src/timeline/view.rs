@@ -1,11 +1,26 @@
-//! The timeline component: owns the canvas, maps wheel/drag to the viewport, repaints in an effect.
+//! The timeline component: wiring only. Builds the state, reads the deep link, connects input to
+//! state and state to the one animation-frame painter through effects (STYLE 10), and lays out the
+//! toolbar, canvas, memory lane and panels.
 
-use super::layout::{self, GUTTER_PX};
-use super::paint::paint;
+use super::area::AreaPanel;
+use super::data::cached;
+use super::details::DetailsPanel;
+use super::frame::Frames;
+use super::hash;
+use super::input::{self, Drag};
+use super::layout::{self, total_height, GUTTER_PX, RULER_PX};
+use super::paint::{paint, text::TextCache, Scene};
+use super::reveal::{self, RevealBanner};
+use super::search::SearchBox;
+use super::theme::{self, Cat, Theme};
+use super::tlstate::{track_rows, Ctx, Tl};
 use super::viewport::Viewport;
-use crate::state::SessionRef;
+use crate::memory::lane::MemoryLane;
+use crate::state::{SessionRef, TimeWindow};
 use leptos::html;
 use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::view::details::details;
 use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
@@ -13,94 +28,322 @@ fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext
     canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
 }
 
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Rows as JSON for tests (`data-rows` on the canvas): label, track, y and height in content px.
+fn rows_json(rows: &[layout::Row]) -> String {
+    let items: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let (kind, track) = match r.kind {
+                layout::RowKind::Group(g) => ("group", g as i64),
+                layout::RowKind::Slices { track, .. } => ("slices", track as i64),
+                layout::RowKind::Counter(c) => ("counter", c as i64),
+            };
+            format!(
+                r#"{{"kind":"{kind}","index":{track},"group":{},"y":{},"h":{},"label":{:?}}}"#,
+                r.group, r.y, r.h, r.label
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
 #[component]
 pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
-    let Some(tf) = session.trace(file) else {
+    let Some(data) = cached(&session, file) else {
         return ().into_any();
     };
+    let Some(n_slices) = session.trace(file).map(|f| f.trace.slices.len()) else {
+        return ().into_any();
+    };
+    let bounds = data.bounds;
+    let tl = Tl::new(Viewport::new(bounds.0, bounds.1, 1000.0), data.groups.len());
+    // A deep link for this file restores its window and selection.
+    let link = hash::read();
+    if link.file.is_none_or(|f| f == file) {
+        if let Some((a, b)) = link.window.filter(|&(a, b)| a < bounds.1 && b > bounds.0) {
+            tl.vp.set(Viewport::new(a, b, 1000.0));
+        }
+        if let Some(s) = link.sel.filter(|&s| (s as usize) < n_slices) {
+            tl.selected.set(Some(s));
+        }
+    }
+    let rows = {
+        let (session, data) = (session.clone(), data.clone());
+        Memo::new(move |_| {
+            let collapsed = tl.collapsed.get();
+            let rows = session.trace(file).map_or_else(Vec::new, |f| {
+                layout::rows(
+                    &f.trace,
+                    &data.lod,
+                    &data.counters,
+                    &data.groups,
+                    &collapsed,
+                )
+            });
+            Arc::new(rows)
+        })
+    };
+    let ctx = Ctx {
+        tl,
+        session: session.clone(),
+        file,
+        data: data.clone(),
+        rows,
+    };
     let canvas = NodeRef::<html::Canvas>::new();
-    let bounds = tf.trace.time_bounds().unwrap_or((0, 1));
-    let rows = layout::rows(&tf.trace);
-    let css_height = layout::total_height(&rows).min(4000.0);
-    let viewport = RwSignal::new(Viewport::new(bounds.0, bounds.1, 1000.0));
-    let size = RwSignal::new((0.0f64, 0.0f64));
-    let drag = StoredValue::new(None::<f64>);
+    let wrap = NodeRef::<html::Div>::new();
+    let frames = Frames::new();
+    let cache = StoredValue::new_local(TextCache::default());
+    let drag = StoredValue::new(None::<Drag>);
 
+    // Size follows the window; the viewport's width is the track area's.
     let measure = move || {
-        if let Some(c) = canvas.get_untracked() {
-            let w = f64::from(c.client_width()).max(300.0);
-            size.set((w, css_height));
-            viewport.update(|v| v.width_px = (w - GUTTER_PX).max(1.0));
+        if let Some(w) = wrap.get_untracked() {
+            let cw = f64::from(w.client_width()).max(300.0);
+            let ch = f64::from(w.client_height()).max(200.0);
+            if tl.size.get_untracked() != (cw, ch) {
+                tl.size.set((cw, ch));
+                tl.vp
+                    .update(|v| *v = Viewport::new(v.start_ns, v.end_ns, cw - GUTTER_PX));
+            }
         }
     };
     let resize = window_event_listener(leptos::ev::resize, move |_| measure());
     on_cleanup(move || resize.remove());
     Effect::new(move |_| {
-        if canvas.get().is_some() {
+        if wrap.get().is_some() {
             measure();
+            tl.theme.set(Theme::from_css());
         }
     });
 
-    let painted = session.clone();
+    // Links of the selection (launch ↔ kernels, flows), for the arrows.
+    let links = {
+        let c = ctx.clone();
+        Memo::new(move |_| {
+            let sel = tl.selected.get();
+            let v: Vec<u32> = sel
+                .and_then(|i| c.trace().and_then(|t| details(t, i as usize)))
+                .map(|d| {
+                    let mut v: Vec<u32> = d
+                        .launch
+                        .into_iter()
+                        .chain(d.kernels)
+                        .chain(d.flows)
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .unwrap_or_default();
+            Arc::new(v)
+        })
+    };
+
+    // The one painter: every state change requests a frame; the frame reads everything untracked.
+    let painter = {
+        let (session, data) = (session.clone(), data.clone());
+        move || {
+            let (Some(c), Some(f)) = (canvas.get_untracked(), session.trace(file)) else {
+                return;
+            };
+            let t0 = now_ms();
+            let (w, h) = tl.size.get_untracked();
+            if w <= 0.0 {
+                return;
+            }
+            let dpr = web_sys::window()
+                .map_or(1.0, |w| w.device_pixel_ratio())
+                .max(1.0);
+            let (pw, ph) = ((w * dpr).round() as u32, (h * dpr).round() as u32);
+            if c.width() != pw || c.height() != ph {
+                c.set_width(pw);
+                c.set_height(ph);
+            }
+            let Some(ctx2d) = context(&c) else { return };
+            let _ = ctx2d.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+            let rows = rows.get_untracked();
+            let track_row = track_rows(&rows, f.trace.tracks.len());
+            let theme = tl.theme.get_untracked();
+            let matches = tl.matches.get_untracked();
+            let revealed = tl.revealed.get_untracked();
+            let links = links.get_untracked();
+            let collapsed = tl.collapsed.get_untracked();
+            let vp = tl.vp.get_untracked();
+            let scene = Scene {
+                t: &f.trace,
+                d: &data,
+                rows: &rows,
+                track_row: &track_row,
+                vp,
+                scroll: tl.scroll.get_untracked(),
+                width: w,
+                height: h,
+                theme: &theme,
+                selected: tl.selected.get_untracked(),
+                links: &links,
+                matches: &matches,
+                revealed: revealed.as_ref().map_or(&[][..], |r| &r.slices[..]),
+                area: tl.area.get_untracked(),
+                collapsed: &collapsed,
+            };
+            let stats = cache
+                .try_update_value(|tc| paint(&ctx2d, &scene, tc))
+                .unwrap_or_default();
+            let ms = now_ms() - t0;
+            let _ = c.set_attribute("data-rects", &stats.rects.to_string());
+            let _ = c.set_attribute("data-labels", &stats.labels.to_string());
+            let _ = c.set_attribute("data-spans", &stats.spans.to_string());
+            let _ = c.set_attribute("data-paint-ms", &format!("{ms:.2}"));
+            let _ = c.set_attribute("data-window", &format!("{},{}", vp.start_ns, vp.end_ns));
+            let _ = c.set_attribute("data-scroll", &tl.scroll.get_untracked().to_string());
+        }
+    };
     Effect::new(move |_| {
-        let vp = viewport.get();
-        let (w, h) = size.get();
-        let Some(c) = canvas.get() else { return };
-        if w <= 0.0 {
-            return;
+        tl.vp.track();
+        tl.scroll.track();
+        tl.size.track();
+        tl.selected.track();
+        tl.area.track();
+        tl.matches.track();
+        tl.revealed.track();
+        tl.theme.track();
+        rows.track();
+        links.track();
+        frames.request(painter.clone());
+    });
+    // Layout attributes for tests; the scroll container follows programmatic scrolls.
+    Effect::new(move |_| {
+        let r = rows.get();
+        if let Some(c) = canvas.get() {
+            let _ = c.set_attribute("data-rows", &rows_json(&r));
+            let _ = c.set_attribute("data-ruler-px", &RULER_PX.to_string());
+            let _ = c.set_attribute("data-gutter-px", &GUTTER_PX.to_string());
         }
-        let dpr = web_sys::window()
-            .map_or(1.0, |w| w.device_pixel_ratio())
-            .max(1.0);
-        c.set_width((w * dpr) as u32);
-        c.set_height((h * dpr) as u32);
-        let Some(ctx) = context(&c) else { return };
-        let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-        let Some(tf) = painted.trace(file) else {
-            return;
-        };
-        let stats = paint(&ctx, &tf.trace, &rows, &vp, bounds.0, w, h);
-        let _ = c.set_attribute("data-rects", &stats.rects.to_string());
+    });
+    Effect::new(move |_| {
+        let s = tl.scroll.get();
+        if let Some(w) = wrap.get() {
+            if (f64::from(w.scroll_top()) - s).abs() >= 1.0 {
+                w.set_scroll_top(s.round() as i32);
+            }
+        }
     });
 
-    let on_wheel = move |ev: web_sys::WheelEvent| {
-        ev.prevent_default();
-        let x = f64::from(ev.offset_x()) - GUTTER_PX;
-        if ev.ctrl_key() || ev.delta_y().abs() >= ev.delta_x().abs() {
-            let factor = (ev.delta_y() * 0.002).exp();
-            viewport.update(|v| *v = v.zoom(factor, x.max(0.0), bounds));
-        } else {
-            viewport.update(|v| *v = v.pan(ev.delta_x()));
+    // Other views follow the visible window; the URL hash keeps window and selection.
+    let window = use_context::<TimeWindow>().map(|w| w.0);
+    if let Some(win) = window {
+        Effect::new(move |_| {
+            let vp = tl.vp.get();
+            let next = (vp.start_ns, vp.end_ns);
+            if win.get_untracked() != next {
+                win.set(next);
+            }
+        });
+    }
+    let deb = hash::Debounced::new();
+    Effect::new(move |_| {
+        let vp = tl.vp.get();
+        let sel = tl.selected.get();
+        deb.update(move |d| {
+            d.tab = Some("timeline".to_owned());
+            d.file = Some(file);
+            d.window = Some((vp.start_ns, vp.end_ns));
+            d.sel = sel;
+        });
+    });
+    reveal::follow(&ctx);
+
+    let keys = {
+        let c = ctx.clone();
+        window_event_listener(leptos::ev::keydown, move |ev| input::on_key(&c, &ev))
+    };
+    on_cleanup(move || keys.remove());
+
+    let (c1, c2, c3, c4, c5) = (
+        ctx.clone(),
+        ctx.clone(),
+        ctx.clone(),
+        ctx.clone(),
+        ctx.clone(),
+    );
+    let on_scroll = move |_| {
+        if let Some(w) = wrap.get_untracked() {
+            let s = f64::from(w.scroll_top());
+            if (tl.scroll.get_untracked() - s).abs() >= 1.0 {
+                tl.scroll.set(s);
+            }
         }
     };
-    let on_down = move |ev: web_sys::MouseEvent| drag.set_value(Some(f64::from(ev.client_x())));
-    let on_move = move |ev: web_sys::MouseEvent| {
-        if let Some(x0) = drag.get_value() {
-            let x = f64::from(ev.client_x());
-            viewport.update(|v| *v = v.pan(x0 - x));
-            drag.set_value(Some(x));
-        }
+    let reset = move |_| {
+        tl.vp
+            .update(|v| *v = Viewport::new(bounds.0, bounds.1, v.width_px))
     };
-    let on_up = move |_| drag.set_value(None);
-    let reset = move |_| viewport.update(|v| *v = Viewport::new(bounds.0, bounds.1, v.width_px));
+    let dark = RwSignal::new(false);
+    let toggle_theme = move |_| {
+        let d = !dark.get_untracked();
+        dark.set(d);
+        theme::set_dark(d);
+        tl.theme.set(Theme::from_css());
+    };
+    let spacer = move || {
+        let total = total_height(&rows.get()) + RULER_PX;
+        let (_, h) = tl.size.get();
+        format!("height:{}px", (total - h).max(0.0))
+    };
+    let legend = Cat::ALL
+        .iter()
+        .map(|c| {
+            view! { <span class="legend-item"><i style=format!("background:{}", c.color())></i>{c.label()}</span> }
+        })
+        .collect_view();
+    let window_signal = window.unwrap_or_else(|| RwSignal::new((bounds.0, bounds.1)));
 
     view! {
-        <section class="timeline">
+        <section class="timeline" data-testid="timeline-view">
             <div class="timeline-bar">
                 <h2>"Timeline"</h2>
-                <span class="hint">"wheel: zoom · shift+wheel / drag: pan"</span>
-                <button on:click=reset>"Reset zoom"</button>
+                <SearchBox ctx=c1 />
+                <button class="button" data-testid="reset-zoom" on:click=reset>"Reset zoom"</button>
+                <button class="button" data-testid="theme-toggle" on:click=toggle_theme>
+                    {move || if dark.get() { "Light theme" } else { "Dark theme" }}
+                </button>
+                <span class="hint">"wheel/W S: zoom · A D/drag slice: pan · shift+wheel: scroll · drag empty: area · dbl-click/F: zoom to slice"</span>
             </div>
-            <canvas
-                node_ref=canvas
-                data-testid="timeline"
-                style=format!("width:100%;height:{css_height}px;display:block;cursor:grab")
-                on:wheel=on_wheel
-                on:mousedown=on_down
-                on:mousemove=on_move
-                on:mouseup=on_up
-                on:mouseleave=on_up
-            />
+            <div class="legend tl-legend" data-testid="legend">{legend}</div>
+            <RevealBanner ctx=c2 />
+            <div class="tl-wrap" node_ref=wrap on:scroll=on_scroll>
+                <canvas
+                    node_ref=canvas
+                    data-testid="timeline"
+                    class="tl-canvas"
+                    style=move || format!("height:{}px", tl.size.get().1)
+                    on:wheel=move |ev| input::on_wheel(&c3, &ev)
+                    on:mousedown=move |ev| input::on_down(&c4, drag, &ev)
+                    on:mousemove=move |ev| input::on_move(&c5, drag, &ev)
+                    on:mouseup={
+                        let c = ctx.clone();
+                        move |ev| input::on_up(&c, drag, &ev)
+                    }
+                    on:mouseleave=move |_| { drag.set_value(None); tl.pointer_x.set(None); }
+                    on:dblclick={
+                        let c = ctx.clone();
+                        move |ev| input::on_dblclick(&c, &ev)
+                    }
+                />
+                <div style=spacer></div>
+            </div>
+            <MemoryLane session=session.clone() file=file window=window_signal />
+            <div class="tl-panels">
+                <DetailsPanel ctx=ctx.clone() />
+                <AreaPanel ctx=ctx.clone() />
+            </div>
         </section>
     }
     .into_any()

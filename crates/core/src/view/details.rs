@@ -1,0 +1,183 @@
+//! Everything the details panel shows about one slice: identity, timing with self time, args,
+//! GPU launch parameters, the launch ↔ kernel links, the enclosing op and the python stack.
+
+use crate::model::{Ns, SliceKind, Trace, NONE};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceDetails {
+    pub name: String,
+    pub cat: String,
+    pub kind: &'static str,
+    pub track: String,
+    pub start_ns: Ns,
+    pub dur_ns: Ns,
+    pub self_ns: Ns,
+    /// `(key, compact JSON value)` in key order.
+    pub args: Vec<(String, String)>,
+    pub flops: Option<f64>,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    /// The runtime call that launched this kernel/copy.
+    pub launch: Option<u32>,
+    /// Innermost `cpu_op` enclosing this slice or, for device work, its launch.
+    pub op: Option<u32>,
+    /// Device work launched by this runtime call.
+    pub kernels: Vec<u32>,
+    /// Other ends of flow arrows (`ac2g`, `fwdbwd`, …) from or to this slice.
+    pub flows: Vec<u32>,
+    /// `python_function` ancestors, innermost first.
+    pub python_stack: Vec<String>,
+}
+
+/// Duration minus the durations of direct children (which follow it on its track).
+pub fn self_time(t: &Trace, i: usize) -> Ns {
+    let s = &t.slices;
+    if i >= s.len() {
+        return 0;
+    }
+    let e = s.end(i);
+    let mut children = 0;
+    let mut j = i + 1;
+    while j < s.len() && s.track[j] == s.track[i] && s.start[j] < e {
+        if s.parent[j] == i as u32 {
+            children += s.dur[j];
+        }
+        j += 1;
+    }
+    s.dur[i] - children
+}
+
+fn ancestors(t: &Trace, i: usize) -> impl Iterator<Item = u32> + '_ {
+    let p = &t.slices.parent;
+    std::iter::successors(p.get(i).copied().filter(|&x| x != NONE), move |&x| {
+        p.get(x as usize).copied().filter(|&y| y != NONE)
+    })
+    .take(10_000)
+}
+
+pub fn details(t: &Trace, i: usize) -> Option<SliceDetails> {
+    let s = &t.slices;
+    if i >= s.len() {
+        return None;
+    }
+    let args: Vec<(String, String)> =
+        match serde_json::from_str::<serde_json::Value>(&t.slice_args(i)) {
+            Ok(serde_json::Value::Object(m)) => m
+                .into_iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (k, text)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+    let gpu_row = t.gpu.row(i as u32);
+    let launch = gpu_row
+        .and_then(|r| t.gpu.launch.get(r).copied())
+        .filter(|&l| l != NONE);
+    // The op and stack of device work are those of the call that launched it.
+    let host = launch.map_or(i, |l| l as usize);
+    let op = std::iter::once(host as u32)
+        .filter(|_| launch.is_some())
+        .chain(ancestors(t, host))
+        .find(|&a| s.kind.get(a as usize) == Some(&SliceKind::CpuOp));
+    let kernels = if s.kind[i].is_launch() {
+        (0..t.gpu.slice.len())
+            .filter(|&r| t.gpu.launch[r] == i as u32)
+            .map(|r| t.gpu.slice[r])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut flows: Vec<u32> = (0..t.flows.from.len())
+        .filter_map(|f| {
+            let (a, b) = (t.flows.from[f], t.flows.to[f]);
+            if a == i as u32 {
+                Some(b)
+            } else if b == i as u32 {
+                Some(a)
+            } else {
+                None
+            }
+        })
+        .filter(|&x| (x as usize) < s.len())
+        .collect();
+    flows.sort_unstable();
+    flows.dedup();
+    let python_stack = ancestors(t, host)
+        .filter(|&a| s.kind[a as usize] == SliceKind::PythonFunction)
+        .map(|a| t.str(s.name[a as usize]).to_owned())
+        .collect();
+    let flops = t
+        .flops
+        .slice
+        .binary_search(&(i as u32))
+        .ok()
+        .and_then(|r| t.flops.flops.get(r).copied());
+    Some(SliceDetails {
+        name: t.str(s.name[i]).to_owned(),
+        cat: t.str(s.cat[i]).to_owned(),
+        kind: s.kind[i].label(),
+        track: t
+            .tracks
+            .get(s.track[i] as usize)
+            .map(|tr| format!("{} · {}", t.process_label(tr.pid), t.str(tr.name)))
+            .unwrap_or_default(),
+        start_ns: s.start[i],
+        dur_ns: s.dur[i],
+        self_ns: self_time(t, i),
+        args,
+        flops,
+        grid: gpu_row.and_then(|r| t.gpu.grid.get(r).copied()),
+        block: gpu_row.and_then(|r| t.gpu.block.get(r).copied()),
+        launch,
+        op,
+        kernels,
+        flows,
+        python_stack,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::testutil::trace_json;
+
+    #[test]
+    fn kernel_links_to_its_launch_op_and_python_stack() {
+        let t = trace_json(concat!(
+            r#"{"ph":"X","cat":"python_function","name":"model.py(10): forward","pid":1,"tid":1,"ts":0,"dur":100},"#,
+            r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{"Input Dims":[[2,3],[3,4]]}},"#,
+            r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":77}},"#,
+            r#"{"ph":"X","cat":"kernel","name":"sgemm","pid":0,"tid":7,"ts":30,"dur":8,"args":{"correlation":77,"device":0,"stream":7,"grid":[4,1,1],"block":[128,1,1]}},"#,
+            r#"{"ph":"s","id":77,"pid":1,"tid":1,"ts":20,"cat":"ac2g","name":"ac2g"},"#,
+            r#"{"ph":"f","id":77,"pid":0,"tid":7,"ts":30,"cat":"ac2g","name":"ac2g","bp":"e"}"#
+        ));
+        let find = |n: &str| (0..t.slices.len()).find(|&i| t.str(t.slices.name[i]) == n);
+        let (Some(k), Some(l), Some(mm)) =
+            (find("sgemm"), find("cudaLaunchKernel"), find("aten::mm"))
+        else {
+            panic!("slices")
+        };
+        let Some(d) = details(&t, k) else { panic!() };
+        assert_eq!(d.launch, Some(l as u32));
+        assert_eq!(d.op, Some(mm as u32));
+        assert_eq!(d.grid, Some([4, 1, 1]));
+        assert_eq!(d.block, Some([128, 1, 1]));
+        assert_eq!(d.python_stack, ["model.py(10): forward"]);
+        assert_eq!(d.dur_ns, 8_000);
+        let Some(dl) = details(&t, l) else { panic!() };
+        assert_eq!(dl.kernels, [k as u32]);
+        assert_eq!(dl.op, Some(mm as u32));
+        let Some(dm) = details(&t, mm) else { panic!() };
+        assert_eq!(dm.self_ns, 45_000);
+        assert!(dm
+            .args
+            .iter()
+            .any(|(k, v)| k == "Input Dims" && v == "[[2,3],[3,4]]"));
+        assert!(details(&t, 999).is_none());
+    }
+}

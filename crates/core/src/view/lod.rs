@@ -1,0 +1,392 @@
+//! Level-of-detail index for drawing millions of slices: per track, per depth ("lane"), the raw
+//! slice list plus mip levels of merged spans, built once at load.
+//!
+//! Level `k` merges neighbours whose gap is at most `1 µs · 4^k`; a level is stored only when it at
+//! least halves the span count of the last stored one, so the index stays below ~1 span per slice
+//! (20 bytes each) in the worst case. A query picks the coarsest level whose merge gap is under one
+//! pixel, so a zoomed-out frame touches about one span per pixel per lane instead of every slice,
+//! and busy regions stay busy: spans are merged, never dropped. Spans whose longest slice is wide
+//! enough to carry a label are refined through finer levels, so labels survive merging.
+//! (Perfetto does the same with quantized "mipmap" slice tables: `track_helper.ts`.)
+
+use crate::model::Trace;
+
+/// One drawable run: `[start, end)` in trace ns, `rep` the longest slice in it (its colour and,
+/// when `count == 1`, its name), `count` the slices merged into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: i64,
+    pub end: i64,
+    pub rep: u32,
+    pub count: u32,
+}
+
+/// Spans merged at one gap threshold, columnar.
+#[derive(Clone, Debug, Default)]
+struct Level {
+    gap_ns: i64,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    rep: Vec<u32>,
+    count: Vec<u32>,
+}
+
+impl Level {
+    fn len(&self) -> usize {
+        self.start.len()
+    }
+    fn span(&self, i: usize) -> Span {
+        Span {
+            start: self.start[i],
+            end: self.end[i],
+            rep: self.rep[i],
+            count: self.count[i],
+        }
+    }
+    fn push(&mut self, s: Span) {
+        self.start.push(s.start);
+        self.end.push(s.end);
+        self.rep.push(s.rep);
+        self.count.push(s.count);
+    }
+}
+
+/// The slices of one track at one depth. Same-depth slices never overlap (the nesting pass puts an
+/// overlapping slice one level deeper), so both starts and ends are sorted.
+#[derive(Clone, Debug, Default)]
+struct Lane {
+    slices: Vec<u32>,
+    levels: Vec<Level>,
+}
+
+/// The index: lanes of track `t` are `lanes[first[t] .. first[t + 1]]`, one per depth.
+#[derive(Clone, Debug, Default)]
+pub struct LodIndex {
+    first: Vec<u32>,
+    lanes: Vec<Lane>,
+}
+
+/// Finest merge gap.
+const BASE_GAP_NS: i64 = 1_000;
+/// A merged span is split into finer detail when its longest slice is at least this wide.
+pub const LABEL_MIN_PX: f64 = 24.0;
+
+impl LodIndex {
+    pub fn build(t: &Trace) -> LodIndex {
+        let s = &t.slices;
+        let mut first = Vec::with_capacity(t.tracks.len() + 1);
+        let mut lanes: Vec<Lane> = Vec::new();
+        for tr in &t.tracks {
+            first.push(lanes.len() as u32);
+            if tr.count == 0 {
+                continue;
+            }
+            let base = lanes.len();
+            lanes.resize_with(base + usize::from(tr.max_depth) + 1, Lane::default);
+            let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
+            for i in a..b.min(s.len()) {
+                if let Some(l) = lanes.get_mut(base + usize::from(s.depth[i])) {
+                    l.slices.push(i as u32);
+                }
+            }
+        }
+        first.push(lanes.len() as u32);
+        for lane in &mut lanes {
+            lane.levels = build_levels(t, &lane.slices);
+        }
+        LodIndex { first, lanes }
+    }
+
+    /// Number of lanes (depths) of track `track`.
+    pub fn depths(&self, track: usize) -> usize {
+        match (self.first.get(track), self.first.get(track + 1)) {
+            (Some(&a), Some(&b)) => (b - a) as usize,
+            _ => 0,
+        }
+    }
+
+    fn lane(&self, track: usize, depth: usize) -> Option<&Lane> {
+        let a = *self.first.get(track)? as usize;
+        (depth < self.depths(track))
+            .then(|| self.lanes.get(a + depth))
+            .flatten()
+    }
+
+    /// Raw slices of a lane, sorted by start (and end).
+    pub fn lane_slices(&self, track: usize, depth: usize) -> &[u32] {
+        self.lane(track, depth).map_or(&[], |l| &l.slices)
+    }
+
+    /// Spans stored in all levels, for the memory budget.
+    pub fn stored_spans(&self) -> usize {
+        self.lanes
+            .iter()
+            .flat_map(|l| &l.levels)
+            .map(Level::len)
+            .sum()
+    }
+
+    /// Appends to `out` what to draw of lane (`track`, `depth`) over `[t0, t1)` at `ns_per_px`:
+    /// spans in time order, narrow neighbours closer than a pixel merged into one. Every slice
+    /// overlapping the window is inside exactly one output span.
+    pub fn query(
+        &self,
+        t: &Trace,
+        track: usize,
+        depth: usize,
+        (t0, t1): (i64, i64),
+        ns_per_px: f64,
+        out: &mut Vec<Span>,
+    ) {
+        let Some(lane) = self.lane(track, depth) else {
+            return;
+        };
+        let npp = if ns_per_px.is_finite() && ns_per_px > 0.0 {
+            ns_per_px
+        } else {
+            1.0
+        };
+        let level = lane.levels.iter().rposition(|l| (l.gap_ns as f64) <= npp);
+        let mut m = Merger {
+            npp,
+            cur: None,
+            out,
+        };
+        emit(t, lane, level, (t0, t1), &mut m);
+        m.finish();
+    }
+}
+
+/// Emits the items of `level` (None = raw slices) overlapping `[t0, t1)`, refining spans whose
+/// longest slice could carry a label.
+fn emit(t: &Trace, lane: &Lane, level: Option<usize>, (t0, t1): (i64, i64), m: &mut Merger) {
+    let s = &t.slices;
+    match level.and_then(|k| lane.levels.get(k).map(|l| (k, l))) {
+        None => {
+            let sl = &lane.slices;
+            let a = sl.partition_point(|&i| s.end(i as usize) <= t0 && s.start[i as usize] < t0);
+            for &i in &sl[a..] {
+                let iu = i as usize;
+                if s.start[iu] >= t1 {
+                    break;
+                }
+                m.push(Span {
+                    start: s.start[iu],
+                    end: s.end(iu),
+                    rep: i,
+                    count: 1,
+                });
+            }
+        }
+        Some((k, l)) => {
+            let a = l.end.partition_point(|&e| e <= t0);
+            for j in a..l.len() {
+                let sp = l.span(j);
+                if sp.start >= t1 {
+                    break;
+                }
+                let rep_px = s.dur.get(sp.rep as usize).copied().unwrap_or(0) as f64 / m.npp;
+                if sp.count > 1 && rep_px >= LABEL_MIN_PX {
+                    let finer = k.checked_sub(1);
+                    emit(t, lane, finer, (sp.start.max(t0), sp.end.min(t1)), m);
+                } else {
+                    m.push(sp);
+                }
+            }
+        }
+    }
+}
+
+/// Joins narrow runs: a run that starts narrower than a pixel keeps absorbing narrow neighbours
+/// whose gap is under a pixel. Wide items pass through untouched, so their names can be drawn.
+struct Merger<'a> {
+    npp: f64,
+    cur: Option<(Span, bool, i64)>,
+    out: &'a mut Vec<Span>,
+}
+
+impl Merger<'_> {
+    fn narrow(&self, s: &Span) -> bool {
+        ((s.end - s.start) as f64) < self.npp
+    }
+    fn push(&mut self, s: Span) {
+        let narrow = self.narrow(&s);
+        if let Some((c, blob, rep_w)) = &mut self.cur {
+            if *blob && narrow && ((s.start - c.end) as f64) < self.npp {
+                // The widest member stays the representative (its colour is the blob's).
+                if s.end - s.start > *rep_w {
+                    *rep_w = s.end - s.start;
+                    c.rep = s.rep;
+                }
+                c.end = c.end.max(s.end);
+                c.count += s.count;
+                return;
+            }
+        }
+        self.finish();
+        self.cur = Some((s, narrow, s.end - s.start));
+    }
+    fn finish(&mut self) {
+        if let Some((c, _, _)) = self.cur.take() {
+            self.out.push(c);
+        }
+    }
+}
+
+fn build_levels(t: &Trace, slices: &[u32]) -> Vec<Level> {
+    let s = &t.slices;
+    let n = slices.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let lo = slices.first().map_or(0, |&i| s.start[i as usize]);
+    let hi = slices
+        .iter()
+        .map(|&i| s.end(i as usize))
+        .max()
+        .unwrap_or(lo);
+    let extent = (hi - lo).max(1);
+    let mut levels: Vec<Level> = Vec::new();
+    let mut last_stored = n;
+    let mut prev: Option<Level> = None;
+    let mut gap = BASE_GAP_NS;
+    loop {
+        let mut next = Level {
+            gap_ns: gap,
+            ..Level::default()
+        };
+        let mut cur: Option<Span> = None;
+        let mut take = |sp: Span, next: &mut Level| match &mut cur {
+            Some(c) if sp.start - c.end <= gap => {
+                if dur_of(t, sp.rep) > dur_of(t, c.rep) {
+                    c.rep = sp.rep;
+                }
+                c.end = c.end.max(sp.end);
+                c.count += sp.count;
+            }
+            c => {
+                if let Some(done) = c.take() {
+                    next.push(done);
+                }
+                *c = Some(sp);
+            }
+        };
+        match &prev {
+            None => {
+                for &i in slices {
+                    let iu = i as usize;
+                    let sp = Span {
+                        start: s.start[iu],
+                        end: s.end(iu),
+                        rep: i,
+                        count: 1,
+                    };
+                    take(sp, &mut next);
+                }
+            }
+            Some(p) => {
+                for j in 0..p.len() {
+                    take(p.span(j), &mut next);
+                }
+            }
+        }
+        if let Some(c) = cur {
+            next.push(c);
+        }
+        let len = next.len();
+        if len * 2 <= last_stored {
+            last_stored = len;
+            levels.push(next.clone());
+        }
+        if len <= 1 || gap > extent {
+            break;
+        }
+        prev = Some(next);
+        gap = gap.saturating_mul(4);
+    }
+    levels
+}
+
+fn dur_of(t: &Trace, i: u32) -> i64 {
+    t.slices.dur.get(i as usize).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::testutil::trace_of;
+
+    /// 100k back-to-back 1 µs kernels with 100 ns gaps, plus one long kernel after a pause.
+    fn busy() -> Trace {
+        let mut ev = Vec::new();
+        for i in 0..100_000u64 {
+            ev.push(("k", "kernel", 0, i as f64 * 1.1, 1.0));
+        }
+        ev.push(("long", "kernel", 0, 200_000.0, 5_000.0));
+        trace_of(&ev)
+    }
+
+    #[test]
+    fn zoomed_out_query_is_small_and_covers_every_slice() {
+        let t = busy();
+        let idx = LodIndex::build(&t);
+        assert!(
+            idx.stored_spans() < t.slices.len(),
+            "index stays under one span per slice"
+        );
+        let (lo, hi) = t.time_bounds().unwrap_or((0, 1));
+        let mut out = Vec::new();
+        let npp = (hi - lo) as f64 / 1000.0;
+        idx.query(&t, 0, 0, (lo, hi + 1), npp, &mut out);
+        assert!(
+            out.len() <= 4,
+            "zoomed out, the busy run is one span: {out:?}"
+        );
+        let covered: u32 = out.iter().map(|s| s.count).sum();
+        assert_eq!(covered as usize, t.slices.len(), "no slice dropped");
+        // The busy region is drawn busy: one span from the first kernel to the last.
+        assert_eq!(out[0].start, 0);
+        assert!(out[0].end >= 109_999_000);
+        // The long kernel is its own span and keeps its name.
+        let last = out[out.len() - 1];
+        assert_eq!(last.count, 1);
+        assert_eq!(t.str(t.slices.name[last.rep as usize]), "long");
+    }
+
+    #[test]
+    fn zoomed_in_query_returns_real_slices() {
+        let t = busy();
+        let idx = LodIndex::build(&t);
+        let mut out = Vec::new();
+        // 11 µs window at 10 ns per pixel: about ten kernels, each 100 px wide.
+        idx.query(&t, 0, 0, (0, 11_000), 10.0, &mut out);
+        assert_eq!(out.len(), 10);
+        assert!(out.iter().all(|s| s.count == 1 && s.end - s.start == 1_000));
+    }
+
+    #[test]
+    fn every_zoom_counts_every_visible_slice_once() {
+        let t = busy();
+        let idx = LodIndex::build(&t);
+        for npp in [1.0, 50.0, 900.0, 5_000.0, 80_000.0, 1e6] {
+            let mut out = Vec::new();
+            idx.query(&t, 0, 0, (0, 300_000_000), npp, &mut out);
+            let covered: u32 = out.iter().map(|s| s.count).sum();
+            assert_eq!(covered as usize, t.slices.len(), "at {npp} ns/px");
+            assert!(
+                out.windows(2).all(|w| w[0].end <= w[1].start),
+                "sorted, disjoint"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_lanes_are_empty_not_panics() {
+        let t = busy();
+        let idx = LodIndex::build(&t);
+        let mut out = Vec::new();
+        idx.query(&t, 7, 3, (0, 10), f64::NAN, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(idx.depths(99), 0);
+    }
+}

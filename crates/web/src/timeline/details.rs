@@ -1,0 +1,91 @@
+//! The details panel of the selected slice: identity, timing, args (shapes, flops, grid/block),
+//! links to the launching call / launched kernels / enclosing op / flow ends, the python stack.
+
+use super::tlstate::Ctx;
+use leptos::prelude::*;
+use tracelight_core::model::time::format_duration;
+use tracelight_core::view::details::details;
+
+fn link(c: &Ctx, i: u32, testid: &'static str) -> impl IntoView {
+    let name = c
+        .trace()
+        .and_then(|t| t.slices.name.get(i as usize).map(|&n| t.str(n).to_owned()))
+        .unwrap_or_default();
+    let c = c.clone();
+    view! {
+        <button class="linkish" data-testid=testid data-slice=i.to_string() on:click=move |_| c.focus(i)>
+            {name}
+        </button>
+    }
+}
+
+/// "All N occurrences": asks the timeline (through `Nav.reveal`, like any other view) to step
+/// through every slice with this name.
+fn occurrences(c: &Ctx, i: u32, name: &str) -> Option<impl IntoView> {
+    let nav = use_context::<crate::state::Nav>()?;
+    let t = c.trace()?;
+    let id = *t.slices.name.get(i as usize)?;
+    let n = t.slices.name.iter().filter(|&&x| x == id).count();
+    let (c, name) = (c.clone(), name.to_owned());
+    Some(view! {
+        <button class="button" data-testid="details-occurrences" on:click=move |_| {
+            let Some(t) = c.trace() else { return };
+            let all: Vec<u32> = (0..t.slices.len() as u32).filter(|&k| t.slices.name[k as usize] == id).collect();
+            nav.reveal(c.file, all, name.clone());
+        }>{format!("All {n} occurrences")}</button>
+    })
+}
+
+#[component]
+pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
+    let c = ctx.clone();
+    move || {
+        let i = c.tl.selected.get()?;
+        let t = c.trace()?;
+        let d = details(t, i as usize)?;
+        let origin = c.data.bounds.0;
+        let links = |v: &[u32], id: &'static str| {
+            v.iter().take(50).map(|&k| link(&c, k, id)).collect_view()
+        };
+        let grid = d.grid.map(|g| format!("[{}, {}, {}]", g[0], g[1], g[2]));
+        let block = d.block.map(|g| format!("[{}, {}, {}]", g[0], g[1], g[2]));
+        let more_kernels = d.kernels.len().saturating_sub(50);
+        Some(view! {
+            <section class="tl-panel tl-details" data-testid="details" data-slice=i.to_string()>
+                <h3 data-testid="details-name">{d.name.clone()}</h3>
+                {occurrences(&c, i, &d.name)}
+                <dl>
+                    <dt>"Category"</dt><dd data-testid="details-cat">{format!("{} ({})", d.cat, d.kind)}</dd>
+                    <dt>"Track"</dt><dd>{d.track.clone()}</dd>
+                    <dt>"Start"</dt><dd data-testid="details-start" data-ns=d.start_ns.to_string()>{format!("+{}", format_duration(d.start_ns - origin))}</dd>
+                    <dt>"Duration"</dt><dd data-testid="details-dur" data-ns=d.dur_ns.to_string()>{format_duration(d.dur_ns)}</dd>
+                    <dt>"Self time"</dt><dd data-testid="details-self" data-ns=d.self_ns.to_string()>{format_duration(d.self_ns)}</dd>
+                    {d.flops.map(|f| view! { <dt>"FLOPs"</dt><dd>{format!("{f:.3e}")}</dd> })}
+                    {grid.map(|g| view! { <dt>"Grid"</dt><dd data-testid="details-grid">{g}</dd> })}
+                    {block.map(|g| view! { <dt>"Block"</dt><dd data-testid="details-block">{g}</dd> })}
+                    {d.launch.map(|l| view! { <dt>"Launched by"</dt><dd>{link(&c, l, "details-launch")}</dd> })}
+                    {d.op.map(|o| view! { <dt>"Op"</dt><dd>{link(&c, o, "details-op")}</dd> })}
+                    {(!d.kernels.is_empty()).then(|| view! {
+                        <dt>"Launched"</dt>
+                        <dd>{links(&d.kernels, "details-kernel")}{(more_kernels > 0).then(|| format!(" … and {more_kernels} more"))}</dd>
+                    })}
+                    {(!d.flows.is_empty()).then(|| view! { <dt>"Flows"</dt><dd>{links(&d.flows, "details-flow")}</dd> })}
+                </dl>
+                {(!d.python_stack.is_empty()).then(|| view! {
+                    <h4>"Python stack"</h4>
+                    <ol class="tl-stack" data-testid="details-stack">
+                        {d.python_stack.iter().map(|f| view! { <li>{f.clone()}</li> }).collect_view()}
+                    </ol>
+                })}
+                {(!d.args.is_empty()).then(|| view! {
+                    <h4>"Args"</h4>
+                    <table class="tl-args" data-testid="details-args">
+                        <tbody>
+                            {d.args.iter().map(|(k, v)| view! { <tr><th>{k.clone()}</th><td>{v.clone()}</td></tr> }).collect_view()}
+                        </tbody>
+                    </table>
+                })}
+            </section>
+        })
+    }
+}

@@ -1,0 +1,86 @@
+//! One track row: for each depth, the LOD index's spans for the window, batched by colour into one
+//! path per colour, then the names of the spans wide enough to carry one.
+
+use super::text::TextCache;
+use super::{PaintStats, Scene};
+use crate::timeline::layout::{Row, LANE_PX};
+use crate::timeline::theme::Cat;
+use tracelight_core::view::lod::Span;
+use web_sys::CanvasRenderingContext2d;
+
+const LABEL_PX: f64 = 28.0;
+
+pub fn row(
+    ctx: &CanvasRenderingContext2d,
+    sc: &Scene,
+    row: &Row,
+    track: usize,
+    depths: usize,
+    cache: &mut TextCache,
+    stats: &mut PaintStats,
+) {
+    let s = &sc.t.slices;
+    let npp = sc.vp.ns_per_px();
+    // Pad the window by a pixel either side so edge slices are not cut short.
+    let pad = npp.ceil() as i64;
+    let win = (sc.vp.start_ns - pad, sc.vp.end_ns + pad);
+    let mut spans: Vec<Span> = Vec::new();
+    let mut by_cat: [Vec<(f64, f64, f64)>; 10] = Default::default();
+    let mut labels: Vec<(f64, f64, f64, u32)> = Vec::new();
+    for depth in 0..depths {
+        let y = sc.y(row.lane_y(depth));
+        if y > sc.height || y + LANE_PX < super::super::layout::RULER_PX {
+            continue;
+        }
+        spans.clear();
+        sc.d.lod.query(sc.t, track, depth, win, npp, &mut spans);
+        stats.spans += spans.len() as u32;
+        for sp in &spans {
+            let x0 = sc.x(sp.start).max(super::super::layout::GUTTER_PX - 2.0);
+            let x1 = sc.x(sp.end).min(sc.width + 2.0);
+            let mut w = (x1 - x0).max(1.0);
+            // A hairline between neighbours of the same colour.
+            if w >= 4.0 {
+                w -= 0.5;
+            }
+            let rep = sp.rep as usize;
+            let comm =
+                sc.d.comm_name
+                    .get(s.name[rep].index())
+                    .copied()
+                    .unwrap_or(false);
+            let cat = Cat::of(s.kind[rep], comm);
+            let ci = Cat::ALL.iter().position(|&c| c == cat).unwrap_or(9);
+            by_cat[ci].push((x0, y, w));
+            if sp.count == 1 && w >= LABEL_PX {
+                labels.push((x0, y, w, sp.rep));
+            }
+        }
+    }
+    for (ci, rects) in by_cat.iter().enumerate() {
+        if rects.is_empty() {
+            continue;
+        }
+        ctx.set_fill_style_str(Cat::ALL[ci].color());
+        ctx.begin_path();
+        for &(x, y, w) in rects {
+            ctx.rect(x, y, w, LANE_PX - 1.0);
+        }
+        ctx.fill();
+        stats.rects += rects.len() as u32;
+    }
+    if labels.is_empty() {
+        return;
+    }
+    ctx.set_fill_style_str(&sc.theme.slice_text);
+    for (x0, y, w, i) in labels {
+        // Keep the name on screen when the slice starts left of the window.
+        let left = x0.max(super::super::layout::GUTTER_PX);
+        let avail = (x0 + w).min(sc.width) - left - 6.0;
+        let name = sc.t.str(s.name[i as usize]);
+        if let Some(text) = cache.fit(ctx, name, avail) {
+            let _ = ctx.fill_text(&text, left + 3.0, y + LANE_PX / 2.0);
+            stats.labels += 1;
+        }
+    }
+}

@@ -1,0 +1,207 @@
+// The timeline, end to end on the bundled demo trace: every number the page shows is checked
+// against an independent read of the same file with python's json module (exact nanoseconds via
+// Decimal): clicking a known kernel shows its name, duration and grid; its op link jumps to the op;
+// search counts equal python's counts; a deep link reopens the same window and selection; the
+// reveal flow steps through every occurrence; an area selection counts the slices of its track;
+// keyboard zoom/pan move the window. Screenshots go to target/e2e/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { serve, browser, page, shot, ROOT } from './harness.mjs';
+
+const DEMO = path.join(ROOT, 'web/demo/demo.pt.trace.json.gz');
+const URL_PATH = '/?url=' + encodeURIComponent('demo/demo.pt.trace.json.gz');
+
+/** Facts about the demo computed by python, independently of the Rust reader. */
+function facts() {
+  const py = `
+import gzip, json, sys
+from decimal import Decimal
+d = json.load(gzip.open(sys.argv[1]), parse_float=Decimal)
+X = [e for e in d['traceEvents'] if e.get('ph') == 'X']
+ns = lambda v: int(Decimal(v) * 1000)
+k = max((e for e in X if e.get('cat') == 'kernel'), key=lambda e: e['dur'])
+corr = k['args']['correlation']
+launch = next(e for e in X if e.get('cat') == 'cuda_runtime' and e['args'].get('correlation') == corr)
+ls, le = ns(launch['ts']), ns(launch['ts']) + ns(launch['dur'])
+ops = [e for e in X if e.get('cat') == 'cpu_op' and e['pid'] == launch['pid'] and e['tid'] == launch['tid']
+       and ns(e['ts']) <= ls and ns(e['ts']) + ns(e['dur']) >= le]
+op = min(ops, key=lambda e: e['dur'])
+print(json.dumps({
+  'kernel': k['name'], 'start': str(ns(k['ts'])), 'dur': str(ns(k['dur'])), 'tid': k['tid'],
+  'grid': k['args']['grid'], 'op': op['name'],
+  'gemm': sum('gemm' in e['name'].lower() for e in X),
+  'mm_or_addmm': sum(e['name'] in ('aten::mm', 'aten::addmm') for e in X),
+  'aten_mm': sum(e['name'] == 'aten::mm' for e in X),
+  'on_stream': sum(1 for e in X if e['pid'] == k['pid'] and e['tid'] == k['tid']),
+}))
+`;
+  return JSON.parse(execFileSync('python3', ['-c', py, DEMO]).toString());
+}
+
+let srv, b, F;
+before(async () => { srv = await serve(); b = await browser(); F = facts(); });
+after(async () => { await b?.close(); srv?.server.close(); });
+
+async function openTimeline(p, hash = '') {
+  await p.goto(srv.base + URL_PATH + hash);
+  // The tab bar appears once the trace is loaded (a deep link may open the timeline directly).
+  await p.getByTestId('tab-timeline').waitFor({ timeout: 60_000 });
+  if (!(await p.getByTestId('timeline').count())) await p.getByTestId('tab-timeline').click();
+  await p.getByTestId('timeline').waitFor();
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+}
+
+async function geometry(p) {
+  return p.getByTestId('timeline').evaluate((c) => ({
+    rows: JSON.parse(c.getAttribute('data-rows')),
+    ruler: Number(c.getAttribute('data-ruler-px')),
+    gutter: Number(c.getAttribute('data-gutter-px')),
+    scroll: Number(c.getAttribute('data-scroll')),
+    window: c.getAttribute('data-window').split(',').map(BigInt),
+    width: c.clientWidth,
+    height: c.clientHeight,
+  }));
+}
+
+/** The slice row of the kernel's stream (label "stream N" under a GPU group). */
+function streamRow(g) {
+  const gpuGroups = g.rows.filter((r) => r.kind === 'group' && /GPU/.test(r.label)).map((r) => r.group);
+  return g.rows.find((r) => r.kind === 'slices' && gpuGroups.includes(r.group) && new RegExp(`\\b${F.tid}\\b`).test(r.label));
+}
+
+const windowAround = (start, dur) => `${start - dur},${start + 2n * dur}`;
+
+test('clicking the longest kernel shows its name, exact duration and grid; the op link jumps to its op', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const start = BigInt(F.start), dur = BigInt(F.dur);
+  await openTimeline(p, `#tab=timeline&file=0&t=${windowAround(start, dur)}`);
+  const g = await geometry(p);
+  assert.equal(g.window.join(','), windowAround(start, dur), 'the deep link set the window');
+  const row = streamRow(g);
+  assert.ok(row, `stream row for tid ${F.tid}: ${JSON.stringify(g.rows.map((r) => r.label))}`);
+  const box = await p.getByTestId('timeline').boundingBox();
+  const x = g.gutter + (g.width - g.gutter) / 2;
+  const y = g.ruler + row.y + 3 + 9 - g.scroll;
+  await p.mouse.click(box.x + x, box.y + y);
+  await p.getByTestId('details').waitFor();
+  assert.equal(await p.getByTestId('details-name').textContent(), F.kernel);
+  assert.equal(await p.getByTestId('details-dur').getAttribute('data-ns'), F.dur);
+  assert.equal(await p.getByTestId('details-start').getAttribute('data-ns'), F.start);
+  assert.equal(await p.getByTestId('details-grid').textContent(), `[${F.grid.join(', ')}]`);
+  assert.equal(await p.getByTestId('details-launch').textContent(), 'cudaLaunchKernel');
+  await p.screenshot({ path: shot('timeline-kernel.png') });
+  await p.getByTestId('details-op').click();
+  await p.waitForFunction((n) => document.querySelector('[data-testid=details-name]')?.textContent === n, F.op);
+  await p.screenshot({ path: shot('timeline-op.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('search counts equal python counts, regex works, Enter steps to a match', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await openTimeline(p);
+  await p.getByTestId('search').fill('GEMM');
+  await p.waitForFunction((n) => document.querySelector('[data-testid=search-count]')?.dataset.count === String(n), F.gemm);
+  await p.getByTestId('search').press('Enter');
+  await p.getByTestId('details').waitFor();
+  assert.match((await p.getByTestId('details-name').textContent()).toLowerCase(), /gemm/);
+  assert.equal(await p.getByTestId('search-count').textContent(), `1 / ${F.gemm}`);
+  await p.screenshot({ path: shot('timeline-search.png') });
+  await p.getByTestId('search').fill('/^aten::(mm|addmm)$/');
+  await p.waitForFunction((n) => document.querySelector('[data-testid=search-count]')?.dataset.count === String(n), F.mm_or_addmm);
+  await p.getByTestId('search').fill('/(/');
+  await p.getByTestId('search-error').waitFor();
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a deep link round-trips the window and the selection', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await openTimeline(p);
+  await p.getByTestId('search').fill('aten::addmm');
+  await p.getByTestId('search').press('Enter');
+  await p.getByTestId('details').waitFor();
+  const name = await p.getByTestId('details-name').textContent();
+  const slice = await p.getByTestId('details').getAttribute('data-slice');
+  await p.waitForFunction((s) => location.hash.includes(`sel=${s}`), slice);
+  const url = await p.evaluate(() => location.href);
+  const win = (await geometry(p)).window.join(',');
+  assert.match(url, /#tab=timeline&file=0&t=-?\d+,-?\d+&sel=\d+/);
+  const q = await page(b, errors);
+  await q.goto(url);
+  await q.getByTestId('details').waitFor({ timeout: 60_000 });
+  assert.equal(await q.getByTestId('details-name').textContent(), name);
+  assert.equal(await q.getByTestId('details').getAttribute('data-slice'), slice);
+  await q.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  assert.equal((await geometry(q)).window.join(','), win);
+  assert.deepEqual(errors, []);
+  await p.close();
+  await q.close();
+});
+
+test('reveal: "all occurrences" shows a banner with the count and steps through them', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await openTimeline(p);
+  await p.getByTestId('search').fill('/^aten::mm$/');
+  await p.getByTestId('search').press('Enter');
+  await p.getByTestId('details-occurrences').click();
+  await p.getByTestId('reveal').waitFor();
+  assert.equal(await p.getByTestId('reveal-label').textContent(), `aten::mm — ${F.aten_mm} occurrences`);
+  assert.equal(await p.getByTestId('reveal-pos').textContent(), `1 / ${F.aten_mm}`);
+  const first = await p.getByTestId('details').getAttribute('data-slice');
+  await p.getByTestId('reveal-next').click();
+  assert.equal(await p.getByTestId('reveal-pos').textContent(), `2 / ${F.aten_mm}`);
+  await p.waitForFunction((s) => document.querySelector('[data-testid=details]')?.dataset.slice !== s, first);
+  assert.equal(await p.getByTestId('details-name').textContent(), 'aten::mm');
+  await p.screenshot({ path: shot('timeline-reveal.png') });
+  await p.getByTestId('reveal-prev').click();
+  await p.getByTestId('reveal-prev').click();
+  assert.equal(await p.getByTestId('reveal-pos').textContent(), `${F.aten_mm} / ${F.aten_mm}`);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('an area drag over one stream counts its slices; WASD moves the window; dark theme paints', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await openTimeline(p);
+  await p.getByTestId('reset-zoom').click();
+  const g = await geometry(p);
+  const row = streamRow(g);
+  const box = await p.getByTestId('timeline').boundingBox();
+  // Start in the row's top padding (empty space), sweep the whole window within the row.
+  const y0 = box.y + g.ruler + row.y + 1 - g.scroll;
+  const y1 = box.y + g.ruler + row.y + row.h - 2 - g.scroll;
+  await p.mouse.move(box.x + g.gutter + 1, y0);
+  await p.mouse.down();
+  await p.mouse.move(box.x + g.width / 2, y1, { steps: 4 });
+  await p.mouse.move(box.x + g.width - 1, y1, { steps: 4 });
+  await p.mouse.up();
+  await p.getByTestId('area').waitFor();
+  assert.equal(Number(await p.getByTestId('area-summary').getAttribute('data-count')), F.on_stream);
+  await p.screenshot({ path: shot('timeline-area.png') });
+  const before = (await geometry(p)).window;
+  await p.mouse.move(box.x + g.gutter + (g.width - g.gutter) / 2, box.y + g.height - 5);
+  await p.keyboard.press('w');
+  await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').getAttribute('data-window') !== w, before.join(','));
+  const zoomed = (await geometry(p)).window;
+  assert.ok(zoomed[1] - zoomed[0] < before[1] - before[0], 'w zooms in');
+  await p.keyboard.press('d');
+  await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').getAttribute('data-window') !== w, zoomed.join(','));
+  const panned = (await geometry(p)).window;
+  assert.ok(panned[0] > zoomed[0] && panned[1] - panned[0] === zoomed[1] - zoomed[0], 'd pans right');
+  await p.getByTestId('theme-toggle').click();
+  await p.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+  await p.waitForTimeout(100);
+  const bg = await p.getByTestId('timeline').evaluate((c) => Array.from(c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data.slice(0, 3)));
+  assert.ok(bg.every((v) => v < 60), `dark canvas background ${bg}`);
+  await p.screenshot({ path: shot('timeline-dark.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
