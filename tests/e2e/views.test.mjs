@@ -73,7 +73,7 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   const [dl] = await Promise.all([p.waitForEvent('download'), p.getByTestId('download-summary').click()]);
   const md = fs.readFileSync(await dl.path(), 'utf8');
   const want = execFileSync(BIN, ['summary', NCCL]).toString();
-  assert.equal(md.split('\n').slice(1).join('\n'), want.split('\n').slice(1).join('\n'));
+  assert.equal(md.split('\n').slice(1).join('\n').trimEnd(), want.split('\n').slice(1).join('\n').trimEnd());
 
   // Operators: every row, the top rows' calls and self CPU as the CLI, filter, sort, row click.
   await p.getByTestId('tab-operators').click();

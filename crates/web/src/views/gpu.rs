@@ -163,7 +163,7 @@ fn StreamIdle(session: SessionRef, file: usize) -> impl IntoView {
     };
     let rows = Arc::new(tf.analysis().gpu.idle_gaps.clone());
     let cols = vec![
-        Col::text("stream", "Stream", 110),
+        Col::name("stream", "Stream", 150),
         Col::num("host", "Host wait", 96)
             .tip("the launch call started after the previous kernel ended"),
         Col::num("kernel", "Kernel wait", 96).tip("gap under 30 µs with the launch already issued"),
@@ -204,7 +204,7 @@ fn GapTable(session: SessionRef, file: usize) -> impl IntoView {
             .collect(),
     );
     let cols = vec![
-        Col::text("stream", "Stream", 120),
+        Col::text("stream", "Stream", 150),
         Col::num("at", "At", 96).tip("time from the trace start"),
         Col::num("dur", "Gap", 90),
         Col::text("kind", "Class", 96),

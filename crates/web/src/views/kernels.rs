@@ -32,6 +32,21 @@ fn tensor_core_hint(name: &str) -> &'static str {
     }
 }
 
+/// When the seed's bare `mm` rule files communication kernels under matmul (`ncclDevComm` in the
+/// signature), say how much, so the seed bars are not misread.
+pub fn seed_quirk(rows: &[KernelRow]) -> Option<String> {
+    let (n, ns) = rows
+        .iter()
+        .filter(|k| k.category == "matmul" && k.fine_category == "comm")
+        .fold((0, 0), |(n, ns), k| (n + 1, ns + k.total_ns));
+    (n > 0).then(|| {
+        format!(
+            "Seed quirk: {} of communication kernels ({n} names) count as matmul, because their names contain \"mm\" (e.g. ncclDevComm) and matmul is checked before comm.",
+            fmt::dur(ns)
+        )
+    })
+}
+
 fn rules_text(rules: &[FineRule]) -> String {
     rules
         .iter()
@@ -149,7 +164,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Arc::new(v)
     });
     let cols = vec![
-        Col::name("name", "Kernel", 300),
+        Col::name("name", "Kernel", 380),
         Col::num("calls", "Calls", 70),
         Col::num("total", "Total", 96),
         Col::num("pct", "% GPU", 68),
@@ -159,11 +174,11 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Col::text("category", "Seed", 76)
             .tip("seed classification: matmul / comm / memory / other"),
         Col::text("fine", "Category", 150).tip("finer classification (rules below)"),
-        Col::text("tc", "Tensor cores", 110).tip(
+        Col::text("tc", "Tensor cores", 104).tip(
             "from the kernel name: tensor-core instruction shapes or tags; plain sgemm = fp32 SIMT",
         ),
-        Col::text("grid", "Grid", 100),
-        Col::text("block", "Block", 90),
+        Col::text("grid", "Grid", 92),
+        Col::text("block", "Block", 80),
         Col::num("registers", "Regs", 60).tip("registers per thread"),
         Col::num("occupancy", "Occupancy", 84).tip("mean est. achieved occupancy %"),
         Col::text("launching_op", "Launched by", 180),
@@ -271,6 +286,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         view! { <Bars bars=bars total_ns=total testid="kernel-fine-chart" /> }
     };
     let (seed, seed_total) = seed_bars();
+    let quirk = seed_quirk(&tf.analysis().kernels.rows);
     let categories = move || {
         let mut c: Vec<String> = fine.get().iter().cloned().collect();
         c.extend(["matmul", "comm", "memory", "other"].map(String::from));
@@ -291,6 +307,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                 <section class="card">
                     <h2>"Seed categories"</h2>
                     <Bars bars=seed total_ns=seed_total testid="kernel-seed-chart" />
+                    {quirk.map(|q| view! { <p class="hint" data-testid="seed-quirk">{q}</p> })}
                     <details class="note">
                         <summary>"Seed rules (KempnerForge, checked in order on the lowercased name)"</summary>
                         <ul>{seed_rules}<li><b>"other"</b>": everything else"</li></ul>

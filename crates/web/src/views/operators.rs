@@ -32,7 +32,7 @@ fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) 
             Col::num("self_cpu_pct", "Self CPU %", 84),
             Col::num("cpu_total", "CPU total", 96),
             Col::num("cpu_total_pct", "CPU total %", 88),
-            Col::num("cpu_avg", "CPU avg", 90),
+            Col::num("cpu_avg", "CPU avg", 100),
         ]);
         if cpu_mem {
             c.extend([
@@ -45,9 +45,9 @@ fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) 
         c.extend([
             Col::num("self_device", "Self device", 96)
                 .tip("kernels launched by the op's own runtime calls"),
-            Col::num("self_device_pct", "Self device %", 96),
+            Col::num("self_device_pct", "Self device %", 108),
             Col::num("device_total", "Device total", 100),
-            Col::num("device_avg", "Device avg", 90),
+            Col::num("device_avg", "Device avg", 100),
         ]);
         if dev_mem {
             c.extend([
@@ -134,7 +134,7 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
         return view! { <p class="muted">"Not a trace."</p> }.into_any();
     };
     let mem = &tf.trace.memory;
-    let cpu_mem = mem.device_type.iter().any(|&d| d == 0);
+    let cpu_mem = mem.device_type.contains(&0);
     let dev_mem = mem.device_type.iter().any(|&d| d != 0);
     let has_device = tf.analysis().ops.rows.iter().any(|r| r.device_total_ns > 0);
     let has_flops = tf.analysis().ops.rows.iter().any(|r| r.flops > 0.0);

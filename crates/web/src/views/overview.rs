@@ -85,6 +85,7 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
                         view! {
                             <h3>"Seed classification (matmul / comm / memory / other)"</h3>
                             <Bars bars=seed total_ns=total_gpu testid="seed-categories" />
+                            {crate::views::kernels::seed_quirk(&a.kernels.rows).map(|q| view! { <p class="hint">{q}</p> })}
                             <h3>"Finer classification"</h3>
                             <Bars bars=fine total_ns=total_gpu testid="fine-categories" />
                         }.into_any()
