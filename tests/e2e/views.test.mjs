@@ -217,3 +217,31 @@ test('a 12 000-row operator table stays virtual, sorts, and is driven by the key
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+const LSTM = path.join(CORPUS, 'generated/lstm_mem.1795343595561069429.pt.trace.json');
+test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Memory, MFU from an entered peak', { skip: !fs.existsSync(LSTM) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const c = cli(LSTM);
+  await open(p, LSTM);
+  assert.equal(Number(await p.getByTestId('peak-memory').getAttribute('data-bytes')), c.memory.peak_allocated_bytes);
+  assert.equal(await p.getByTestId('gpu-util').textContent(), 'no kernels');
+  if (c.steps.length) assert.equal(await p.getByTestId('step-row').count(), c.steps.length); else await p.getByTestId('no-steps').waitFor();
+  // Unknown device: the user enters the peak, MFU = achieved ÷ peak.
+  const achieved = c.flops.achieved_tflops_window;
+  assert.ok(achieved > 0);
+  await p.getByTestId('peak-input').fill('0.001');
+  assert.equal(await p.getByTestId('mfu').textContent(), ` · MFU ${(100 * achieved / 0.001).toFixed(1)}%`);
+  await p.screenshot({ path: shot('views-overview-cpu.png'), fullPage: true });
+  await p.getByTestId('open-memory').click();
+  assert.equal(await p.getByTestId('tab-memory').getAttribute('aria-selected'), 'true');
+  // Operators of a CPU-only trace: CPU columns, rows as the CLI's.
+  await p.getByTestId('tab-operators').click();
+  assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), c.ops.length);
+  for (let r = 0; r < 5; r++) {
+    assert.equal(await cellText(p, 'op-table', r, 'name'), c.ops[r].name);
+    assertDur(await cellText(p, 'op-table', r, 'self_cpu'), c.ops[r].self_cpu_us, `${c.ops[r].name} self CPU`);
+  }
+  assert.deepEqual(errors, []);
+  await p.close();
+});

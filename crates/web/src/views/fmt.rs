@@ -52,3 +52,14 @@ pub fn flops(f: f64) -> String {
 pub fn us(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e3)
 }
+
+/// A FLOP rate given in TFLOPS, scaled down to GFLOPS / MFLOPS for small traces.
+pub fn tflops(t: f64) -> String {
+    if t >= 1.0 {
+        format!("{t:.2} TFLOPS")
+    } else if t >= 1e-3 {
+        format!("{:.2} GFLOPS", t * 1e3)
+    } else {
+        format!("{:.2} MFLOPS", t * 1e6)
+    }
+}

@@ -145,6 +145,7 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
         .or_else(|| a.memory.first())
         .and_then(|m| m.peak_op.clone());
     let mem = has_memory(&session);
+    let mem_events: u64 = a.memory.iter().map(|m| m.events).sum();
     let f = a.flops.clone();
     let achieved = f.achieved_tflops_window;
     let user_peak = RwSignal::new(None::<f64>);
@@ -175,7 +176,13 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                     {if peak_alloc > 0 { fmt::bytes(peak_alloc) } else { "–".to_owned() }}
                 </div>
                 <div class="stat-note">
-                    {if peak_res > 0 { format!("reserved {}", fmt::bytes(peak_res)) } else { "no [memory] events".to_owned() }}
+                    {if peak_res > 0 {
+                        format!("reserved {}", fmt::bytes(peak_res))
+                    } else if mem_events > 0 {
+                        format!("{mem_events} [memory] events without totals")
+                    } else {
+                        "no [memory] events".to_owned()
+                    }}
                     {peak_op.map(|o| format!(" · at {o}"))}
                     {mem.then(|| view! { " " <button class="link" data-testid="open-memory" on:click=move |_| nav.tab.set(Tab::Memory)>"Memory →"</button> })}
                 </div>
@@ -183,7 +190,7 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
             <div class="stat">
                 <div class="stat-label">"Achieved TFLOPS / MFU"</div>
                 <div class="stat-value" data-testid="tflops">
-                    {achieved.map_or_else(|| "–".to_owned(), |t| format!("{t:.2} TFLOPS"))}
+                    {achieved.map_or_else(|| "–".to_owned(), fmt::tflops)}
                     <span class="stat-sub" data-testid="mfu">{move || mfu().map(|m| format!(" · MFU {}", fmt::frac(m))).unwrap_or_default()}</span>
                 </div>
                 <div class="stat-note">

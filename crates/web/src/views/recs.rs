@@ -4,20 +4,20 @@ use crate::state::{Nav, SessionRef};
 use crate::views::fmt;
 use leptos::prelude::*;
 
-/// A fired rule's figure, formatted by its name's suffix.
+/// A fired rule's figure, formatted by its name's suffix (`_share` %, `_us` time, `_bytes` size).
 fn number(name: &str, v: f64) -> (String, String) {
-    let (label, text) = if let Some(n) = name.strip_suffix("_share") {
-        (n, fmt::frac(v))
+    let words = |n: &str| n.replace('_', " ");
+    if let Some(n) = name.strip_suffix("_share") {
+        (format!("{} share", words(n)), fmt::frac(v))
     } else if name == "utilization" {
-        (name, fmt::frac(v))
+        (words(name), fmt::frac(v))
     } else if let Some(n) = name.strip_suffix("_us") {
-        (n, fmt::dur((v * 1e3).round() as i64))
+        (words(n), fmt::dur((v * 1e3).round() as i64))
     } else if let Some(n) = name.strip_suffix("_bytes") {
-        (n, fmt::bytes(v as i64))
+        (words(n), fmt::bytes(v as i64))
     } else {
-        (name, format!("{}", v.round() as i64))
-    };
-    (label.replace('_', " "), text)
+        (words(name), format!("{}", v.round() as i64))
+    }
 }
 
 #[component]
