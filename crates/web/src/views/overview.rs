@@ -168,7 +168,7 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 <div class="stat-value" data-testid="gpu-util" data-value=util.map(|u| u.to_string()).unwrap_or_default()>
                     {util.map_or_else(|| "no kernels".to_owned(), fmt::frac)}
                 </div>
-                <div class="stat-note">{util_note}</div>
+                <div class="stat-note">{if util.is_some() { util_note } else { "no GPU kernels in this trace".to_owned() }}</div>
             </div>
             <div class="stat">
                 <div class="stat-label">"Peak memory"</div>
@@ -178,6 +178,8 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 <div class="stat-note">
                     {if peak_res > 0 {
                         format!("reserved {}", fmt::bytes(peak_res))
+                    } else if peak_alloc > 0 {
+                        format!("allocated, from {mem_events} [memory] events")
                     } else if mem_events > 0 {
                         format!("{mem_events} [memory] events without totals")
                     } else {
