@@ -21,7 +21,13 @@ pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
     a.set_href(&url);
     a.set_download(name);
     a.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
+    // Revoked a little later: some browsers start reading the blob after `click` returns.
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        },
+        std::time::Duration::from_secs(10),
+    );
     Ok(())
 }
 
