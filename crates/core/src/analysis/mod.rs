@@ -3,6 +3,7 @@
 //! checked against (torch `key_averages`, HTA, the TensorBoard plugin).
 
 pub mod flops;
+pub mod gaps;
 pub mod gpu;
 pub mod intervals;
 pub mod kernels;

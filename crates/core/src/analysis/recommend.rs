@@ -50,7 +50,7 @@ pub struct Recommendation {
 }
 
 /// SIMT (non tensor core) fp32 GEMM kernel names: `sgemm` without a tensor-core marker.
-fn is_fp32_simt_gemm(name: &str) -> bool {
+pub fn is_fp32_simt_gemm(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
     l.contains("sgemm")
         && ![

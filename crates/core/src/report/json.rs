@@ -216,47 +216,27 @@ pub fn analyze_json(all: &[Analysis]) -> Value {
     obj
 }
 
-/// Per-rank step time / compute / comm / idle and the straggler (slowest step time vs median).
+/// Per-rank step time / compute / comm / idle and the straggler (see [`super::ranks`]).
 fn ranks_json(all: &[Analysis]) -> (Value, Value) {
-    let mut rows: Vec<(i64, &Analysis)> = all
-        .iter()
-        .enumerate()
-        .map(|(k, a)| (a.rank.unwrap_or(k as i64), a))
-        .collect();
-    rows.sort_by_key(|r| r.0);
+    let refs: Vec<&Analysis> = all.iter().collect();
+    let (rows, straggler) = super::ranks::ranks(&refs);
     let ranks: Vec<Value> = rows
         .iter()
-        .map(|(r, a)| {
+        .map(|r| {
             json!({
-                "rank": r,
-                "file": a.path,
-                "step_time_us": us(a.step_time_ns()),
-                "compute_us": us(a.gpu.temporal.compute_ns),
-                "comm_us": us(a.gpu.overlap.comm_ns),
-                "idle_us": us(a.gpu.temporal.idle_ns),
-                "exposed_comm_us": us(a.gpu.overlap.exposed_comm_ns),
+                "rank": r.rank,
+                "file": r.file,
+                "step_time_us": us(r.step_time_ns),
+                "compute_us": us(r.compute_ns),
+                "comm_us": us(r.comm_ns),
+                "idle_us": us(r.idle_ns),
+                "exposed_comm_us": us(r.exposed_comm_ns),
             })
         })
         .collect();
-    let mut times: Vec<i64> = rows.iter().map(|(_, a)| a.step_time_ns()).collect();
-    times.sort_unstable();
-    let median = if times.is_empty() {
-        0.0
-    } else if times.len() % 2 == 1 {
-        times[times.len() / 2] as f64
-    } else {
-        (times[times.len() / 2 - 1] + times[times.len() / 2]) as f64 / 2.0
-    };
-    let slow = rows.iter().max_by(|a, b| {
-        a.1.step_time_ns()
-            .cmp(&b.1.step_time_ns())
-            .then(b.0.cmp(&a.0))
-    });
-    let straggler = match slow {
-        Some((r, a)) if median > 0.0 => {
-            json!({"rank": r, "vs_median": a.step_time_ns() as f64 / median})
-        }
-        _ => Value::Null,
+    let straggler = match straggler {
+        Some(s) => json!({"rank": s.rank, "vs_median": s.vs_median}),
+        None => Value::Null,
     };
     (Value::Array(ranks), straggler)
 }

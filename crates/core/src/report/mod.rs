@@ -3,5 +3,6 @@
 pub mod facts;
 pub mod json;
 pub mod memory;
+pub mod ranks;
 pub mod summary;
 pub mod table;

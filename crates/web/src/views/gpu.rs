@@ -1,10 +1,294 @@
-//! The gpu view (analysis-views issue).
+//! GPU: utilization per device, the HTA temporal breakdown, communication/compute overlap, idle
+//! gaps per stream (and the longest ones, each linked to the timeline), launch delays and sync
+//! points, and with several ranks the per-rank table with the straggler.
 
-use crate::state::SessionRef;
+use crate::state::{Nav, SessionRef};
+use crate::views::bars::{color_of, Bar, StackBar};
+use crate::views::fmt;
+use crate::views::ranks::RankTable;
+use crate::views::table::{Col, VTable};
 use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::analysis::gaps::{largest_gaps, Gap};
+use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType};
+use tracelight_core::model::NONE;
+
+/// Longest gaps listed.
+const GAPS_LISTED: usize = 200;
+
+fn stat(label: &'static str, testid: &'static str, value: String, note: String) -> impl IntoView {
+    view! {
+        <div class="stat">
+            <div class="stat-label">{label}</div>
+            <div class="stat-value" data-testid=testid>{value}</div>
+            <div class="stat-note">{note}</div>
+        </div>
+    }
+}
 
 #[component]
 pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
-    let _ = (&session, file);
-    view! { <section class="placeholder" data-testid="gpu-view"><p>"Not built yet."</p></section> }
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return view! { <p class="muted">"Not a trace."</p> }.into_any();
+    };
+    let a = tf.analysis();
+    let ranks = (session.trace_indices().len() > 1)
+        .then(|| view! { <RankTable session=session.clone() /> });
+    if a.gpu.utilization.is_none() {
+        return view! {
+            <section class="view" data-testid="gpu-view">
+                {ranks}
+                <p class="muted">"No GPU kernels in this trace."</p>
+            </section>
+        }
+        .into_any();
+    }
+    let g = &a.gpu;
+    let tm = g.temporal;
+    let ov = &g.overlap;
+    let temporal = vec![
+        Bar {
+            key: "compute".into(),
+            label: "compute".into(),
+            value_ns: tm.compute_ns,
+            color: color_of("compute"),
+        },
+        Bar {
+            key: "non_compute".into(),
+            label: "non-compute (comm, copies)".into(),
+            value_ns: tm.non_compute_ns,
+            color: color_of("non-compute"),
+        },
+        Bar {
+            key: "idle".into(),
+            label: "idle".into(),
+            value_ns: tm.idle_ns,
+            color: color_of("idle"),
+        },
+    ];
+    let devices = g
+        .devices
+        .iter()
+        .map(|d| view! { <tr><td>{format!("GPU {}", d.device)}</td><td class="num">{fmt::dur(d.busy_ns)}</td><td class="num" data-testid="device-util">{fmt::frac(d.utilization)}</td></tr> })
+        .collect_view();
+    // Communication kernels, for "show me".
+    let s = &tf.trace.slices;
+    let comm_slices: Vec<u32> = tf
+        .trace
+        .gpu
+        .slice
+        .iter()
+        .copied()
+        .filter(|&i| {
+            hta_kernel_type(tf.trace.str(s.name[i as usize])) == HtaKernelType::Communication
+        })
+        .collect();
+    let n_comm = comm_slices.len();
+    let l = &a.launch;
+    let short = l.short_kernel_slices.clone();
+    view! {
+        <section class="view" data-testid="gpu-view">
+            {ranks}
+            <div class="cards">
+                {stat("GPU utilization", "gpu-util-gpu", fmt::frac(g.utilization.unwrap_or(0.0)),
+                    format!("kernels busy {} of the {} window", fmt::dur(g.busy_ns), fmt::dur(g.window_ns)))}
+                {stat("Kernel span (HTA)", "kernel-span", fmt::dur(tm.kernel_span_ns), "first GPU event start → last end".into())}
+                {stat("Exposed communication", "exposed-comm", fmt::dur(ov.exposed_comm_ns),
+                    if ov.comm_ns > 0 { format!("of {} comm; overlap {}", fmt::dur(ov.comm_ns), ov.overlap_pct.map(|p| format!("{p:.1}%")).unwrap_or_default()) } else { "no communication kernels".into() })}
+                {stat("Launch delay (median)", "launch-median", fmt::dur(l.median_delay_ns),
+                    format!("p95 {} · max {} · {} launches", fmt::dur(l.p95_delay_ns), fmt::dur(l.max_delay_ns), l.launched))}
+            </div>
+            <div class="grid2">
+                <section class="card">
+                    <h2>"Temporal breakdown " <span class="muted">"(HTA, over the kernel span)"</span></h2>
+                    <StackBar parts=temporal total_ns=tm.kernel_span_ns testid="temporal" />
+                    <table class="small-table">
+                        <thead><tr><th>"Device"</th><th class="num">"Kernel busy"</th><th class="num">"Utilization"</th></tr></thead>
+                        <tbody>{devices}</tbody>
+                    </table>
+                    <p class="hint">"Utilization (TensorBoard): union of kernel intervals ÷ the ProfilerStep window. Compute = kernels that are neither communication nor memory (HTA's types)."</p>
+                </section>
+                <section class="card">
+                    <h2>"Communication / compute overlap"</h2>
+                    {if ov.comm_ns > 0 {
+                        let parts = vec![
+                            Bar { key: "overlapped".into(), label: "overlapped by compute".into(), value_ns: ov.overlap_ns, color: color_of("compute") },
+                            Bar { key: "exposed".into(), label: "exposed".into(), value_ns: ov.exposed_comm_ns, color: color_of("comm") },
+                        ];
+                        view! {
+                            <StackBar parts=parts total_ns=ov.comm_ns testid="overlap" />
+                            <p data-testid="overlap-pct">{format!("{} communication, {} overlapped ({}), {} exposed.",
+                                fmt::dur(ov.comm_ns), fmt::dur(ov.overlap_ns), ov.overlap_pct.map(|p| format!("{p:.1}%")).unwrap_or_default(), fmt::dur(ov.exposed_comm_ns))}</p>
+                            <button class="button small" on:click=move |_| nav.reveal(file, comm_slices.clone(), "communication kernels".into())>
+                                {format!("Show {n_comm} communication kernels →")}
+                            </button>
+                        }.into_any()
+                    } else {
+                        view! { <p class="muted">"No communication kernels (NCCL) in this trace."</p> }.into_any()
+                    }}
+                    <h2>"Launches"</h2>
+                    <p>{format!("Mean delay {} (GPU start − launch call end). {} kernels ran shorter than their launch call ({} of GPU time): the launch-bound pattern.",
+                        fmt::dur_f(l.mean_delay_ns), l.short_kernels, fmt::dur(l.short_kernel_total_ns))}</p>
+                    {(!short.is_empty()).then(|| view! {
+                        <button class="button small" on:click=move |_| nav.reveal(file, short.clone(), "kernels shorter than their launch".into())>
+                            "Show the shortest-vs-launch kernels →"
+                        </button>
+                    })}
+                </section>
+            </div>
+            <div class="grid2">
+                <section class="card">
+                    <h2>"Idle time per stream " <span class="muted">"(HTA classes)"</span></h2>
+                    <StreamIdle session=session.clone() file=file />
+                </section>
+                <section class="card">
+                    <h2>"Sync points"</h2>
+                    <SyncTable session=session.clone() file=file />
+                </section>
+            </div>
+            <section class="card">
+                <h2>"Longest idle gaps"</h2>
+                <GapTable session=session.clone() file=file />
+            </section>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn StreamIdle(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let rows = Arc::new(tf.analysis().gpu.idle_gaps.clone());
+    let cols = vec![
+        Col::name("stream", "Stream", 150),
+        Col::num("host", "Host wait", 96)
+            .tip("the launch call started after the previous kernel ended"),
+        Col::num("kernel", "Kernel wait", 96).tip("gap under 30 µs with the launch already issued"),
+        Col::num("other", "Other", 96),
+        Col::num("total", "Total idle", 96),
+    ];
+    let n = rows.len();
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let Some(x) = rows.get(r) else {
+            return String::new();
+        };
+        match key {
+            "stream" => format!("GPU {} · stream {}", x.device, x.stream),
+            "host" => fmt::dur(x.host_wait_ns),
+            "kernel" => fmt::dur(x.kernel_wait_ns),
+            "other" => fmt::dur(x.other_ns),
+            _ => fmt::dur(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
+        }
+    });
+    view! { <VTable cols=cols len=n cell=cell sort=Signal::stored(None) testid="stream-idle" visible_rows=8 label="Idle time per stream" /> }.into_any()
+}
+
+#[component]
+fn GapTable(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let gaps: Arc<Vec<Gap>> = Arc::new(largest_gaps(&tf.trace, GAPS_LISTED));
+    let t0 = tf.trace.time_bounds().map_or(0, |b| b.0);
+    let names: Arc<Vec<String>> = Arc::new(
+        gaps.iter()
+            .map(|g| {
+                tf.trace
+                    .str(tf.trace.slices.name[g.next as usize])
+                    .to_owned()
+            })
+            .collect(),
+    );
+    let cols = vec![
+        Col::text("stream", "Stream", 150),
+        Col::num("at", "At", 96).tip("time from the trace start"),
+        Col::num("dur", "Gap", 90),
+        Col::text("kind", "Class", 96),
+        Col::name("next", "Before", 260).tip("the GPU work that ended the gap"),
+    ];
+    let n = gaps.len();
+    let (g1, n1) = (gaps.clone(), names.clone());
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let Some(g) = g1.get(r) else {
+            return String::new();
+        };
+        match key {
+            "stream" => format!("GPU {} · stream {}", g.device, g.stream),
+            "at" => fmt::dur(g.start_ns - t0),
+            "dur" => fmt::dur(g.dur_ns),
+            "kind" => g.kind.label().to_owned(),
+            _ => n1.get(r).cloned().unwrap_or_default(),
+        }
+    });
+    let on_activate = Callback::new(move |r: usize| {
+        let Some(g) = gaps.get(r) else { return };
+        let mut slices = vec![g.next];
+        if g.launch != NONE {
+            slices.push(g.launch);
+        }
+        nav.reveal(
+            file,
+            slices,
+            format!(
+                "{} idle gap ({}) before {}",
+                fmt::dur(g.dur_ns),
+                g.kind.label(),
+                names.get(r).cloned().unwrap_or_default()
+            ),
+        );
+    });
+    view! {
+        <VTable cols=cols len=n cell=cell on_activate=on_activate sort=Signal::stored(None) testid="gap-table" visible_rows=10 label="Longest idle gaps" />
+        <p class="hint">"Click a gap to see the kernel after it and its launch call in the timeline."</p>
+    }
+    .into_any()
+}
+
+#[component]
+fn SyncTable(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let groups = Arc::new(tf.analysis().sync.clone());
+    if groups.is_empty() {
+        return view! { <p class="muted" data-testid="sync-table">"No synchronizing calls (stream/device/event synchronize, blocking DtoH copies)."</p> }.into_any();
+    }
+    let cols = vec![
+        Col::name("call", "Call", 180),
+        Col::text("op", "Caused by", 160),
+        Col::num("count", "Count", 64),
+        Col::num("total", "Time", 90),
+    ];
+    let n = groups.len();
+    let g1 = groups.clone();
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let Some(g) = g1.get(r) else {
+            return String::new();
+        };
+        match key {
+            "call" => g.name.clone(),
+            "op" => g.op.clone().unwrap_or_default(),
+            "count" => g.count.to_string(),
+            _ => fmt::dur(g.total_ns),
+        }
+    });
+    let on_activate = Callback::new(move |r: usize| {
+        if let Some(g) = groups.get(r) {
+            let label = match &g.op {
+                Some(op) => format!("{} in {op}", g.name),
+                None => g.name.clone(),
+            };
+            nav.reveal(file, g.slices.clone(), label);
+        }
+    });
+    view! {
+        <VTable cols=cols len=n cell=cell on_activate=on_activate sort=Signal::stored(None) testid="sync-table" visible_rows=8 label="Sync points" />
+        <p class="hint">"Each row: the synchronizing call and the op that issued it (the " <code>".item()"</code> " / " <code>".cpu()"</code> " pattern shows as a blocking DtoH cudaMemcpy)."</p>
+    }
+    .into_any()
 }

@@ -1,10 +1,303 @@
-//! The operators view (analysis-views issue).
+//! Operators: the full operator table with torch `key_averages()` semantics (DESIGN §4), sortable by
+//! any column, filterable by name, optionally grouped by input shape, CPU and/or device columns;
+//! a row opens its occurrences in the timeline. Exports: the `key_averages().table()` text to the
+//! clipboard, and CSV.
 
-use crate::state::SessionRef;
+use crate::state::{Nav, SessionRef};
+use crate::views::table::{Col, Sort, VTable};
+use crate::views::{export, fmt, reveal};
 use leptos::prelude::*;
+use std::sync::{Arc, OnceLock};
+use tracelight_core::analysis::ops::{op_table, OpOptions, OpRow, OpTable};
+use tracelight_core::report::table::{render, TableOptions};
+
+/// Which time columns to show.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Both,
+    Cpu,
+    Device,
+}
+
+fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) -> Vec<Col> {
+    let mut c = vec![Col::name("name", "Name", 260)];
+    if shapes {
+        c.push(Col::text("shapes", "Input shapes", 200));
+    }
+    c.push(Col::num("calls", "Calls", 70));
+    if side != Side::Device {
+        c.extend([
+            Col::num("self_cpu", "Self CPU", 96)
+                .tip("own duration minus direct children on the same thread"),
+            Col::num("self_cpu_pct", "Self CPU %", 84),
+            Col::num("cpu_total", "CPU total", 96),
+            Col::num("cpu_total_pct", "CPU total %", 88),
+            Col::num("cpu_avg", "CPU avg", 100),
+        ]);
+        if cpu_mem {
+            c.extend([
+                Col::num("cpu_mem", "CPU Mem", 90),
+                Col::num("self_cpu_mem", "Self CPU Mem", 100),
+            ]);
+        }
+    }
+    if side != Side::Cpu {
+        c.extend([
+            Col::num("self_device", "Self device", 96)
+                .tip("kernels launched by the op's own runtime calls"),
+            Col::num("self_device_pct", "Self device %", 108),
+            Col::num("device_total", "Device total", 100),
+            Col::num("device_avg", "Device avg", 100),
+        ]);
+        if dev_mem {
+            c.extend([
+                Col::num("device_mem", "Device Mem", 96),
+                Col::num("self_device_mem", "Self device Mem", 116),
+            ]);
+        }
+    }
+    if flops {
+        c.push(Col::num("flops", "FLOPs", 96));
+    }
+    c
+}
+
+fn sort_value(r: &OpRow, key: &str) -> f64 {
+    match key {
+        "calls" => r.calls as f64,
+        "self_cpu" | "self_cpu_pct" => r.self_cpu_ns as f64,
+        "cpu_total" | "cpu_total_pct" => r.cpu_total_ns as f64,
+        "cpu_avg" => r.cpu_avg_ns(),
+        "self_device" | "self_device_pct" => r.self_device_ns as f64,
+        "device_total" => r.device_total_ns as f64,
+        "device_avg" => r.device_avg_ns(),
+        "cpu_mem" => r.cpu_mem_bytes as f64,
+        "self_cpu_mem" => r.self_cpu_mem_bytes as f64,
+        "device_mem" => r.device_mem_bytes as f64,
+        "self_device_mem" => r.self_device_mem_bytes as f64,
+        "flops" => r.flops,
+        _ => 0.0,
+    }
+}
+
+fn cell_text(t: &OpTable, r: &OpRow, key: &str) -> String {
+    match key {
+        "name" => r.name.clone(),
+        "shapes" => r.input_shapes.clone().unwrap_or_default(),
+        "calls" => r.calls.to_string(),
+        "self_cpu" => fmt::dur(r.self_cpu_ns),
+        "self_cpu_pct" => fmt::pct(r.self_cpu_ns, t.self_cpu_total_ns),
+        "cpu_total" => fmt::dur(r.cpu_total_ns),
+        "cpu_total_pct" => fmt::pct(r.cpu_total_ns, t.self_cpu_total_ns),
+        "cpu_avg" => fmt::dur_f(r.cpu_avg_ns()),
+        "self_device" => fmt::dur(r.self_device_ns),
+        "self_device_pct" => fmt::pct(r.self_device_ns, t.self_device_total_ns),
+        "device_total" => fmt::dur(r.device_total_ns),
+        "device_avg" => fmt::dur_f(r.device_avg_ns()),
+        "cpu_mem" => fmt::bytes(r.cpu_mem_bytes),
+        "self_cpu_mem" => fmt::bytes(r.self_cpu_mem_bytes),
+        "device_mem" => fmt::bytes(r.device_mem_bytes),
+        "self_device_mem" => fmt::bytes(r.self_device_mem_bytes),
+        "flops" => fmt::flops(r.flops),
+        _ => String::new(),
+    }
+}
+
+fn csv(t: &OpTable, order: &[usize]) -> String {
+    let mut s = String::from("name,input_shapes,on_device,calls,self_cpu_us,cpu_total_us,self_device_us,device_total_us,self_cpu_mem_bytes,cpu_mem_bytes,self_device_mem_bytes,device_mem_bytes,flops\n");
+    for &i in order {
+        let r = &t.rows[i];
+        s += &format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            export::csv_field(&r.name),
+            export::csv_field(r.input_shapes.as_deref().unwrap_or("")),
+            r.on_device,
+            r.calls,
+            fmt::us(r.self_cpu_ns),
+            fmt::us(r.cpu_total_ns),
+            fmt::us(r.self_device_ns),
+            fmt::us(r.device_total_ns),
+            r.self_cpu_mem_bytes,
+            r.cpu_mem_bytes,
+            r.self_device_mem_bytes,
+            r.device_mem_bytes,
+            r.flops
+        );
+    }
+    s
+}
 
 #[component]
 pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
-    let _ = (&session, file);
-    view! { <section class="placeholder" data-testid="operators-view"><p>"Not built yet."</p></section> }
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return view! { <p class="muted">"Not a trace."</p> }.into_any();
+    };
+    let mem = &tf.trace.memory;
+    let cpu_mem = mem.device_type.contains(&0);
+    let dev_mem = mem.device_type.iter().any(|&d| d != 0);
+    let has_device = tf.analysis().ops.rows.iter().any(|r| r.device_total_ns > 0);
+    let has_flops = tf.analysis().ops.rows.iter().any(|r| r.flops > 0.0);
+    let grouped: Arc<OnceLock<OpTable>> = Arc::new(OnceLock::new());
+    let filter = RwSignal::new(String::new());
+    let group = RwSignal::new(false);
+    let side = RwSignal::new(if has_device { Side::Both } else { Side::Cpu });
+    let sort = RwSignal::new(Some(("self_cpu", true)) as Sort);
+    let copied = RwSignal::new(false);
+    // The table shown: plain, or grouped by input shape (computed on first use).
+    let store = StoredValue::new((session.clone(), grouped));
+    let with_table = move |shapes: bool, f: &mut dyn FnMut(&OpTable)| {
+        store.with_value(|(s, g)| {
+            if let Some(tf) = s.trace(file) {
+                if shapes {
+                    f(g.get_or_init(|| {
+                        op_table(
+                            &tf.trace,
+                            OpOptions {
+                                group_by_input_shape: true,
+                            },
+                        )
+                    }));
+                } else {
+                    f(&tf.analysis().ops);
+                }
+            }
+        })
+    };
+    let order = Memo::new(move |_| {
+        let needle = filter.get().to_lowercase();
+        let key = sort.get();
+        let mut v: Vec<usize> = Vec::new();
+        with_table(group.get(), &mut |t: &OpTable| {
+            v = (0..t.rows.len())
+                .filter(|&i| needle.is_empty() || t.rows[i].name.to_lowercase().contains(&needle))
+                .collect();
+            if let Some((k, desc)) = key {
+                if k == "name" || k == "shapes" {
+                    v.sort_by(|&a, &b| {
+                        let (x, y) = (&t.rows[a], &t.rows[b]);
+                        let o = if k == "name" {
+                            x.name.cmp(&y.name)
+                        } else {
+                            x.input_shapes.cmp(&y.input_shapes)
+                        };
+                        if desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    });
+                } else {
+                    v.sort_by(|&a, &b| {
+                        let o = sort_value(&t.rows[a], k).total_cmp(&sort_value(&t.rows[b], k));
+                        (if desc { o.reverse() } else { o })
+                            .then_with(|| t.rows[a].name.cmp(&t.rows[b].name))
+                    });
+                }
+            }
+        });
+        Arc::new(v)
+    });
+    let cols =
+        Signal::derive(move || columns(side.get(), group.get(), cpu_mem, dev_mem, has_flops));
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let mut out = String::new();
+        let o = order.get_untracked();
+        if let Some(&i) = o.get(r) {
+            with_table(group.get_untracked(), &mut |t: &OpTable| {
+                out = cell_text(t, &t.rows[i], key)
+            });
+        }
+        out
+    });
+    let s2 = session.clone();
+    let on_activate = Callback::new(move |r: usize| {
+        let Some(&i) = order.get_untracked().get(r) else {
+            return;
+        };
+        let mut target = None;
+        with_table(group.get_untracked(), &mut |t: &OpTable| {
+            target = Some(t.rows[i].clone())
+        });
+        if let (Some(row), Some(tf)) = (target, s2.trace(file)) {
+            let label = match &row.input_shapes {
+                Some(sh) => format!("{} {sh}", row.name),
+                None => row.name.clone(),
+            };
+            nav.reveal(file, reveal::op_slices(&tf.trace, &row), label);
+        }
+    });
+    let on_sort = Callback::new(move |k: &'static str| {
+        sort.update(|s| {
+            *s = match *s {
+                Some((c, d)) if c == k => Some((k, !d)),
+                _ => Some((k, k != "name" && k != "shapes")),
+            }
+        })
+    });
+    let shown = move |f: &mut dyn FnMut(&OpTable, &[usize])| {
+        let o = order.get_untracked();
+        with_table(group.get_untracked(), &mut |t: &OpTable| f(t, &o));
+    };
+    let on_copy = move |_| {
+        shown(&mut |t: &OpTable, o: &[usize]| {
+            let view = OpTable {
+                rows: o.iter().map(|&i| t.rows[i].clone()).collect(),
+                ..t.clone()
+            };
+            let text = render(
+                &view,
+                TableOptions {
+                    row_limit: None,
+                    cpu_memory: cpu_mem,
+                    device_memory: dev_mem,
+                    flops: false,
+                },
+            );
+            export::copy(&text);
+            copied.set(true);
+        });
+    };
+    let name = tf.facts.file.clone();
+    let on_csv = move |_| {
+        shown(&mut |t: &OpTable, o: &[usize]| {
+            let _ = export::download(&format!("{name}.operators.csv"), "text/csv", &csv(t, o));
+        });
+    };
+    let len = Signal::derive(move || order.get().len());
+    view! {
+        <section class="view" data-testid="operators-view">
+            <div class="toolbar">
+                <input class="search" type="search" placeholder="Filter by name…" data-testid="op-filter"
+                    prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
+                <label class="check"><input type="checkbox" data-testid="op-group-shapes"
+                    on:change=move |ev| group.set(event_target_checked(&ev)) />" Group by input shape"</label>
+                <select data-testid="op-side" on:change=move |ev| side.set(match event_target_value(&ev).as_str() {
+                    "cpu" => Side::Cpu, "device" => Side::Device, _ => Side::Both })>
+                    <option value="both" selected=has_device>"CPU + device columns"</option>
+                    <option value="cpu" selected=!has_device>"CPU columns"</option>
+                    <option value="device">"Device columns"</option>
+                </select>
+                <span class="muted" data-testid="op-count">{move || format!("{} rows", len.get())}</span>
+                <span class="spacer"></span>
+                <button class="button" data-testid="op-copy" on:click=on_copy>
+                    {move || if copied.get() { "Copied ✓" } else { "Copy as key_averages table" }}
+                </button>
+                <button class="button" data-testid="op-csv" on:click=on_csv>"Export CSV"</button>
+            </div>
+            <VTable cols=cols len=len cell=cell on_activate=on_activate on_sort=on_sort sort=sort testid="op-table" visible_rows=22 label="Operators" />
+            <p class="hint">"Click a row (or Enter) to see its occurrences in the timeline. Percentages are of the Self CPU / Self device totals, as in torch."</p>
+            <details class="note" data-testid="op-notes" open=true>
+                <summary>"Where this table differs from the raw events (it follows torch's key_averages)"</summary>
+                <ul>
+                    <li><b>"ProfilerStep*"</b>": every " <code>"ProfilerStep#N"</code> " slice is merged into one row, as torch does."</li>
+                    <li><b>"Same-name child"</b>": an op whose only child has the same name (the redispatched " <code>"aten::mul"</code> " inside " <code>"aten::mul"</code> ") is counted once; its children belong to the parent."</li>
+                    <li><b>"Async collectives"</b>": " <code>"nccl:*"</code> ", " <code>"gloo:*"</code> " (and mpi/ucc/xccl) annotations start on one thread and end on another; they have no parent or children and Self CPU 0."</li>
+                    <li><b>"with_stack"</b>": " <code>"python_function"</code> " events are not rows and do not reduce any op's self time, as in torch's tree."</li>
+                    <li>"Profiler utility events (" <code>"profiler::_record_function_*"</code> ", " <code>"aten::is_leaf"</code> ", " <code>"aten::output_nr"</code> ", " <code>"aten::_version"</code> ") are dropped before the tree is built. Kernels, memcpy and memset appear as device rows with no CPU time."</li>
+                </ul>
+            </details>
+        </section>
+    }
+    .into_any()
 }

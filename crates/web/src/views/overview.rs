@@ -1,14 +1,321 @@
-//! Overview: the first screen after a load (the analysis-views issue grows this into "why is my step
-//! slow"); for now the file's facts and its tracks.
+//! Overview: the first screen after a load, answering "why is my step slow": step time, GPU
+//! utilization, the step breakdown, kernel categories, the top ops and kernels, peak memory,
+//! achieved TFLOPS / MFU, the recommendations (each linked to its events in the timeline), the
+//! Markdown summary download, then the file's facts and tracks.
 
-use crate::state::SessionRef;
+use crate::state::{Content, Nav, SessionRef, Tab};
+use crate::views::bars::{color_of, Bar, Bars};
 use crate::views::facts::{FactsPanel, TrackList};
+use crate::views::fmt;
+use crate::views::recs::Recommendations;
+use crate::views::steps::StepBreakdown;
+use crate::views::table::{Col, VTable};
+use crate::views::{export, reveal};
 use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::analysis::memory::headline_peak;
+use tracelight_core::report::summary::markdown;
+
+/// Whether the session has anything for the Memory tab.
+fn has_memory(session: &SessionRef) -> bool {
+    session.files.iter().any(|f| match &f.content {
+        Content::Trace(t) => !t.trace.memory.ts.is_empty(),
+        Content::Snapshot(_) | Content::MemoryTimeline(_) => true,
+    })
+}
 
 #[component]
 pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return view! { <FactsPanel session=session.clone() file=file /> }.into_any();
+    };
+    let a = tf.analysis();
+    let s2 = session.clone();
+    let on_summary = move |_| {
+        if let Some(tf) = s2.trace(file) {
+            let md = markdown(&tf.facts, tf.analysis());
+            let _ = export::download(
+                &format!("{}.summary.md", tf.facts.file),
+                "text/markdown",
+                &md,
+            );
+        }
+    };
+    let total_gpu = a.kernels.total_ns;
+    let seed: Vec<Bar> = a
+        .categories
+        .seed
+        .iter()
+        .map(|(k, v)| Bar {
+            key: (*k).to_owned(),
+            label: (*k).to_owned(),
+            value_ns: *v,
+            color: color_of(k),
+        })
+        .collect();
+    let fine: Vec<Bar> = a
+        .categories
+        .fine
+        .iter()
+        .map(|(k, v)| Bar {
+            key: k.clone(),
+            label: k.clone(),
+            value_ns: *v,
+            color: color_of(k),
+        })
+        .collect();
     view! {
-        <FactsPanel session=session.clone() file=file />
-        <TrackList session=session file=file />
+        <div class="overview" data-testid="overview">
+            <FactsPanel session=session.clone() file=file />
+            <div class="toolbar">
+                <button class="button" data-testid="download-summary" on:click=on_summary>"Download summary (Markdown)"</button>
+                <span class="hint">"the same text as " <code>"tracelight summary"</code></span>
+            </div>
+            <Headline session=session.clone() file=file />
+            <div class="grid2">
+                <section class="card">
+                    <h2>"Step breakdown"</h2>
+                    <StepBreakdown session=session.clone() file=file />
+                </section>
+                <section class="card">
+                    <h2>"Kernel categories"</h2>
+                    {if total_gpu == 0 {
+                        view! { <p class="muted">"No GPU kernels in this trace."</p> }.into_any()
+                    } else {
+                        view! {
+                            <h3>"Seed classification (matmul / comm / memory / other)"</h3>
+                            <Bars bars=seed total_ns=total_gpu testid="seed-categories" />
+                            {crate::views::kernels::seed_quirk(&a.kernels.rows).map(|q| view! { <p class="hint">{q}</p> })}
+                            <h3>"Finer classification"</h3>
+                            <Bars bars=fine total_ns=total_gpu testid="fine-categories" />
+                        }.into_any()
+                    }}
+                </section>
+            </div>
+            <div class="grid2">
+                <section class="card">
+                    <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
+                    <TopOps session=session.clone() file=file />
+                </section>
+                <section class="card">
+                    <h2>"Top kernels " <span class="muted">"by total GPU time"</span></h2>
+                    <TopKernels session=session.clone() file=file />
+                </section>
+            </div>
+            <section class="card">
+                <h2>"Recommendations"</h2>
+                <Recommendations session=session.clone() file=file />
+            </section>
+            <TrackList session=session file=file />
+        </div>
     }
+    .into_any()
+}
+
+/// The headline cards: step time, GPU utilization, peak memory, TFLOPS / MFU.
+#[component]
+fn Headline(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let a = tf.analysis();
+    let step_ns = a.step_time_ns();
+    let step_note = if a.steps.is_empty() {
+        "no ProfilerStep: whole trace".to_owned()
+    } else {
+        format!("mean of {} steps", a.steps.len())
+    };
+    let util = a.gpu.utilization;
+    let util_note = format!(
+        "busy {} of the {} window",
+        fmt::dur(a.gpu.busy_ns),
+        if a.gpu.window_from_steps {
+            "ProfilerStep"
+        } else {
+            "trace"
+        }
+    );
+    let (peak_alloc, peak_res) = headline_peak(&a.memory);
+    let peak_op = a
+        .memory
+        .iter()
+        .filter(|m| m.device_type != 0)
+        .max_by_key(|m| m.peak_allocated_bytes)
+        .or_else(|| a.memory.first())
+        .and_then(|m| m.peak_op.clone());
+    let mem = has_memory(&session);
+    let mem_events: u64 = a.memory.iter().map(|m| m.events).sum();
+    let f = a.flops.clone();
+    let achieved = f.achieved_tflops_window;
+    let user_peak = RwSignal::new(None::<f64>);
+    let mfu = move || match (achieved, f.mfu, user_peak.get()) {
+        (Some(a), _, Some(p)) if p > 0.0 => Some(a / p),
+        (_, m, _) => m,
+    };
+    let peak_known = f.peak_tflops;
+    let dtype = f.dominant_dtype.clone().unwrap_or_else(|| "fp32".into());
+    let device = f.device.clone().unwrap_or_else(|| "unknown device".into());
+    view! {
+        <div class="cards">
+            <div class="stat">
+                <div class="stat-label">"Step time"</div>
+                <div class="stat-value" data-testid="step-time" data-ns=step_ns.to_string()>{fmt::dur(step_ns)}</div>
+                <div class="stat-note">{step_note}</div>
+            </div>
+            <div class="stat">
+                <div class="stat-label">"GPU utilization"</div>
+                <div class="stat-value" data-testid="gpu-util" data-value=util.map(|u| u.to_string()).unwrap_or_default()>
+                    {util.map_or_else(|| "no kernels".to_owned(), fmt::frac)}
+                </div>
+                <div class="stat-note">{if util.is_some() { util_note } else { "no GPU kernels in this trace".to_owned() }}</div>
+            </div>
+            <div class="stat">
+                <div class="stat-label">"Peak memory"</div>
+                <div class="stat-value" data-testid="peak-memory" data-bytes=peak_alloc.to_string()>
+                    {if peak_alloc > 0 { fmt::bytes(peak_alloc) } else { "–".to_owned() }}
+                </div>
+                <div class="stat-note">
+                    {if peak_res > 0 {
+                        format!("reserved {}", fmt::bytes(peak_res))
+                    } else if peak_alloc > 0 {
+                        format!("allocated, from {mem_events} [memory] events")
+                    } else if mem_events > 0 {
+                        format!("{mem_events} [memory] events without totals")
+                    } else {
+                        "no [memory] events".to_owned()
+                    }}
+                    {peak_op.map(|o| format!(" · at {o}"))}
+                    {mem.then(|| view! { " " <button class="link" data-testid="open-memory" on:click=move |_| nav.tab.set(Tab::Memory)>"Memory →"</button> })}
+                </div>
+            </div>
+            <div class="stat">
+                <div class="stat-label">"Achieved TFLOPS / MFU"</div>
+                <div class="stat-value" data-testid="tflops">
+                    {achieved.map_or_else(|| "–".to_owned(), fmt::tflops)}
+                    <span class="stat-sub" data-testid="mfu">{move || mfu().map(|m| format!(" · MFU {}", fmt::frac(m))).unwrap_or_default()}</span>
+                </div>
+                <div class="stat-note">
+                    {if achieved.is_none() {
+                        view! { "no FLOPs: no matmul/conv/attention shapes in the trace" }.into_any()
+                    } else if let Some(p) = peak_known {
+                        view! { {format!("{} of {} · peak {p} TFLOPS {dtype} (dense)", fmt::flops(f.total_flops), device)} }.into_any()
+                    } else {
+                        view! {
+                            <label>{format!("{device}: peak TFLOPS ({dtype}) ")}
+                                <input class="peak-input" type="number" min="0" step="any" data-testid="peak-input"
+                                    placeholder="enter"
+                                    on:input=move |ev| user_peak.set(event_target_value(&ev).parse::<f64>().ok()) />
+                            </label>
+                        }.into_any()
+                    }}
+                </div>
+            </div>
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let a = tf.analysis();
+    let rows: Arc<Vec<usize>> = Arc::new(
+        (0..a.ops.rows.len())
+            .filter(|&i| !a.ops.rows[i].on_device)
+            .take(5)
+            .collect(),
+    );
+    let total = a.ops.self_cpu_total_ns;
+    let cols = vec![
+        Col::name("name", "Operator", 200),
+        Col::num("calls", "Calls", 60),
+        Col::num("self_cpu", "Self CPU", 96),
+        Col::num("self_cpu_pct", "%", 56),
+        Col::num("device_total", "Device total", 100),
+    ];
+    let (s1, r1) = (session.clone(), rows.clone());
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let Some(row) = r1
+            .get(r)
+            .and_then(|&i| s1.trace(file).map(|t| &t.analysis().ops.rows[i]))
+        else {
+            return String::new();
+        };
+        match key {
+            "name" => row.name.clone(),
+            "calls" => row.calls.to_string(),
+            "self_cpu" => fmt::dur(row.self_cpu_ns),
+            "self_cpu_pct" => fmt::pct(row.self_cpu_ns, total),
+            _ => fmt::dur(row.device_total_ns),
+        }
+    });
+    let (s2, r2) = (session.clone(), rows.clone());
+    let on_activate = Callback::new(move |r: usize| {
+        let Some(tf) = s2.trace(file) else { return };
+        let Some(row) = r2.get(r).map(|&i| &tf.analysis().ops.rows[i]) else {
+            return;
+        };
+        nav.reveal(file, reveal::op_slices(&tf.trace, row), row.name.clone());
+    });
+    let n = rows.len();
+    view! {
+        <VTable cols=cols len=n cell=cell on_activate=on_activate sort=Signal::stored(None) testid="top-ops" visible_rows=5 label="Top operators" />
+        <button class="link" on:click=move |_| nav.tab.set(Tab::Operators)>"All operators →"</button>
+    }
+    .into_any()
+}
+
+#[component]
+fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let n = tf.analysis().kernels.rows.len().min(5);
+    let cols = vec![
+        Col::name("name", "Kernel", 200),
+        Col::num("calls", "Calls", 60),
+        Col::num("total", "Total", 96),
+        Col::num("pct", "% GPU", 64),
+        Col::text("category", "Category", 110),
+    ];
+    let s1 = session.clone();
+    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+        let Some(k) = s1
+            .trace(file)
+            .and_then(|t| t.analysis().kernels.rows.get(r))
+        else {
+            return String::new();
+        };
+        match key {
+            "name" => k.name.clone(),
+            "calls" => k.calls.to_string(),
+            "total" => fmt::dur(k.total_ns),
+            "pct" => format!("{:.1}%", k.pct_of_gpu),
+            _ => k.fine_category.clone(),
+        }
+    });
+    let s2 = session.clone();
+    let on_activate = Callback::new(move |r: usize| {
+        let Some(tf) = s2.trace(file) else { return };
+        let Some(k) = tf.analysis().kernels.rows.get(r) else {
+            return;
+        };
+        nav.reveal(file, reveal::gpu_slices(&tf.trace, &k.name), k.name.clone());
+    });
+    view! {
+        {if n == 0 {
+            view! { <p class="muted">"No GPU kernels in this trace."</p> }.into_any()
+        } else {
+            view! {
+                <VTable cols=cols len=n cell=cell on_activate=on_activate sort=Signal::stored(None) testid="top-kernels" visible_rows=5 label="Top kernels" />
+                <button class="link" on:click=move |_| nav.tab.set(Tab::Kernels)>"All kernels →"</button>
+            }.into_any()
+        }}
+    }
+    .into_any()
 }

@@ -1,0 +1,92 @@
+//! The step breakdown (TensorBoard plugin priorities, DESIGN §4): all steps together as one stacked
+//! bar, then each step as its own bar with its time; a step links to it in the timeline.
+
+use crate::state::{Nav, SessionRef};
+use crate::views::bars::{color_of, Bar, StackBar};
+use crate::views::fmt;
+use leptos::prelude::*;
+use tracelight_core::analysis::steps::CATEGORIES;
+
+fn label(cat: &str) -> &'static str {
+    match cat {
+        "kernel" => "Kernel",
+        "memcpy" => "Memcpy",
+        "memset" => "Memset",
+        "communication" => "Communication",
+        "runtime" => "Runtime",
+        "dataloader" => "DataLoader",
+        "cpu_exec" => "CPU Exec",
+        _ => "Other",
+    }
+}
+
+fn parts(p: &[i64; 8]) -> Vec<Bar> {
+    CATEGORIES
+        .iter()
+        .zip(p)
+        .map(|(c, v)| Bar {
+            key: (*c).to_owned(),
+            label: label(c).to_owned(),
+            value_ns: *v,
+            color: color_of(c),
+        })
+        .collect()
+}
+
+#[component]
+pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let a = tf.analysis();
+    if a.steps.is_empty() {
+        return view! {
+            <p class="muted" data-testid="no-steps">
+                "No ProfilerStep#N annotations in this trace, so there is no per-step breakdown. Wrap the training loop with "
+                <code>"torch.profiler.profile(...)"</code>" and call "<code>"prof.step()"</code>" each iteration."
+            </p>
+        }
+        .into_any();
+    }
+    let mut sum = [0i64; 8];
+    for s in &a.steps {
+        for (k, v) in s.parts_ns.iter().enumerate() {
+            sum[k] += v;
+        }
+    }
+    let total: i64 = a.steps.iter().map(|s| s.dur_ns).sum();
+    let max = a.steps.iter().map(|s| s.dur_ns).max().unwrap_or(1).max(1);
+    let rows = a
+        .steps
+        .iter()
+        .map(|s| {
+            let (slice, name) = (s.slice, s.name.clone());
+            let segs = parts(&s.parts_ns)
+                .into_iter()
+                .filter(|p| p.value_ns > 0)
+                .map(|p| {
+                    let w = 100.0 * p.value_ns as f64 / max as f64;
+                    let tip = format!("{}: {} ({})", p.label, fmt::dur(p.value_ns), fmt::pct(p.value_ns, s.dur_ns));
+                    view! { <span class="stack-seg" title=tip style=format!("width:{w:.3}%;background:{}", p.color)></span> }
+                })
+                .collect_view();
+            let (n2, n3) = (name.clone(), name.clone());
+            view! {
+                <button class="step-row" data-testid="step-row" data-name=n3 data-ns=s.dur_ns.to_string()
+                    title="Show this step in the timeline"
+                    on:click=move |_| nav.reveal(file, vec![slice], n2.clone())>
+                    <span class="step-name">{name}</span>
+                    <span class="stack-bar small">{segs}</span>
+                    <span class="num">{fmt::dur(s.dur_ns)}</span>
+                </button>
+            }
+        })
+        .collect_view();
+    view! {
+        <p class="muted">{format!("{} steps, {} in all; each part claims only time no higher part claimed (Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other).", a.steps.len(), fmt::dur(total))}</p>
+        <StackBar parts=parts(&sum) total_ns=total testid="step-breakdown" />
+        <div class="step-list">{rows}</div>
+    }
+    .into_any()
+}

@@ -1,0 +1,258 @@
+//! The one table every analysis view uses: virtualised (only the rows in view are in the DOM, in a
+//! fixed-row-height scroller, so 100k rows scroll like 10), sticky header, sortable by clicking a
+//! header, numbers right-aligned, keyboard accessible (roving tabindex: arrows, Page Up/Down,
+//! Home/End move the focused row, Enter activates it like a click).
+//!
+//! The table owns no data: the caller gives the row count and a `cell(row, column key)` callback
+//! over rows already in display order, and sorts when told which column was clicked.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Row height in px; CSS `.vt-row` must agree.
+pub const ROW_H: f64 = 26.0;
+/// Header height in px; CSS `.vt-head` must agree.
+const HEAD_H: f64 = 30.0;
+/// Rows rendered above and below the visible ones.
+const OVERSCAN: usize = 10;
+
+/// One column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Col {
+    /// Stable key: `data-col` on cells, and what `cell` is asked for.
+    pub key: &'static str,
+    pub title: String,
+    /// Right-aligned, tabular figures.
+    pub num: bool,
+    /// Minimum width in px.
+    pub px: u32,
+    /// Takes the spare width (the name column).
+    pub grow: bool,
+    pub tip: &'static str,
+}
+
+impl Col {
+    pub fn num(key: &'static str, title: &str, px: u32) -> Col {
+        Col {
+            key,
+            title: title.to_owned(),
+            num: true,
+            px,
+            grow: false,
+            tip: "",
+        }
+    }
+    pub fn text(key: &'static str, title: &str, px: u32) -> Col {
+        Col {
+            num: false,
+            ..Col::num(key, title, px)
+        }
+    }
+    pub fn name(key: &'static str, title: &str, px: u32) -> Col {
+        Col {
+            grow: true,
+            ..Col::text(key, title, px)
+        }
+    }
+    pub fn tip(self, tip: &'static str) -> Col {
+        Col { tip, ..self }
+    }
+}
+
+/// Sorting state: column key and descending.
+pub type Sort = Option<(&'static str, bool)>;
+
+#[component]
+pub fn VTable(
+    #[prop(into)] cols: Signal<Vec<Col>>,
+    #[prop(into)] len: Signal<usize>,
+    cell: Callback<(usize, &'static str), String>,
+    #[prop(optional)] on_activate: Option<Callback<usize>>,
+    #[prop(optional)] on_sort: Option<Callback<&'static str>>,
+    #[prop(into)] sort: Signal<Sort>,
+    testid: &'static str,
+    /// Rows visible without scrolling.
+    #[prop(default = 18)]
+    visible_rows: usize,
+    #[prop(optional)] label: &'static str,
+) -> impl IntoView {
+    let scroll = RwSignal::new(0.0f64);
+    let cursor = RwSignal::new(0usize);
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let template = move || {
+        cols.with(|c| {
+            c.iter()
+                .map(|c| {
+                    if c.grow {
+                        format!("minmax({}px,1fr)", c.px)
+                    } else {
+                        format!("{}px", c.px)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    let min_w = move || cols.with(|c| c.iter().map(|c| c.px + 1).sum::<u32>());
+    let range = move || {
+        let n = len.get();
+        let first = ((scroll.get() / ROW_H) as usize)
+            .saturating_sub(OVERSCAN)
+            .min(n);
+        (first, (first + visible_rows + 2 * OVERSCAN).min(n))
+    };
+    let height = move || {
+        let rows = len.get().clamp(1, visible_rows) as f64;
+        format!(
+            "max-height:{}px;--vt-cols:{};--vt-min:{}px",
+            rows * ROW_H + HEAD_H + 2.0,
+            template(),
+            min_w()
+        )
+    };
+    let on_scroll = move |_| {
+        if let Some(el) = scroller.get_untracked() {
+            scroll.set(f64::from(el.scroll_top()));
+        }
+    };
+    let activate = move |r: usize| {
+        if let Some(cb) = on_activate {
+            cb.run(r);
+        }
+    };
+    let move_to = move |r: usize| {
+        let Some(el) = scroller.get_untracked() else {
+            return;
+        };
+        cursor.set(r);
+        let top = r as f64 * ROW_H;
+        let view_h = f64::from(el.client_height()) - HEAD_H;
+        let cur = f64::from(el.scroll_top());
+        let next = if top < cur {
+            top
+        } else if top + ROW_H > cur + view_h {
+            top + ROW_H - view_h
+        } else {
+            cur
+        };
+        if next != cur {
+            el.set_scroll_top(next as i32);
+            scroll.set(next);
+        }
+        request_animation_frame(move || {
+            let sel = format!("[data-row=\"{r}\"]");
+            if let Some(row) = scroller
+                .get_untracked()
+                .and_then(|el| el.query_selector(&sel).ok().flatten())
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = row.focus();
+            }
+        });
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let n = len.get_untracked();
+        if n == 0 {
+            return;
+        }
+        let c = cursor.get_untracked().min(n - 1);
+        let page = visible_rows.saturating_sub(1).max(1);
+        let next = match ev.key().as_str() {
+            "ArrowDown" => (c + 1).min(n - 1),
+            "ArrowUp" => c.saturating_sub(1),
+            "PageDown" => (c + page).min(n - 1),
+            "PageUp" => c.saturating_sub(page),
+            "Home" => 0,
+            "End" => n - 1,
+            "Enter" | " " => {
+                ev.prevent_default();
+                activate(c);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        move_to(next);
+    };
+    let header = move || {
+        cols.get()
+            .into_iter()
+            .map(|c| {
+                let key = c.key;
+                let arrow = move || match sort.get() {
+                    Some((k, true)) if k == key => " ▼",
+                    Some((k, false)) if k == key => " ▲",
+                    _ => "",
+                };
+                let aria = move || match sort.get() {
+                    Some((k, true)) if k == key => "descending",
+                    Some((k, false)) if k == key => "ascending",
+                    _ => "none",
+                };
+                let sortable = on_sort.is_some();
+                view! {
+                    <div role="columnheader" class="vt-th" class:num=c.num aria-sort=aria data-col=key title=c.tip>
+                        {if sortable {
+                            view! {
+                                <button class="vt-sort" on:click=move |_| { if let Some(cb) = on_sort { cb.run(key) } }>
+                                    {c.title.clone()}{arrow}
+                                </button>
+                            }.into_any()
+                        } else {
+                            view! { <span>{c.title.clone()}</span> }.into_any()
+                        }}
+                    </div>
+                }
+            })
+            .collect_view()
+    };
+    let rows = move || {
+        let (a, b) = range();
+        let cs = cols.get();
+        let cur = cursor.get();
+        (a..b)
+            .map(|r| {
+                let cells = cs
+                    .iter()
+                    .map(|c| {
+                        let text = cell.run((r, c.key));
+                        let title = (!c.num).then(|| text.clone());
+                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.key title=title>{text}</div> }
+                    })
+                    .collect_view();
+                view! {
+                    <div
+                        role="row"
+                        class="vt-row"
+                        class:active=r == cur
+                        class:odd=r % 2 == 1
+                        data-row=r
+                        aria-rowindex=r + 2
+                        tabindex=if r == cur { "0" } else { "-1" }
+                        on:click=move |_| { cursor.set(r); activate(r) }
+                        on:focus=move |_| cursor.set(r)
+                    >
+                        {cells}
+                    </div>
+                }
+            })
+            .collect_view()
+    };
+    let body_style = move || format!("height:{}px", len.get() as f64 * ROW_H);
+    view! {
+        <div class="vt" data-testid=testid data-rows=move || len.get().to_string()>
+            <div class="vt-scroll" node_ref=scroller style=height on:scroll=on_scroll on:keydown=on_key
+                role="grid" aria-label=label aria-rowcount=move || len.get() + 1>
+                <div class="vt-head" role="row">{header}</div>
+                <div class="vt-body" style=body_style>
+                    <div class="vt-window" style=move || format!("transform:translateY({}px)", range().0 as f64 * ROW_H)>
+                        {rows}
+                    </div>
+                </div>
+            </div>
+            <Show when=move || len.get() == 0>
+                <p class="vt-empty">"No rows."</p>
+            </Show>
+        </div>
+    }
+}

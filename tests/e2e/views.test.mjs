@@ -1,0 +1,247 @@
+// The analysis views, end to end on real corpus traces: the numbers the page shows (overview, operators,
+// kernels, GPU, ranks) must equal `tracelight analyze --json` on the same file; tables are virtualised
+// and keyboard driven; the exports (Markdown summary, key_averages text, CSV) match the CLI.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
+
+let srv, b;
+before(async () => { srv = await serve(); b = await browser(); });
+after(async () => { await b?.close(); srv?.server.close(); });
+
+const BIN = path.join(ROOT, 'target', 'release', 'tracelight');
+const NCCL = path.join(CORPUS, 'real/hta/nccl_data_a100_rank0of2.json.gz');
+const RESNET = path.join(CORPUS, 'real/kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz');
+const DLRM = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
+
+/** "12.345 ms" → ns, and the rounding the text allows (half a unit in the last digit). */
+function parseDur(text) {
+  const m = text.trim().match(/^(-?[\d.]+) (ns|µs|ms|s)$/);
+  assert.ok(m, `a duration: ${JSON.stringify(text)}`);
+  const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+  const decimals = (m[1].split('.')[1] || '').length;
+  return { ns: Number(m[1]) * unit, tol: 0.5 * unit * 10 ** -decimals + 1e-6 };
+}
+function assertDur(text, us, what) {
+  const { ns, tol } = parseDur(text);
+  assert.ok(Math.abs(ns - us * 1e3) <= tol + 1, `${what}: page ${text} vs CLI ${us} µs`);
+}
+const pct1 = (x) => `${(100 * x).toFixed(1)}%`;
+
+async function open(p, files) {
+  await p.goto(srv.base + '/');
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(files);
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+}
+const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
+
+test('overview, operators, kernels and GPU views show the CLI numbers for an A100 DDP trace', { skip: !fs.existsSync(NCCL) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const c = cli(NCCL);
+  await open(p, NCCL);
+  // Overview: facts kept, GPU utilization, step times, categories, top op.
+  assert.equal(Number(await p.getByTestId('event-count').textContent()), c.files[0].events);
+  assert.equal(await p.getByTestId('gpu-util').textContent(), pct1(c.gpu.utilization));
+  const mean = c.steps.reduce((s, x) => s + x.dur_us, 0) / c.steps.length;
+  assert.ok(Math.abs(Number(await p.getByTestId('step-time').getAttribute('data-ns')) - mean * 1e3) <= 1, 'mean step time');
+  const steps = await p.getByTestId('step-row').evaluateAll((els) => els.map((e) => [e.dataset.name, Number(e.dataset.ns)]));
+  assert.deepEqual(steps.map((s) => s[0]), c.steps.map((s) => s.name));
+  steps.forEach((s, k) => assert.ok(Math.abs(s[1] - c.steps[k].dur_us * 1e3) <= 1, `step ${s[0]}`));
+  // Step breakdown parts = the CLI's per-step parts summed.
+  for (const key of ['kernel', 'memcpy', 'runtime', 'cpu_exec', 'other']) {
+    const ns = Number(await p.locator(`[data-testid=step-breakdown] [data-key=${key}]`).getAttribute('data-ns'));
+    const us = c.steps.reduce((s, x) => s + x[`${key}_us`], 0);
+    assert.ok(Math.abs(ns - us * 1e3) <= c.steps.length, `step part ${key}: ${ns} vs ${us}`);
+  }
+  for (const [k, us] of Object.entries(c.categories)) {
+    const ns = Number(await p.locator(`[data-testid=seed-categories] [data-key=${k}]`).getAttribute('data-ns'));
+    assert.ok(Math.abs(ns - us * 1e3) <= 1, `category ${k}`);
+  }
+  const cpuOps = c.ops.filter((o) => !o.on_device);
+  assert.equal(await cellText(p, 'top-ops', 0, 'name'), cpuOps[0].name);
+  assert.equal(await cellText(p, 'top-kernels', 0, 'name'), c.kernels[0].name);
+  assert.equal(await p.getByTestId('recommendation').count(), c.recommendations.length);
+  await p.screenshot({ path: shot('views-overview.png'), fullPage: true });
+
+  // Markdown summary download = `tracelight summary` (after the first line, which names the path).
+  const [dl] = await Promise.all([p.waitForEvent('download'), p.getByTestId('download-summary').click()]);
+  const md = fs.readFileSync(await dl.path(), 'utf8');
+  const want = execFileSync(BIN, ['summary', NCCL]).toString();
+  assert.equal(md.split('\n').slice(1).join('\n').trimEnd(), want.split('\n').slice(1).join('\n').trimEnd());
+
+  // Operators: every row, the top rows' calls and self CPU as the CLI, filter, sort, row click.
+  await p.getByTestId('tab-operators').click();
+  await p.getByTestId('op-table').waitFor();
+  assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), c.ops.length);
+  for (let r = 0; r < 8; r++) {
+    assert.equal(await cellText(p, 'op-table', r, 'name'), c.ops[r].name, `op row ${r}`);
+    assert.equal(Number(await cellText(p, 'op-table', r, 'calls')), c.ops[r].calls);
+    assertDur(await cellText(p, 'op-table', r, 'self_cpu'), c.ops[r].self_cpu_us, `${c.ops[r].name} self CPU`);
+    assertDur(await cellText(p, 'op-table', r, 'device_total'), c.ops[r].device_total_us, `${c.ops[r].name} device total`);
+  }
+  await p.screenshot({ path: shot('views-operators.png') });
+  await p.locator('[data-testid=op-table] [data-col=calls] button').click();
+  const maxCalls = Math.max(...c.ops.map((o) => o.calls));
+  assert.equal(Number(await cellText(p, 'op-table', 0, 'calls')), maxCalls);
+  await p.getByTestId('op-filter').fill('aten::mm');
+  const nFiltered = c.ops.filter((o) => o.name.toLowerCase().includes('aten::mm')).length;
+  assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), nFiltered);
+  assert.match(await cellText(p, 'op-table', 0, 'name'), /aten::mm/);
+  await p.locator('[data-testid=op-table] .vt-row[data-row="0"]').click();
+  assert.equal(await p.getByTestId('tab-timeline').getAttribute('aria-selected'), 'true');
+
+  // Kernels: the kernel table and the categories as the CLI.
+  await p.getByTestId('tab-kernels').click();
+  await p.getByTestId('kernel-table').waitFor();
+  assert.equal(Number(await p.getByTestId('kernel-table').getAttribute('data-rows')), c.kernels.length);
+  for (let r = 0; r < 5; r++) {
+    assert.equal(await cellText(p, 'kernel-table', r, 'name'), c.kernels[r].name);
+    assert.equal(Number(await cellText(p, 'kernel-table', r, 'calls')), c.kernels[r].calls);
+    assertDur(await cellText(p, 'kernel-table', r, 'total'), c.kernels[r].total_us, `kernel ${r} total`);
+    assert.equal(await cellText(p, 'kernel-table', r, 'category'), c.kernels[r].category);
+    assert.equal(await cellText(p, 'kernel-table', r, 'fine'), c.kernels[r].fine_category);
+  }
+  for (const f of c.fine_categories) {
+    const ns = Number(await p.locator(`[data-testid=kernel-fine-chart] [data-key="${f.name}"]`).getAttribute('data-ns'));
+    assert.ok(Math.abs(ns - f.us * 1e3) <= 1, `fine category ${f.name}`);
+  }
+  await p.screenshot({ path: shot('views-kernels.png') });
+
+  // GPU: utilization, exposed communication, gaps listed and linked.
+  await p.getByTestId('tab-gpu').click();
+  await p.getByTestId('gpu-view').waitFor();
+  assert.equal(await p.getByTestId('gpu-util-gpu').textContent(), pct1(c.gpu.utilization));
+  assert.ok(Number(await p.getByTestId('gap-table').getAttribute('data-rows')) > 0);
+  await p.screenshot({ path: shot('views-gpu.png'), fullPage: true });
+  await p.locator('[data-testid=gap-table] .vt-row[data-row="0"]').click();
+  assert.equal(await p.getByTestId('tab-timeline').getAttribute('aria-selected'), 'true');
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text as the CLI', { skip: !fs.existsSync(RESNET) && 'corpus absent' }, async () => {
+  const errors = [];
+  const ctx = await b.newContext({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  const p = await ctx.newPage();
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const c = cli(RESNET);
+  await open(p, RESNET);
+  assert.equal(await p.getByTestId('gpu-util').textContent(), pct1(c.gpu.utilization));
+  assert.equal(await p.getByTestId('step-row').count(), c.steps.length);
+  const rules = await p.getByTestId('recommendation').evaluateAll((els) => els.map((e) => e.dataset.rule));
+  assert.equal(rules.length, c.recommendations.length);
+  // Each recommendation's figures as the CLI's.
+  const nums = await p.locator('[data-testid=recommendation] .rec-num').evaluateAll((els) => els.map((e) => [e.dataset.name, Number(e.dataset.value)]));
+  const cliNums = c.recommendations.flatMap((r) => r.numbers);
+  assert.deepEqual(nums.map((n) => n[0]), cliNums.map((n) => n[0]));
+  nums.forEach((n, k) => assert.ok(Math.abs(n[1] - cliNums[k][1]) <= 1e-9 * Math.max(1, Math.abs(n[1])), n[0]));
+  if (c.flops.achieved_tflops_window) assert.match(await p.getByTestId('tflops').textContent(), new RegExp(c.flops.achieved_tflops_window.toFixed(2)));
+  await p.screenshot({ path: shot('views-overview-resnet.png'), fullPage: true });
+  await p.getByTestId('tab-operators').click();
+  await p.getByTestId('op-copy').click();
+  await p.getByText('Copied ✓').waitFor();
+  const copied = await p.evaluate(() => navigator.clipboard.readText());
+  assert.equal(copied, execFileSync(BIN, ['table', RESNET]).toString());
+  // CSV: one line per row plus the header.
+  const [dl] = await Promise.all([p.waitForEvent('download'), p.getByTestId('op-csv').click()]);
+  const csv = fs.readFileSync(await dl.path(), 'utf8').trim().split('\n');
+  assert.equal(csv.length, c.ops.length + 1);
+  assert.match(csv[0], /^name,input_shapes,on_device,calls,self_cpu_us/);
+  // Group by input shape adds the shapes column and more rows.
+  await p.getByTestId('op-group-shapes').check();
+  await p.locator('[data-testid=op-table] .vt-th[data-col=shapes]').waitFor();
+  assert.ok(Number(await p.getByTestId('op-table').getAttribute('data-rows')) > c.ops.length);
+  assert.deepEqual(errors, []);
+  await ctx.close();
+});
+
+test('eight DLRM rank files at once: the per-rank table and the straggler as the CLI', { skip: !fs.existsSync(DLRM) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const files = fs.readdirSync(DLRM).filter((f) => f.endsWith('.json')).sort().map((f) => path.join(DLRM, f));
+  assert.equal(files.length, 8);
+  const c = JSON.parse(execFileSync(BIN, ['analyze', ...files, '--json'], { maxBuffer: 256 << 20 }).toString());
+  await open(p, files);
+  await p.getByTestId('tab-gpu').click();
+  await p.getByTestId('rank-table').waitFor();
+  assert.equal(Number(await p.getByTestId('rank-table').getAttribute('data-rows')), c.ranks.length);
+  for (let r = 0; r < c.ranks.length; r++) {
+    assert.equal(Number(await cellText(p, 'rank-table', r, 'rank')), c.ranks[r].rank);
+    assertDur(await cellText(p, 'rank-table', r, 'step'), c.ranks[r].step_time_us, `rank ${r} step`);
+    assertDur(await cellText(p, 'rank-table', r, 'compute'), c.ranks[r].compute_us, `rank ${r} compute`);
+    assertDur(await cellText(p, 'rank-table', r, 'idle'), c.ranks[r].idle_us, `rank ${r} idle`);
+    assertDur(await cellText(p, 'rank-table', r, 'comm'), c.ranks[r].comm_us, `rank ${r} comm`);
+  }
+  const st = p.getByTestId('straggler');
+  assert.equal(Number(await st.getAttribute('data-rank')), c.straggler.rank);
+  assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - c.straggler.vs_median) < 1e-9);
+  await p.screenshot({ path: shot('views-ranks.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a 12 000-row operator table stays virtual, sorts, and is driven by the keyboard', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-views-'));
+  const file = path.join(dir, 'many_ops.pt.trace.json');
+  const ev = [];
+  for (let k = 0; k < 12000; k++) ev.push({ ph: 'X', cat: 'cpu_op', name: `op_${String(k).padStart(5, '0')}`, pid: 1, tid: 1, ts: k * 10, dur: 1 + (k % 7) });
+  fs.writeFileSync(file, JSON.stringify({ traceEvents: ev }));
+  await open(p, file);
+  await p.getByTestId('tab-operators').click();
+  await p.getByTestId('op-table').waitFor();
+  assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), 12000);
+  const inDom = await p.locator('[data-testid=op-table] .vt-row').count();
+  assert.ok(inDom < 80, `only visible rows are rendered: ${inDom}`);
+  // Sort by name, then keyboard: focus the first row, arrows, End, Enter.
+  await p.locator('[data-testid=op-table] [data-col=name] button').click();
+  assert.equal(await cellText(p, 'op-table', 0, 'name'), 'op_00000');
+  await p.locator('[data-testid=op-table] .vt-row[data-row="0"]').focus();
+  for (let k = 0; k < 3; k++) await p.keyboard.press('ArrowDown');
+  await p.waitForFunction(() => document.activeElement?.dataset?.row === '3');
+  await p.keyboard.press('End');
+  await p.waitForFunction(() => document.activeElement?.dataset?.row === '11999');
+  assert.equal(await cellText(p, 'op-table', 11999, 'name'), 'op_11999');
+  assert.ok((await p.locator('[data-testid=op-table] .vt-row').count()) < 80);
+  await p.screenshot({ path: shot('views-virtual.png') });
+  await p.keyboard.press('Enter');
+  assert.equal(await p.getByTestId('tab-timeline').getAttribute('aria-selected'), 'true');
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+const LSTM = path.join(CORPUS, 'generated/lstm_mem.1795343595561069429.pt.trace.json');
+test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Memory, MFU from an entered peak', { skip: !fs.existsSync(LSTM) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const c = cli(LSTM);
+  await open(p, LSTM);
+  assert.equal(Number(await p.getByTestId('peak-memory').getAttribute('data-bytes')), c.memory.peak_allocated_bytes);
+  assert.equal(await p.getByTestId('gpu-util').textContent(), 'no kernels');
+  if (c.steps.length) assert.equal(await p.getByTestId('step-row').count(), c.steps.length); else await p.getByTestId('no-steps').waitFor();
+  // Unknown device: the user enters the peak, MFU = achieved ÷ peak.
+  const achieved = c.flops.achieved_tflops_window;
+  assert.ok(achieved > 0);
+  await p.getByTestId('peak-input').fill('0.001');
+  assert.equal(await p.getByTestId('mfu').textContent(), ` · MFU ${(100 * achieved / 0.001).toFixed(1)}%`);
+  await p.screenshot({ path: shot('views-overview-cpu.png'), fullPage: true });
+  await p.getByTestId('open-memory').click();
+  assert.equal(await p.getByTestId('tab-memory').getAttribute('aria-selected'), 'true');
+  // Operators of a CPU-only trace: CPU columns, rows as the CLI's.
+  await p.getByTestId('tab-operators').click();
+  assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), c.ops.length);
+  for (let r = 0; r < 5; r++) {
+    assert.equal(await cellText(p, 'op-table', r, 'name'), c.ops[r].name);
+    assertDur(await cellText(p, 'op-table', r, 'self_cpu'), c.ops[r].self_cpu_us, `${c.ops[r].name} self CPU`);
+  }
+  assert.deepEqual(errors, []);
+  await p.close();
+});
