@@ -93,8 +93,15 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   const nFiltered = c.ops.filter((o) => o.name.toLowerCase().includes('aten::mm')).length;
   assert.equal(Number(await p.getByTestId('op-table').getAttribute('data-rows')), nFiltered);
   assert.match(await cellText(p, 'op-table', 0, 'name'), /aten::mm/);
+  const revealed = await cellText(p, 'op-table', 0, 'name');
   await p.locator('[data-testid=op-table] .vt-row[data-row="0"]').click();
   assert.equal(await p.getByTestId('tab-timeline').getAttribute('aria-selected'), 'true');
+  // The timeline shows that op's occurrences: as many as the CLI's call count.
+  await p.getByTestId('reveal').waitFor();
+  const expectedCalls = c.ops.find((o) => o.name === revealed.trim()).calls;
+  assert.equal(Number(await p.getByTestId('reveal').getAttribute('data-count')), expectedCalls);
+  assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${revealed.trim()} — ${expectedCalls} occurrences`));
+  await p.getByTestId('tab-operators').click();
 
   // Kernels: the kernel table and the categories as the CLI.
   await p.getByTestId('tab-kernels').click();
