@@ -254,6 +254,8 @@ struct Builder<'p> {
     /// The same frames list object fetched again from the memo: skip re-hashing it.
     stack_of_node: FxHashMap<NodeId, StackId>,
     frame_of_node: FxHashMap<NodeId, u32>,
+    /// Pickle memoizes a repeated string object once: resolving by node skips re-hashing its text.
+    str_of_node: FxHashMap<NodeId, StrId>,
     empty: StrId,
 }
 
@@ -263,10 +265,16 @@ fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
 
 impl<'p> Builder<'p> {
     fn str_of(&mut self, id: Option<NodeId>) -> StrId {
-        match id.and_then(|v| self.p.as_str(v)) {
+        let Some(node) = id else { return self.empty };
+        if let Some(&s) = self.str_of_node.get(&node) {
+            return s;
+        }
+        let s = match self.p.as_str(node) {
             Some(t) => self.s.strings.intern(t),
             None => self.empty,
-        }
+        };
+        self.str_of_node.insert(node, s);
+        s
     }
 
     fn frame(&mut self, node: NodeId) -> Option<u32> {
@@ -309,12 +317,15 @@ impl<'p> Builder<'p> {
             0
         } else {
             let next = self.s.stacks.len() as StackId;
-            let id = *self.stack_ids.entry(ids.clone()).or_insert(next);
-            if id == next {
-                self.s.stacks.frames.extend_from_slice(&ids);
-                self.s.stacks.start.push(self.s.stacks.frames.len() as u32);
+            match self.stack_ids.get(&ids) {
+                Some(&id) => id,
+                None => {
+                    self.s.stacks.frames.extend_from_slice(&ids);
+                    self.s.stacks.start.push(self.s.stacks.frames.len() as u32);
+                    self.stack_ids.insert(ids, next);
+                    next
+                }
             }
-            id
         };
         self.stack_of_node.insert(list, id);
         id
@@ -477,6 +488,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
         stack_ids: FxHashMap::default(),
         stack_of_node: FxHashMap::default(),
         frame_of_node: FxHashMap::default(),
+        str_of_node: FxHashMap::default(),
         empty,
     };
     let root = p.root;
