@@ -90,20 +90,8 @@ pub(super) fn scan_event<'a>(c: &mut Cursor<'a>, pairs: &mut Vec<ArgPair>) -> Sc
                 c.value()?;
             }
         }
-        match c.peek()? {
-            b',' => {
-                c.i += 1;
-                // Trailing comma before `}`.
-                if c.peek()? == b'}' {
-                    c.i += 1;
-                    return Ok(ev);
-                }
-            }
-            b'}' => {
-                c.i += 1;
-                return Ok(ev);
-            }
-            _ => return Err(Stop::Syntax("expected ',' or '}' in an event")),
+        if end_of_member(c, "expected ',' or '}' in an event")? {
+            return Ok(ev);
         }
     }
 }
@@ -137,61 +125,58 @@ fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>, pairs: &mut Vec<ArgPa
         let (k0, v0) = (offset(c.b, key.bytes), offset(c.b, v));
         pairs.push([k0, k0 + key.bytes.len(), v0, v0 + v.len()]);
         let slot = match key.bytes {
-            b"External id" | b"external id" => &mut a.external_id,
-            b"correlation" => &mut a.correlation,
-            b"Record function id" => &mut a.rf_id,
-            b"Input Dims" | b"Input dims" => &mut a.input_dims,
-            b"Input type" => &mut a.input_types,
-            b"flops" => &mut a.flops,
-            b"device" => &mut a.device,
-            b"stream" => &mut a.stream,
-            b"grid" => &mut a.grid,
-            b"block" => &mut a.block,
-            b"registers per thread" => &mut a.registers,
-            b"shared memory" => &mut a.shared_memory,
-            b"blocks per SM" => &mut a.blocks_per_sm,
-            b"warps per SM" => &mut a.warps_per_sm,
-            b"est. achieved occupancy %" => &mut a.occupancy,
-            b"bytes" | b"Bytes" => &mut a.bytes,
-            b"memory bandwidth (GB/s)" => &mut a.bandwidth,
-            b"Total Allocated" => &mut a.total_allocated,
-            b"Total Reserved" => &mut a.total_reserved,
-            b"Addr" => &mut a.addr,
-            b"Device Id" => &mut a.device_id,
-            b"Device Type" => &mut a.device_type,
-            b"name" => &mut a.name,
-            b"sort_index" => &mut a.sort_index,
-            b"labels" => &mut a.labels,
-            _ => match c.peek()? {
-                b',' => {
-                    c.i += 1;
-                    if c.peek()? == b'}' {
-                        c.i += 1;
-                        return Ok(());
-                    }
-                    continue;
-                }
-                b'}' => {
-                    c.i += 1;
-                    return Ok(());
-                }
-                _ => return Err(Stop::Syntax("expected ',' or '}' in args")),
-            },
+            b"External id" | b"external id" => Some(&mut a.external_id),
+            b"correlation" => Some(&mut a.correlation),
+            b"Record function id" => Some(&mut a.rf_id),
+            b"Input Dims" | b"Input dims" => Some(&mut a.input_dims),
+            b"Input type" => Some(&mut a.input_types),
+            b"flops" => Some(&mut a.flops),
+            b"device" => Some(&mut a.device),
+            b"stream" => Some(&mut a.stream),
+            b"grid" => Some(&mut a.grid),
+            b"block" => Some(&mut a.block),
+            b"registers per thread" => Some(&mut a.registers),
+            b"shared memory" => Some(&mut a.shared_memory),
+            b"blocks per SM" => Some(&mut a.blocks_per_sm),
+            b"warps per SM" => Some(&mut a.warps_per_sm),
+            b"est. achieved occupancy %" => Some(&mut a.occupancy),
+            b"bytes" | b"Bytes" => Some(&mut a.bytes),
+            b"memory bandwidth (GB/s)" => Some(&mut a.bandwidth),
+            b"Total Allocated" => Some(&mut a.total_allocated),
+            b"Total Reserved" => Some(&mut a.total_reserved),
+            b"Addr" => Some(&mut a.addr),
+            b"Device Id" => Some(&mut a.device_id),
+            b"Device Type" => Some(&mut a.device_type),
+            b"name" => Some(&mut a.name),
+            b"sort_index" => Some(&mut a.sort_index),
+            b"labels" => Some(&mut a.labels),
+            _ => None,
         };
-        *slot = Some(v);
-        match c.peek()? {
-            b',' => {
-                c.i += 1;
-                if c.peek()? == b'}' {
-                    c.i += 1;
-                    return Ok(());
-                }
-            }
-            b'}' => {
-                c.i += 1;
-                return Ok(());
-            }
-            _ => return Err(Stop::Syntax("expected ',' or '}' in args")),
+        if let Some(slot) = slot {
+            *slot = Some(v);
         }
+        if end_of_member(c, "expected ',' or '}' in args")? {
+            return Ok(());
+        }
+    }
+}
+
+/// After an object member: consumes `,` (and a `}` right after it: trailing commas are tolerated)
+/// or `}`; true when the object is closed.
+fn end_of_member(c: &mut Cursor<'_>, what: &'static str) -> Scan<bool> {
+    match c.peek()? {
+        b',' => {
+            c.i += 1;
+            if c.peek()? == b'}' {
+                c.i += 1;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        b'}' => {
+            c.i += 1;
+            Ok(true)
+        }
+        _ => Err(Stop::Syntax(what)),
     }
 }
