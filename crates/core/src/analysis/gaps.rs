@@ -4,7 +4,7 @@
 //! previous work ended, kernel wait when shorter than [`KERNEL_WAIT_NS`], else other.
 
 use super::gpu::KERNEL_WAIT_NS;
-use crate::model::{Ns, Trace, TrackKind, NONE};
+use crate::model::{Ns, Trace, Track, TrackKind, NONE};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,43 +40,47 @@ pub struct Gap {
 
 /// Every idle gap of every GPU stream, in stream then time order.
 pub fn gaps(t: &Trace) -> Vec<Gap> {
-    let s = &t.slices;
     let mut out = Vec::new();
-    for tr in &t.tracks {
-        if tr.kind != TrackKind::Gpu {
-            continue;
-        }
-        let mut prev_end: Option<Ns> = None;
-        for i in tr.first as usize..(tr.first + tr.count) as usize {
-            if !s.kind[i].is_gpu_work() {
-                continue;
-            }
-            if let Some(pe) = prev_end {
-                let gap = s.start[i] - pe;
-                if gap > 0 {
-                    let launch = t.gpu.row(i as u32).map_or(NONE, |r| t.gpu.launch[r]);
-                    let kind = if launch != NONE && s.start[launch as usize] > pe {
-                        GapKind::HostWait
-                    } else if gap < KERNEL_WAIT_NS {
-                        GapKind::KernelWait
-                    } else {
-                        GapKind::Other
-                    };
-                    out.push(Gap {
-                        device: tr.device.unwrap_or(-1),
-                        stream: tr.stream.unwrap_or(-1),
-                        start_ns: pe,
-                        dur_ns: gap,
-                        kind,
-                        next: i as u32,
-                        launch,
-                    });
-                }
-            }
-            prev_end = Some(prev_end.map_or(s.end(i), |p| p.max(s.end(i))));
-        }
+    for tr in t.tracks.iter().filter(|tr| tr.kind == TrackKind::Gpu) {
+        track_gaps(t, tr, |g| out.push(g));
     }
     out
+}
+
+/// Walks one stream's gaps in time order, handing each to `f`; false when the track holds no GPU
+/// work at all. The one place gaps are found and classified (the per-stream sums fold over it).
+pub fn track_gaps(t: &Trace, tr: &Track, mut f: impl FnMut(Gap)) -> bool {
+    let s = &t.slices;
+    let mut prev_end: Option<Ns> = None;
+    for i in tr.first as usize..(tr.first + tr.count) as usize {
+        if !s.kind[i].is_gpu_work() {
+            continue;
+        }
+        if let Some(pe) = prev_end {
+            let gap = s.start[i] - pe;
+            if gap > 0 {
+                let launch = t.gpu.row(i as u32).map_or(NONE, |r| t.gpu.launch[r]);
+                let kind = if launch != NONE && s.start[launch as usize] > pe {
+                    GapKind::HostWait
+                } else if gap < KERNEL_WAIT_NS {
+                    GapKind::KernelWait
+                } else {
+                    GapKind::Other
+                };
+                f(Gap {
+                    device: tr.device.unwrap_or(-1),
+                    stream: tr.stream.unwrap_or(-1),
+                    start_ns: pe,
+                    dur_ns: gap,
+                    kind,
+                    next: i as u32,
+                    launch,
+                });
+            }
+        }
+        prev_end = Some(prev_end.map_or(s.end(i), |p| p.max(s.end(i))));
+    }
+    prev_end.is_some()
 }
 
 /// The `n` longest gaps, longest first (ties by time).

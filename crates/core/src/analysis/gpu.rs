@@ -243,40 +243,20 @@ pub fn overlap(t: &Trace) -> Overlap {
 
 /// Idle gaps per GPU stream, classified as HTA does.
 pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
-    let s = &t.slices;
+    use super::gaps::{track_gaps, GapKind};
     let mut out = Vec::new();
-    for tr in &t.tracks {
-        if tr.kind != TrackKind::Gpu {
-            continue;
-        }
+    for tr in t.tracks.iter().filter(|tr| tr.kind == TrackKind::Gpu) {
         let mut st = StreamIdle {
             device: tr.device.unwrap_or(-1),
             stream: tr.stream.unwrap_or(-1),
             ..Default::default()
         };
-        let mut prev_end: Option<Ns> = None;
-        let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-        for i in a..b {
-            if !s.kind[i].is_gpu_work() {
-                continue;
-            }
-            if let Some(pe) = prev_end {
-                let gap = s.start[i] - pe;
-                if gap > 0 {
-                    let launch = t.gpu.row(i as u32).map_or(NONE, |r| t.gpu.launch[r]);
-                    let host_wait = launch != NONE && s.start[launch as usize] > pe;
-                    if host_wait {
-                        st.host_wait_ns += gap;
-                    } else if gap < KERNEL_WAIT_NS {
-                        st.kernel_wait_ns += gap;
-                    } else {
-                        st.other_ns += gap;
-                    }
-                }
-            }
-            prev_end = Some(prev_end.map_or(s.end(i), |p| p.max(s.end(i))));
-        }
-        if prev_end.is_some() {
+        let has_work = track_gaps(t, tr, |g| match g.kind {
+            GapKind::HostWait => st.host_wait_ns += g.dur_ns,
+            GapKind::KernelWait => st.kernel_wait_ns += g.dur_ns,
+            GapKind::Other => st.other_ns += g.dur_ns,
+        });
+        if has_work {
             out.push(st);
         }
     }
