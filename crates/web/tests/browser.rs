@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tracelight_core::ingest::{load_bytes, Loaded};
-use tracelight_core::model::SliceKind;
+use tracelight_core::model::{SliceKind, Trace};
 use tracelight_web::timeline::data::TimelineData;
-use tracelight_web::timeline::layout::{self, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
-use tracelight_web::timeline::paint::{paint, text::TextCache, Scene};
+use tracelight_web::timeline::layout::{self, Row, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
+use tracelight_web::timeline::paint::{paint, text::TextCache, PaintStats, Scene};
 use tracelight_web::timeline::theme::{kind_color, Cat, Theme};
 use tracelight_web::timeline::tlstate::track_rows;
 use tracelight_web::timeline::viewport::Viewport;
@@ -64,25 +64,7 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     let (s, e) = (t.slices.start[k], t.slices.end(k));
     let vp = Viewport::new(s - (e - s), e + (e - s), w - GUTTER_PX);
     let theme = Theme::default();
-    let tr = track_rows(&rows, t.tracks.len());
-    let scene = Scene {
-        t: &t,
-        d: &d,
-        rows: &rows,
-        track_row: &tr,
-        vp,
-        scroll: 0.0,
-        width: w,
-        height: h,
-        theme: &theme,
-        selected: None,
-        links: &[],
-        matches: &[],
-        revealed: &[],
-        area: None,
-        collapsed: &[],
-    };
-    let stats = paint(&ctx, &scene, &mut TextCache::default());
+    let stats = paint_plain(&ctx, &t, &d, &rows, vp, (w, h), &theme);
     assert!(stats.rects > 0);
     assert!(stats.labels > 0, "the zoomed kernel carries its name");
 
@@ -112,25 +94,7 @@ fn zoomed_out_every_track_with_work_has_pixels() {
     let ctx = canvas(w, h);
     let vp = Viewport::new(d.bounds.0, d.bounds.1, w - GUTTER_PX);
     let theme = Theme::default();
-    let tr = track_rows(&rows, t.tracks.len());
-    let scene = Scene {
-        t: &t,
-        d: &d,
-        rows: &rows,
-        track_row: &tr,
-        vp,
-        scroll: 0.0,
-        width: w,
-        height: h,
-        theme: &theme,
-        selected: None,
-        links: &[],
-        matches: &[],
-        revealed: &[],
-        area: None,
-        collapsed: &[],
-    };
-    paint(&ctx, &scene, &mut TextCache::default());
+    paint_plain(&ctx, &t, &d, &rows, vp, (w, h), &theme);
     let bg = hex(&theme.bg);
     for r in rows
         .iter()
@@ -145,4 +109,35 @@ fn zoomed_out_every_track_with_work_has_pixels() {
         let painted = data.chunks(4).filter(|p| [p[0], p[1], p[2]] != bg).count();
         assert!(painted > 0, "row {} has visible work", r.label);
     }
+}
+
+/// Paints the whole timeline with nothing selected, searched or revealed.
+fn paint_plain(
+    ctx: &web_sys::CanvasRenderingContext2d,
+    t: &Trace,
+    d: &TimelineData,
+    rows: &[Row],
+    vp: Viewport,
+    (width, height): (f64, f64),
+    theme: &Theme,
+) -> PaintStats {
+    let tr = track_rows(rows, t.tracks.len());
+    let scene = Scene {
+        t,
+        d,
+        rows,
+        track_row: &tr,
+        vp,
+        scroll: 0.0,
+        width,
+        height,
+        theme,
+        selected: None,
+        links: &[],
+        matches: &[],
+        revealed: &[],
+        area: None,
+        collapsed: &[],
+    };
+    paint(ctx, &scene, &mut TextCache::default())
 }
