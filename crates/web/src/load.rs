@@ -1,18 +1,19 @@
 //! Reading bytes into the core `Loader` in fixed slices: from a `File` (picked or dropped) or from a
-//! `fetch` of `?url=`. Between slices the task yields to the event loop so the page stays responsive,
+//! `fetch` of `?url=`, both read ahead by a worker (`js/chunks.js`). Between slices the task yields to the event loop so the page stays responsive,
 //! progress is published in bytes with MB/s, and a cancel flag is honoured.
 
 use crate::state::{Content, LoadedFile, Progress, TraceFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use tracelight_core::ingest::{Loaded, Loader};
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// Raw bytes per slice: small enough that parsing one (gzip included) stays well under 50 ms.
 pub const SLICE_BYTES: u64 = 1 << 20;
 
-/// Bytes read from a `File` per `arrayBuffer()` call (each read is an async round trip).
+/// Bytes per chunk the reader worker hands over (each is one message and one copy into wasm).
 const READ_BYTES: u64 = 4 << 20;
 
 /// Signals a load reports into.
@@ -62,6 +63,9 @@ struct Feed {
     loader: Loader,
     started: f64,
     last_yield: f64,
+    /// Time spent inside the reader itself, so a benchmark can tell parse cost from waiting on
+    /// the browser (reads, yields).
+    busy_ms: f64,
     total: Option<u64>,
     ctx: LoadCtx,
 }
@@ -81,6 +85,7 @@ impl Feed {
             loader: Loader::new(name),
             started: now,
             last_yield: now,
+            busy_ms: 0.0,
             total,
             ctx,
         }
@@ -93,8 +98,10 @@ impl Feed {
             if self.ctx.cancel.get_untracked() {
                 return Err(format!("{}: load cancelled", self.loader.name()));
             }
+            let t0 = now_ms();
             self.loader.push(piece).map_err(|e| e.to_string())?;
             let now = now_ms();
+            self.busy_ms += now - t0;
             if now - self.last_yield >= BUDGET_MS {
                 let secs = ((now - self.started) / 1000.0).max(1e-6);
                 let done = self.loader.raw_bytes();
@@ -125,13 +132,16 @@ impl Feed {
             }
         });
         yield_now().await;
+        let t0 = now_ms();
         let content = match self.loader.finish().map_err(|e| e.to_string())? {
             Loaded::Trace(t) => Content::Trace(Box::new(TraceFile::new(&name, *t))),
             Loaded::Snapshot(s) => Content::Snapshot(s),
             Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
         };
-        let load_ms = now_ms() - self.started;
+        let end = now_ms();
+        let load_ms = end - self.started;
         Ok(LoadedFile {
+            parse_ms: self.busy_ms + (end - t0),
             name,
             bytes,
             decoded_bytes,
@@ -141,31 +151,97 @@ impl Feed {
     }
 }
 
-/// Reads a `File` slice by slice.
-pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, String> {
-    let name = file.name();
-    let size = file.size() as u64;
-    let mut feed = Feed::new(&name, Some(size), ctx);
-    let mut off = 0u64;
-    let mut buf: Vec<u8> = Vec::new();
-    while off < size {
-        let end = (off + READ_BYTES).min(size);
-        let blob = file
-            .slice_with_f64_and_f64(off as f64, end as f64)
-            .map_err(|e| format!("{name}: {}", js_err(e)))?;
-        let ab = JsFuture::from(blob.array_buffer())
-            .await
-            .map_err(|e| format!("{name}: {}", js_err(e)))?;
-        let arr = Uint8Array::new(&ab);
-        buf.resize(arr.length() as usize, 0);
-        arr.copy_to(&mut buf);
-        feed.push(&buf).await?;
-        off = end;
-    }
-    feed.finish().await
+#[wasm_bindgen(module = "/js/chunks.js")]
+extern "C" {
+    /// Reads a `File` or a URL in a worker, a bounded number of chunks ahead (see `js/chunks.js`).
+    type ChunkSource;
+    #[wasm_bindgen(constructor, catch)]
+    fn new(src: &JsValue, chunk: f64, ahead: u32) -> Result<ChunkSource, JsValue>;
+    #[wasm_bindgen(method)]
+    fn next(this: &ChunkSource) -> js_sys::Promise;
+    #[wasm_bindgen(method)]
+    fn close(this: &ChunkSource);
 }
 
-/// Fetches `url` (same origin or CORS) and streams the body into the loader.
+/// Chunks the worker may hold ready beyond the one being parsed: enough to ride out a slow read,
+/// few enough that the bytes outside wasm memory stay small (16 MiB).
+const READ_AHEAD: u32 = 4;
+
+/// What the worker sends, decoded.
+enum Chunk {
+    Start(Option<u64>),
+    Bytes(Uint8Array),
+    Done,
+}
+
+/// Owns the worker: dropping it (a cancel, a parse error) stops the reads.
+struct Source(ChunkSource);
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+impl Source {
+    fn open(src: &JsValue, label: &str) -> Result<Self, String> {
+        ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD)
+            .map(Source)
+            .map_err(|e| format!("{label}: {}", js_err(e)))
+    }
+
+    async fn next(&self, label: &str) -> Result<Chunk, String> {
+        let m = JsFuture::from(self.0.next())
+            .await
+            .map_err(|e| format!("{label}: {}", js_err(e)))?;
+        let get = |k: &str| Reflect::get(&m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+        match get("kind").as_string().as_deref() {
+            Some("start") => Ok(Chunk::Start(get("total").as_f64().map(|t| t as u64))),
+            Some("chunk") => get("bytes")
+                .dyn_into()
+                .map(Chunk::Bytes)
+                .map_err(|_| format!("{label}: a chunk that is not bytes")),
+            Some("done") => Ok(Chunk::Done),
+            _ => Err(format!(
+                "{label}: {}",
+                get("message")
+                    .as_string()
+                    .unwrap_or_else(|| "the read failed".into())
+            )),
+        }
+    }
+
+    /// Feeds every chunk to a new [`Feed`] named `name` and builds the model.
+    async fn load(self, name: &str, label: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
+        let total = match self.next(label).await? {
+            Chunk::Start(total) => total,
+            _ => return Err(format!("{label}: the reader did not start")),
+        };
+        let mut feed = Feed::new(name, total, ctx);
+        let mut buf: Vec<u8> = Vec::new();
+        loop {
+            match self.next(label).await? {
+                Chunk::Bytes(arr) => {
+                    buf.resize(arr.length() as usize, 0);
+                    arr.copy_to(&mut buf);
+                    feed.push(&buf).await?;
+                }
+                Chunk::Done => break,
+                Chunk::Start(_) => return Err(format!("{label}: the reader started twice")),
+            }
+        }
+        drop(self);
+        feed.finish().await
+    }
+}
+
+/// Reads a `File` (picked or dropped) through the reader worker.
+pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, String> {
+    let name = file.name();
+    Source::open(&file, &name)?.load(&name, &name, ctx).await
+}
+
+/// Fetches `url` (same origin or CORS) in the reader worker and streams the body into the loader.
 pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
     let name = url
         .rsplit('/')
@@ -173,54 +249,9 @@ pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
         .filter(|s| !s.is_empty())
         .unwrap_or(url)
         .to_owned();
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = JsFuture::from(window.fetch_with_str(url))
+    Source::open(&JsValue::from_str(url), url)?
+        .load(&name, url, ctx)
         .await
-        .map_err(|e| format!("{url}: {}", js_err(e)))?;
-    let resp: web_sys::Response = resp
-        .dyn_into()
-        .map_err(|_| format!("{url}: not a response"))?;
-    if !resp.ok() {
-        return Err(format!(
-            "{url}: HTTP {} {}",
-            resp.status(),
-            resp.status_text()
-        ));
-    }
-    let total = resp
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|s| s.parse().ok());
-    let mut feed = Feed::new(&name, total, ctx);
-    let body = resp.body().ok_or_else(|| format!("{url}: empty body"))?;
-    let reader: web_sys::ReadableStreamDefaultReader = body
-        .get_reader()
-        .dyn_into()
-        .map_err(|_| format!("{url}: unreadable body"))?;
-    let mut buf: Vec<u8> = Vec::new();
-    loop {
-        let r = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| format!("{url}: {}", js_err(e)))?;
-        let done = Reflect::get(&r, &JsValue::from_str("done"))
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        let value = Reflect::get(&r, &JsValue::from_str("value"))
-            .map_err(|e| format!("{url}: {}", js_err(e)))?;
-        let arr: Uint8Array = value
-            .dyn_into()
-            .map_err(|_| format!("{url}: body chunk is not bytes"))?;
-        buf.resize(arr.length() as usize, 0);
-        arr.copy_to(&mut buf);
-        feed.push(&buf).await?;
-    }
-    feed.finish().await
 }
 
 /// Opens several files as one session: each is read in turn; the ones that fail are reported by

@@ -47,6 +47,8 @@ pub struct LoadedFile {
     pub bytes: u64,
     pub decoded_bytes: u64,
     pub load_ms: f64,
+    /// Of `load_ms`, the time the reader itself ran (the rest is the browser reading and yielding).
+    pub parse_ms: f64,
     pub content: Content,
 }
 
