@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
@@ -81,6 +82,37 @@ test('an unreadable file shows an error naming it, and the trace already open st
   assert.match(await p.getByTestId('warnings').innerText(), /truncated/);
   assert.equal(await p.getByTestId('file-name').textContent(), 'cut.pt.trace.json');
   await p.screenshot({ path: shot('error.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a cut .json.gz is inflated by the browser and keeps exactly what the CLI (flate2) keeps, with a warning', { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  const full = fs.readFileSync(TRACE);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-e2e-'));
+  const cut = path.join(dir, 'cut.json.gz');
+  fs.writeFileSync(cut, full.subarray(0, Math.floor(full.length / 2)));
+  await p.getByTestId('file-input').setInputFiles(cut);
+  await p.getByTestId('warnings').waitFor({ timeout: 60_000 });
+  assert.match(await p.getByTestId('warnings').innerText(), /truncated/);
+  const shown = Number(await p.getByTestId('event-count').textContent());
+  assert.equal(shown, cli(cut).files[0].events);
+  assert.ok(shown > 1000, `kept ${shown} events`);
+  // Corrupt deflate data: an error naming the file, and the cut file stays open.
+  const bad = path.join(dir, 'corrupt.json.gz');
+  const mangled = Buffer.from(full);
+  mangled.fill(0xff, 5000, 9000);
+  fs.writeFileSync(bad, mangled);
+  await p.getByTestId('file-input').setInputFiles(bad);
+  await p.getByTestId('error').waitFor({ timeout: 60_000 });
+  // The page says what the CLI (flate2) says of the same bytes.
+  const cliSays = spawnSync(path.join(ROOT, 'target/release/tracelight'), ['summary', bad]).stderr.toString();
+  const why = cliSays.slice(cliSays.indexOf('corrupt.json.gz: ') + 'corrupt.json.gz: '.length).trim();
+  assert.ok(why.length > 5, cliSays);
+  assert.ok((await p.getByTestId('error').textContent()).includes(`corrupt.json.gz: ${why}`));
+  assert.equal(Number(await p.getByTestId('event-count').textContent()), shown);
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -165,6 +165,70 @@ fn a_truncated_trace_keeps_what_parsed_and_warns_with_the_offset() {
     );
 }
 
+/// The browser inflates gzip with its own `DecompressionStream` and hands the loader decompressed
+/// bytes: a cut `.gz` must end exactly as when flate2 inflates it (same slices, same warning), and a
+/// corrupt one must fail naming the file.
+#[test]
+fn platform_inflated_gzip_matches_flate2_whole_cut_or_corrupt() {
+    use std::io::{Read, Write};
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(LAUNCH.as_bytes()).unwrap();
+    let gz = enc.finish().unwrap();
+    let cut = &gz[..gz.len() * 3 / 4];
+    // What a platform inflater yields before it reports the stream cut short.
+    let mut partial = Vec::new();
+    let _ = flate2::read::GzDecoder::new(cut).read_to_end(&mut partial);
+    assert!(!partial.is_empty() && partial.len() < LAUNCH.len());
+
+    let by_flate2 = |bytes: &[u8]| {
+        let mut l = Loader::new("t.json.gz");
+        l.push(bytes).unwrap();
+        match l.finish().unwrap() {
+            Loaded::Trace(t) => t,
+            _ => panic!("not a trace"),
+        }
+    };
+    let by_platform = |decoded: &[u8], truncated: bool| {
+        let mut l = Loader::new("t.json.gz");
+        for (i, piece) in decoded.chunks(7).enumerate() {
+            l.push_inflated(piece, (i as u64 + 1) * 3).unwrap();
+        }
+        if truncated {
+            l.inflate_failed(true, "Compressed input was truncated.")
+                .unwrap();
+        }
+        match l.finish().unwrap() {
+            Loaded::Trace(t) => t,
+            _ => panic!("not a trace"),
+        }
+    };
+    for (a, b) in [
+        (by_flate2(&gz), by_platform(LAUNCH.as_bytes(), false)),
+        (by_flate2(cut), by_platform(&partial, true)),
+    ] {
+        assert_eq!(a.slices.len(), b.slices.len());
+        assert_eq!(a.event_count, b.event_count);
+        assert_eq!(
+            a.warnings.count(WarningKind::Truncated) > 0,
+            b.warnings.count(WarningKind::Truncated) > 0
+        );
+    }
+    assert_eq!(by_platform(LAUNCH.as_bytes(), false).slices.len(), 3);
+    assert!(
+        by_platform(&partial, true)
+            .warnings
+            .count(WarningKind::Truncated)
+            > 0
+    );
+
+    let mut l = Loader::new("bad.json.gz");
+    let e = l
+        .inflate_failed(false, "The compressed data was not valid")
+        .unwrap_err();
+    assert!(e.to_string().contains("bad.json.gz"), "{e}");
+    assert!(e.to_string().contains("not valid"), "{e}");
+}
+
 #[test]
 fn not_a_trace_is_refused_by_content_whatever_the_name() {
     for (name, bytes) in [

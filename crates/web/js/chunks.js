@@ -6,6 +6,9 @@
 // load was spent waiting. The worker reads ahead on the other core, a bounded number of chunks at a
 // time (the page returns a credit for each chunk it takes), and transfers each buffer without a copy.
 //
+// A gzip source is inflated in the worker too, by the platform's DecompressionStream: off the
+// parsing thread and native code, where flate2 in wasm costs the parse as much time again.
+//
 // The worker is made from a Blob URL of the text below: no request leaves the page for it.
 
 const WORKER = `
@@ -26,50 +29,154 @@ self.onmessage = (e) => {
   credits = m.ahead;
   run(m).catch((err) => self.postMessage({ kind: 'error', message: String((err && err.message) || err) }));
 };
-async function run(m) {
-  if (m.file) {
-    const f = m.file;
-    self.postMessage({ kind: 'start', total: f.size });
-    const r = new FileReaderSync();
-    let off = 0;
-    while (off < f.size) {
-      await credit();
-      const end = Math.min(off + m.chunk, f.size);
-      const buf = r.readAsArrayBuffer(f.slice(off, end));
-      off = end;
-      send(buf, off);
+// Re-chunks a byte stream into buffers of m.chunk bytes; raw() is the source bytes read so far.
+async function pump(stream, m, raw) {
+  const reader = stream.getReader();
+  let buf = new Uint8Array(m.chunk);
+  let fill = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    let at = 0;
+    while (at < value.length) {
+      const n = Math.min(value.length - at, buf.length - fill);
+      buf.set(value.subarray(at, at + n), fill);
+      fill += n;
+      at += n;
+      if (fill === buf.length) {
+        await credit();
+        send(buf.buffer, raw());
+        buf = new Uint8Array(m.chunk);
+        fill = 0;
+      }
     }
+  }
+  if (fill > 0) {
+    await credit();
+    send(buf.buffer.slice(0, fill), raw());
+  }
+}
+// A promise to wait on, and the function that settles it.
+const signal = () => {
+  let fire;
+  const wait = new Promise((r) => { fire = r; });
+  return { wait, fire };
+};
+// Inflates with DecompressionStream. Its output is read eagerly into a queue (bounded by throttling
+// the compressed input instead), because an errored stream drops what was not yet read: on a cut
+// file the last decoded bytes would be lost, and the page must keep exactly what flate2 keeps.
+// Returns the error that stopped it, or null.
+async function inflate(counted, m, raw) {
+  const ds = new DecompressionStream('gzip');
+  const writer = ds.writable.getWriter();
+  const queue = [];
+  let queued = 0;
+  let ended = false;
+  let failure = null;
+  let more = signal();
+  let drained = signal();
+  const reading = (async () => {
+    const r = ds.readable.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await r.read();
+        if (done) break;
+        queue.push(value);
+        queued += value.length;
+        more.fire();
+      }
+    } catch (err) {
+      failure = failure || err;
+    }
+    ended = true;
+    more.fire();
+  })();
+  const sending = pump(new ReadableStream({
+    async pull(c) {
+      while (queue.length === 0 && !ended) {
+        more = signal();
+        await more.wait;
+      }
+      if (queue.length === 0) { c.close(); return; }
+      const v = queue.shift();
+      queued -= v.length;
+      drained.fire();
+      c.enqueue(v);
+    },
+  }, { highWaterMark: 0 }), m, raw);
+  const src = counted.getReader();
+  try {
+    for (;;) {
+      while (queued > m.chunk * m.ahead && !ended) {
+        drained = signal();
+        await drained.wait;
+      }
+      const { done, value } = await src.read();
+      if (done) break;
+      await writer.write(value);
+    }
+    // Let the reader take every chunk the last write produced before close() can error the stream.
+    await new Promise((r) => setTimeout(r, 0));
+    await writer.close();
+  } catch (err) {
+    failure = failure || err;
+  }
+  await reading;
+  await sending;
+  return failure;
+}
+async function run(m) {
+  let body;
+  let total = null;
+  if (m.file) {
+    body = m.file.stream();
+    total = m.file.size;
   } else {
     const resp = await fetch(m.url);
     if (!resp.ok) throw new Error('HTTP ' + resp.status + ' ' + resp.statusText);
     if (!resp.body) throw new Error('empty body');
     const len = Number(resp.headers.get('content-length'));
-    self.postMessage({ kind: 'start', total: len > 0 ? len : null });
-    const reader = resp.body.getReader();
-    let buf = new Uint8Array(m.chunk);
-    let fill = 0;
-    let raw = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      let at = 0;
-      while (at < value.length) {
-        const n = Math.min(value.length - at, buf.length - fill);
-        buf.set(value.subarray(at, at + n), fill);
-        fill += n;
-        at += n;
-        raw += n;
-        if (fill === buf.length) {
-          await credit();
-          send(buf.buffer, raw);
-          buf = new Uint8Array(m.chunk);
-          fill = 0;
-        }
-      }
-    }
-    if (fill > 0) {
-      await credit();
-      send(buf.buffer.slice(0, fill), raw);
+    if (len > 0) total = len;
+    body = resp.body;
+  }
+  // Counts source bytes as they are read, and peeks at the first ones for the gzip magic.
+  const src = body.getReader();
+  let raw = 0;
+  let first = await src.read();
+  while (!first.done && first.value.length < 2) {
+    const more = await src.read();
+    if (more.done) break;
+    const joined = new Uint8Array(first.value.length + more.value.length);
+    joined.set(first.value);
+    joined.set(more.value, first.value.length);
+    first = { done: false, value: joined };
+  }
+  const counted = new ReadableStream({
+    start(c) {
+      if (first.done) { c.close(); return; }
+      raw += first.value.length;
+      c.enqueue(first.value);
+    },
+    async pull(c) {
+      const { done, value } = await src.read();
+      if (done) { c.close(); return; }
+      raw += value.length;
+      c.enqueue(value);
+    },
+    cancel(why) { return src.cancel(why); },
+  });
+  const gz = m.inflate && !first.done && first.value[0] === 0x1f && first.value[1] === 0x8b
+    && typeof DecompressionStream === 'function';
+  self.postMessage({ kind: 'start', total, inflated: gz });
+  if (!gz) {
+    await pump(counted, m, () => raw);
+  } else {
+    const failed = await inflate(counted, m, () => raw);
+    if (failed) {
+      // Chromium says "Compressed input was truncated." when the stream ends early.
+      const message = String((failed && failed.message) || failed);
+      self.postMessage({ kind: 'gzip-error', message, truncated: /truncat|unexpected end/i.test(message), raw });
+      return;
     }
   }
   self.postMessage({ kind: 'done' });
@@ -77,8 +184,11 @@ async function run(m) {
 `;
 
 export class ChunkSource {
-  /** `src` is a File or a URL string; at most `ahead` chunks of `chunk` bytes wait unparsed. */
-  constructor(src, chunk, ahead) {
+  /**
+   * `src` is a File or a URL string; at most `ahead` chunks of `chunk` bytes wait unparsed. With
+   * `inflate`, a gzip source is decompressed in the worker by the platform's DecompressionStream.
+   */
+  constructor(src, chunk, ahead, inflate) {
     this.queue = [];
     this.waiter = null;
     const url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }));
@@ -90,7 +200,7 @@ export class ChunkSource {
       this.arrive({ kind: 'error', message: e.message || 'the reader worker failed' });
     };
     const msg = typeof src === 'string' ? { url: new URL(src, location.href).href } : { file: src };
-    this.worker.postMessage({ ...msg, chunk, ahead });
+    this.worker.postMessage({ ...msg, chunk, ahead, inflate });
   }
 
   arrive(m) {
@@ -103,8 +213,9 @@ export class ChunkSource {
   }
 
   /**
-   * The next message: `{kind: 'start', total}` first, then `{kind: 'chunk', bytes, raw}` (raw: bytes
-   * of the source read so far) until `{kind: 'done'}` or `{kind: 'error', message}`.
+   * The next message: `{kind: 'start', total, inflated}` first, then `{kind: 'chunk', bytes, raw}`
+   * (raw: bytes of the source read so far) until `{kind: 'done'}`, `{kind: 'error', message}` or,
+   * when inflating, `{kind: 'gzip-error', message, truncated, raw}`.
    */
   async next() {
     while (this.queue.length === 0) await new Promise((r) => { this.waiter = r; });
@@ -113,7 +224,7 @@ export class ChunkSource {
       this.worker.postMessage({ kind: 'credit' });
       return { kind: 'chunk', bytes: new Uint8Array(m.buf), raw: m.raw };
     }
-    if (m.kind === 'done' || m.kind === 'error') this.close();
+    if (m.kind !== 'start') this.close();
     return m;
   }
 

@@ -92,14 +92,19 @@ impl Feed {
     }
 
     /// Parses `bytes` in [`SLICE_BYTES`] pieces, yielding to the browser whenever the budget is
-    /// spent; progress and the cancel flag are checked at each yield.
-    async fn push(&mut self, bytes: &[u8]) -> Result<(), String> {
+    /// spent; progress and the cancel flag are checked at each yield. `inflated` carries the
+    /// source bytes read so far when the bytes were already decompressed by the platform.
+    async fn push(&mut self, bytes: &[u8], inflated: Option<u64>) -> Result<(), String> {
         for piece in bytes.chunks(SLICE_BYTES as usize) {
             if self.ctx.cancel.get_untracked() {
                 return Err(format!("{}: load cancelled", self.loader.name()));
             }
             let t0 = now_ms();
-            self.loader.push(piece).map_err(|e| e.to_string())?;
+            match inflated {
+                Some(raw) => self.loader.push_inflated(piece, raw),
+                None => self.loader.push(piece),
+            }
+            .map_err(|e| e.to_string())?;
             let now = now_ms();
             self.busy_ms += now - t0;
             if now - self.last_yield >= BUDGET_MS {
@@ -156,7 +161,7 @@ extern "C" {
     /// Reads a `File` or a URL in a worker, a bounded number of chunks ahead (see `js/chunks.js`).
     type ChunkSource;
     #[wasm_bindgen(constructor, catch)]
-    fn new(src: &JsValue, chunk: f64, ahead: u32) -> Result<ChunkSource, JsValue>;
+    fn new(src: &JsValue, chunk: f64, ahead: u32, inflate: bool) -> Result<ChunkSource, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ChunkSource) -> js_sys::Promise;
     #[wasm_bindgen(method)]
@@ -169,8 +174,12 @@ const READ_AHEAD: u32 = 4;
 
 /// What the worker sends, decoded.
 enum Chunk {
-    Start(Option<u64>),
-    Bytes(Uint8Array),
+    /// The source's size when known, and whether the worker inflates it.
+    Start(Option<u64>, bool),
+    /// Bytes, and how many bytes of the source they account for so far.
+    Bytes(Uint8Array, u64),
+    /// The platform inflater stopped: cut short (`true`) or corrupt.
+    GzipFailed(bool, String),
     Done,
 }
 
@@ -185,7 +194,7 @@ impl Drop for Source {
 
 impl Source {
     fn open(src: &JsValue, label: &str) -> Result<Self, String> {
-        ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD)
+        ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD, true)
             .map(Source)
             .map_err(|e| format!("{label}: {}", js_err(e)))
     }
@@ -196,11 +205,18 @@ impl Source {
             .map_err(|e| format!("{label}: {}", js_err(e)))?;
         let get = |k: &str| Reflect::get(&m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
         match get("kind").as_string().as_deref() {
-            Some("start") => Ok(Chunk::Start(get("total").as_f64().map(|t| t as u64))),
+            Some("start") => Ok(Chunk::Start(
+                get("total").as_f64().map(|t| t as u64),
+                get("inflated").as_bool().unwrap_or(false),
+            )),
             Some("chunk") => get("bytes")
                 .dyn_into()
-                .map(Chunk::Bytes)
+                .map(|b| Chunk::Bytes(b, get("raw").as_f64().unwrap_or(0.0) as u64))
                 .map_err(|_| format!("{label}: a chunk that is not bytes")),
+            Some("gzip-error") => Ok(Chunk::GzipFailed(
+                get("truncated").as_bool().unwrap_or(false),
+                get("message").as_string().unwrap_or_default(),
+            )),
             Some("done") => Ok(Chunk::Done),
             _ => Err(format!(
                 "{label}: {}",
@@ -213,21 +229,27 @@ impl Source {
 
     /// Feeds every chunk to a new [`Feed`] named `name` and builds the model.
     async fn load(self, name: &str, label: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
-        let total = match self.next(label).await? {
-            Chunk::Start(total) => total,
+        let (total, inflated) = match self.next(label).await? {
+            Chunk::Start(total, inflated) => (total, inflated),
             _ => return Err(format!("{label}: the reader did not start")),
         };
         let mut feed = Feed::new(name, total, ctx);
         let mut buf: Vec<u8> = Vec::new();
         loop {
             match self.next(label).await? {
-                Chunk::Bytes(arr) => {
+                Chunk::Bytes(arr, raw) => {
                     buf.resize(arr.length() as usize, 0);
                     arr.copy_to(&mut buf);
-                    feed.push(&buf).await?;
+                    feed.push(&buf, inflated.then_some(raw)).await?;
+                }
+                Chunk::GzipFailed(truncated, message) => {
+                    feed.loader
+                        .inflate_failed(truncated, &message)
+                        .map_err(|e| e.to_string())?;
+                    break;
                 }
                 Chunk::Done => break,
-                Chunk::Start(_) => return Err(format!("{label}: the reader started twice")),
+                Chunk::Start(..) => return Err(format!("{label}: the reader started twice")),
             }
         }
         drop(self);

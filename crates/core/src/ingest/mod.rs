@@ -57,6 +57,8 @@ pub struct Loader {
     inner: Inner,
     raw_bytes: u64,
     decoded_bytes: u64,
+    /// A platform inflater (see [`Loader::push_inflated`]) reported the gzip stream cut short.
+    inflated_truncated: bool,
 }
 
 impl Loader {
@@ -69,6 +71,7 @@ impl Loader {
             inner: Inner::Sniffing(Vec::new()),
             raw_bytes: 0,
             decoded_bytes: 0,
+            inflated_truncated: false,
         }
     }
 
@@ -97,6 +100,30 @@ impl Loader {
         self.raw_bytes += data.len() as u64;
         let r = self.push_raw(data);
         r.map_err(|e| e.in_file(&self.name))
+    }
+
+    /// Takes bytes a platform inflater already decompressed (the browser's `DecompressionStream`,
+    /// which runs off the parsing thread and beats flate2 in wasm); `raw_bytes` is how much of the
+    /// compressed file they account for, for progress. Do not mix with [`Loader::push`].
+    pub fn push_inflated(&mut self, data: &[u8], raw_bytes: u64) -> Result<()> {
+        self.decided_gz = true;
+        self.raw_bytes = self.raw_bytes.max(raw_bytes);
+        let r = self.push_decoded(data);
+        r.map_err(|e| e.in_file(&self.name))
+    }
+
+    /// The platform inflater stopped on bad input. A stream that merely ends early keeps what
+    /// parsed, with a warning, exactly as when flate2 finds it truncated; anything else is an error
+    /// at the compressed offset reached.
+    pub fn inflate_failed(&mut self, truncated: bool, message: &str) -> Result<()> {
+        if truncated {
+            self.inflated_truncated = true;
+            return Ok(());
+        }
+        Err(
+            Error::new(ErrorKind::Compression(message.to_owned()), self.raw_bytes)
+                .in_file(&self.name),
+        )
     }
 
     fn push_raw(&mut self, data: &[u8]) -> Result<()> {
@@ -189,7 +216,7 @@ impl Loader {
             let head = std::mem::take(&mut self.raw_head);
             self.push_decoded(&head)?;
         }
-        let mut gz_truncated = false;
+        let mut gz_truncated = self.inflated_truncated;
         if let Some(gz) = self.gz.take() {
             let offset = self.raw_bytes;
             match gz.finish(&mut |d| self.push_decoded(d)) {
