@@ -26,7 +26,7 @@ pub fn load(path: &str) -> Result<Loaded, tracelight_core::Error> {
         tracelight_core::Error::new(tracelight_core::ErrorKind::Io(e.to_string()), 0).in_file(path)
     };
     let mut f = File::open(path).map_err(io)?;
-    let mut loader = Loader::new(path);
+    let mut loader = Loader::new(path).threaded();
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = f.read(&mut buf).map_err(io)?;

@@ -1,6 +1,7 @@
-//! `cargo run --release -p tracelight-core --example parse -- FILE [--analyze]`
+//! `cargo run --release -p tracelight-core --example parse -- FILE [--analyze] [--one-thread]`
 //!
-//! Parses FILE through the same push loader as the app (4 MiB slices) and prints the parse rate in
+//! Parses FILE through the same push loader as the CLI (4 MiB slices, two threads unless
+//! `--one-thread`, which is what the browser does) and prints the parse rate in
 //! decoded MB/s, the event count and the model's size; BENCHMARKS.md quotes it. With `--analyze`, also
 //! times every trace analysis the CLI's `analyze --json` runs.
 
@@ -20,6 +21,9 @@ fn main() {
         std::process::exit(2);
     };
     let mut loader = Loader::new(path);
+    if !args.iter().any(|a| a == "--one-thread") {
+        loader = loader.threaded();
+    }
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = match f.read(&mut buf) {

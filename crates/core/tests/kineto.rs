@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tracelight_core::ingest::{load_bytes, Loaded, Loader};
-use tracelight_core::model::{SliceKind, Trace, TrackKind, NONE};
+use tracelight_core::model::{SliceKind, StrId, Trace, TrackKind, NONE};
 use tracelight_core::warnings::WarningKind;
 use tracelight_core::ErrorKind;
 
@@ -331,6 +331,117 @@ const CORPUS_TRACES: &[(&str, u64)] = &[
         5059,
     ),
 ];
+
+/// Two models are the same: every slice column, string, stored args text, and (through their
+/// `Debug` form) every other table, the metadata and the warnings.
+fn assert_same_model(a: &Trace, b: &Trace, what: &str) {
+    let (x, y) = (&a.slices, &b.slices);
+    assert!(
+        x.start == y.start && x.dur == y.dur && x.track == y.track,
+        "{what}: slices"
+    );
+    assert!(
+        x.name == y.name && x.cat == y.cat && x.kind == y.kind,
+        "{what}: names"
+    );
+    assert!(
+        x.depth == y.depth && x.parent == y.parent,
+        "{what}: nesting"
+    );
+    assert!(
+        x.external_id == y.external_id && x.correlation == y.correlation && x.rf_id == y.rf_id,
+        "{what}: ids"
+    );
+    assert!(
+        x.input_dims == y.input_dims && x.input_types == y.input_types && x.args == y.args,
+        "{what}: args"
+    );
+    assert_eq!(a.strings.len(), b.strings.len(), "{what}: strings");
+    for i in 0..a.strings.len() as u32 {
+        assert_eq!(a.str(StrId(i)), b.str(StrId(i)), "{what}: string {i}");
+    }
+    for i in 0..x.len() {
+        assert_eq!(
+            a.slice_args_stored(i),
+            b.slice_args_stored(i),
+            "{what}: args of slice {i}"
+        );
+    }
+    let rest = |t: &Trace| {
+        format!(
+            "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{} {}",
+            t.meta,
+            t.processes,
+            t.tracks,
+            t.gpu,
+            t.flops,
+            t.instants,
+            t.memory,
+            t.counters,
+            t.flows,
+            t.warnings,
+            t.event_count,
+            t.bytes_read
+        )
+    };
+    assert!(
+        rest(a) == rest(b),
+        "{what}: tables, metadata or warnings differ"
+    );
+}
+
+fn load_threaded(bytes: &[u8], piece: usize) -> Box<Trace> {
+    let mut l = Loader::new("unknown").threaded();
+    for p in bytes.chunks(piece) {
+        l.push(p).expect("push");
+    }
+    match l.finish() {
+        Ok(Loaded::Trace(t)) => t,
+        _ => panic!("not a trace"),
+    }
+}
+
+/// The two-thread reader (the CLI's) builds exactly the one-thread reader's model (the browser's):
+/// same slices, strings, args, flows, warnings, in the same order, whatever the slice size; and
+/// it fails the same way on bad input.
+#[test]
+fn the_threaded_reader_builds_the_same_model() {
+    let whole = trace(LAUNCH);
+    for size in [1, 7, 64, 1000] {
+        assert_same_model(
+            &load_threaded(LAUNCH.as_bytes(), size),
+            &whole,
+            "hand-built",
+        );
+    }
+    let cut = &LAUNCH[..LAUNCH.find("\"cat\": \"kernel\"").expect("kernel")];
+    assert_same_model(&load_threaded(cut.as_bytes(), 5), &trace(cut), "cut");
+    let bad = r#"{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "name": "a"}, {"ph": ]}"#;
+    let Err(one) = load_bytes("unknown", bad.as_bytes()) else {
+        panic!("bad input loaded")
+    };
+    let mut l = Loader::new("unknown").threaded();
+    let two = l.push(bad.as_bytes()).and_then(|()| l.finish().map(|_| ()));
+    assert_eq!(
+        two.expect_err("bad input loaded").to_string(),
+        one.to_string()
+    );
+    if std::fs::metadata(CORPUS).is_err() {
+        return;
+    }
+    // Corpus files up to ~1 MB (old and new schemas, a bare array, gzip, ROCm, MTIA, CPU-only);
+    // the big ones add minutes to a debug build and nothing the reader does differently.
+    for (rel, _) in CORPUS_TRACES {
+        let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        if bytes.len() > 1_200_000 {
+            continue;
+        }
+        let Ok(Loaded::Trace(one)) = load_bytes("unknown", &bytes) else {
+            panic!("{rel}")
+        };
+        assert_same_model(&load_threaded(&bytes, 1 << 20), &one, rel);
+    }
+}
 
 #[test]
 fn every_corpus_kineto_trace_loads_under_the_name_unknown_with_its_event_count() {

@@ -59,6 +59,8 @@ pub struct Loader {
     decoded_bytes: u64,
     /// A platform inflater (see [`Loader::push_inflated`]) reported the gzip stream cut short.
     inflated_truncated: bool,
+    /// Build Kineto models on a second thread ([`KinetoReader::threaded`]).
+    threaded: bool,
 }
 
 impl Loader {
@@ -72,7 +74,14 @@ impl Loader {
             raw_bytes: 0,
             decoded_bytes: 0,
             inflated_truncated: false,
+            threaded: false,
         }
+    }
+
+    /// Reads Kineto traces with two threads (native callers: the CLI); the model is the same.
+    pub fn threaded(mut self) -> Self {
+        self.threaded = true;
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -182,7 +191,11 @@ impl Loader {
         // Only the first SNIFF_BYTES decide, however large the slice that brought them.
         match sniff::sniff(&head[..head.len().min(sniff::SNIFF_BYTES)]) {
             Ok(Format::Kineto) => {
-                let mut r = Box::new(KinetoReader::new());
+                let mut r = Box::new(if self.threaded {
+                    KinetoReader::threaded()
+                } else {
+                    KinetoReader::new()
+                });
                 r.push(&head)?;
                 self.inner = Inner::Kineto(r);
                 Ok(())

@@ -2,35 +2,105 @@
 
 use crate::ingest::json::{Cursor, RawStr, Scan, Stop};
 
-/// The typed args of DESIGN §3 that the model keeps in columns, as raw value spans.
-#[derive(Default, Clone, Copy)]
-pub(super) struct ArgSpans<'a> {
-    pub external_id: Option<&'a [u8]>,
-    pub correlation: Option<&'a [u8]>,
-    pub rf_id: Option<&'a [u8]>,
-    pub input_dims: Option<&'a [u8]>,
-    pub input_types: Option<&'a [u8]>,
-    pub flops: Option<&'a [u8]>,
-    pub device: Option<&'a [u8]>,
-    pub stream: Option<&'a [u8]>,
-    pub grid: Option<&'a [u8]>,
-    pub block: Option<&'a [u8]>,
-    pub registers: Option<&'a [u8]>,
-    pub shared_memory: Option<&'a [u8]>,
-    pub blocks_per_sm: Option<&'a [u8]>,
-    pub warps_per_sm: Option<&'a [u8]>,
-    pub occupancy: Option<&'a [u8]>,
-    pub bytes: Option<&'a [u8]>,
-    pub bandwidth: Option<&'a [u8]>,
-    pub total_allocated: Option<&'a [u8]>,
-    pub total_reserved: Option<&'a [u8]>,
-    pub addr: Option<&'a [u8]>,
-    pub device_id: Option<&'a [u8]>,
-    pub device_type: Option<&'a [u8]>,
+/// Declares [`ArgSpans`] from its field list.
+macro_rules! arg_spans {
+    ($($(#[$doc:meta])* $f:ident),* $(,)?) => {
+        /// The typed args of DESIGN §3 that the model keeps in columns, as raw value spans.
+        #[derive(Default, Clone, Copy)]
+        pub(super) struct ArgSpans<'a> {
+            $($(#[$doc])* pub $f: Option<&'a [u8]>,)*
+        }
+    };
+}
+
+arg_spans!(
+    external_id,
+    correlation,
+    rf_id,
+    input_dims,
+    input_types,
+    flops,
+    device,
+    stream,
+    grid,
+    block,
+    registers,
+    shared_memory,
+    blocks_per_sm,
+    warps_per_sm,
+    occupancy,
+    bytes,
+    bandwidth,
+    total_allocated,
+    total_reserved,
+    addr,
+    device_id,
+    device_type,
     /// `name` (metadata events: process/thread names).
-    pub name: Option<&'a [u8]>,
-    pub sort_index: Option<&'a [u8]>,
-    pub labels: Option<&'a [u8]>,
+    name,
+    sort_index,
+    labels,
+);
+
+impl<'a> ArgSpans<'a> {
+    /// The column an args key feeds, if any.
+    fn slot(&mut self, key: &[u8]) -> Option<&mut Option<&'a [u8]>> {
+        let a = self;
+        Some(match key {
+            b"External id" | b"external id" => &mut a.external_id,
+            b"correlation" => &mut a.correlation,
+            b"Record function id" => &mut a.rf_id,
+            b"Input Dims" | b"Input dims" => &mut a.input_dims,
+            b"Input type" => &mut a.input_types,
+            b"flops" => &mut a.flops,
+            b"device" => &mut a.device,
+            b"stream" => &mut a.stream,
+            b"grid" => &mut a.grid,
+            b"block" => &mut a.block,
+            b"registers per thread" => &mut a.registers,
+            b"shared memory" => &mut a.shared_memory,
+            b"blocks per SM" => &mut a.blocks_per_sm,
+            b"warps per SM" => &mut a.warps_per_sm,
+            b"est. achieved occupancy %" => &mut a.occupancy,
+            b"bytes" | b"Bytes" => &mut a.bytes,
+            b"memory bandwidth (GB/s)" => &mut a.bandwidth,
+            b"Total Allocated" => &mut a.total_allocated,
+            b"Total Reserved" => &mut a.total_reserved,
+            b"Addr" => &mut a.addr,
+            b"Device Id" => &mut a.device_id,
+            b"Device Type" => &mut a.device_type,
+            b"name" => &mut a.name,
+            b"sort_index" => &mut a.sort_index,
+            b"labels" => &mut a.labels,
+            _ => return None,
+        })
+    }
+
+    /// The typed args again from the entries' spans: the builder thread redoes this cheap match
+    /// rather than receive 25 spans per event.
+    pub fn from_pairs(w: &'a [u8], pairs: &[ArgPair]) -> Self {
+        let mut a = ArgSpans::default();
+        for p in pairs {
+            let key = w.get(p[0]..p[1]).unwrap_or_default();
+            if let Some(slot) = a.slot(key) {
+                *slot = Some(w.get(p[2]..p[3]).unwrap_or_default());
+            }
+        }
+        a
+    }
+}
+
+/// A byte range of a window, as `(start, end)` offsets.
+type Span = (u32, u32);
+
+fn span(w: &[u8], part: &[u8]) -> Span {
+    let start = offset(w, part);
+    (start as u32, (start + part.len()) as u32)
+}
+
+/// The range `s` of `w`; empty when out of range (it never is: spans come from the same window).
+fn slice(w: &[u8], s: Span) -> &[u8] {
+    w.get(s.0 as usize..s.1 as usize).unwrap_or_default()
 }
 
 #[derive(Default)]
@@ -47,6 +117,68 @@ pub(super) struct Ev<'a> {
     /// The whole `args` object, raw.
     pub args: Option<&'a [u8]>,
     pub a: ArgSpans<'a>,
+}
+
+/// An [`Ev`] as offsets into its window: what the threaded reader hands the builder thread along
+/// with the window's bytes.
+#[derive(Clone, Copy)]
+pub(super) struct EvAt {
+    ph: u8,
+    name: Option<(Span, bool)>,
+    cat: Option<(Span, bool)>,
+    pid: Option<Span>,
+    tid: Option<Span>,
+    ts: Option<Span>,
+    dur: Option<Span>,
+    id: Option<Span>,
+    bp: Option<(Span, bool)>,
+    args: Option<Span>,
+}
+
+impl<'a> Ev<'a> {
+    /// This event's spans as offsets into `w`, the window it was scanned from.
+    pub fn at(&self, w: &[u8]) -> EvAt {
+        let raw = |r: Option<RawStr<'_>>| r.map(|r| (span(w, r.bytes), r.escaped));
+        let sp = |v: Option<&[u8]>| v.map(|v| span(w, v));
+        EvAt {
+            ph: self.ph,
+            name: raw(self.name),
+            cat: raw(self.cat),
+            pid: sp(self.pid),
+            tid: sp(self.tid),
+            ts: sp(self.ts),
+            dur: sp(self.dur),
+            id: sp(self.id),
+            bp: raw(self.bp),
+            args: sp(self.args),
+        }
+    }
+}
+
+impl EvAt {
+    /// The event again, borrowing `w` (the same window's bytes); `pairs` are its args entries.
+    pub fn get<'a>(&self, w: &'a [u8], pairs: &[ArgPair]) -> Ev<'a> {
+        let raw = |r: Option<(Span, bool)>| {
+            r.map(|(s, escaped)| RawStr {
+                bytes: slice(w, s),
+                escaped,
+            })
+        };
+        let sp = |v: Option<Span>| v.map(|s| slice(w, s));
+        Ev {
+            ph: self.ph,
+            name: raw(self.name),
+            cat: raw(self.cat),
+            pid: sp(self.pid),
+            tid: sp(self.tid),
+            ts: sp(self.ts),
+            dur: sp(self.dur),
+            id: sp(self.id),
+            bp: raw(self.bp),
+            args: sp(self.args),
+            a: ArgSpans::from_pairs(w, pairs),
+        }
+    }
 }
 
 /// Byte ranges of one args entry in the window: key (between its quotes) and raw value.
@@ -124,35 +256,7 @@ fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>, pairs: &mut Vec<ArgPa
         let v = c.value()?;
         let (k0, v0) = (offset(c.b, key.bytes), offset(c.b, v));
         pairs.push([k0, k0 + key.bytes.len(), v0, v0 + v.len()]);
-        let slot = match key.bytes {
-            b"External id" | b"external id" => Some(&mut a.external_id),
-            b"correlation" => Some(&mut a.correlation),
-            b"Record function id" => Some(&mut a.rf_id),
-            b"Input Dims" | b"Input dims" => Some(&mut a.input_dims),
-            b"Input type" => Some(&mut a.input_types),
-            b"flops" => Some(&mut a.flops),
-            b"device" => Some(&mut a.device),
-            b"stream" => Some(&mut a.stream),
-            b"grid" => Some(&mut a.grid),
-            b"block" => Some(&mut a.block),
-            b"registers per thread" => Some(&mut a.registers),
-            b"shared memory" => Some(&mut a.shared_memory),
-            b"blocks per SM" => Some(&mut a.blocks_per_sm),
-            b"warps per SM" => Some(&mut a.warps_per_sm),
-            b"est. achieved occupancy %" => Some(&mut a.occupancy),
-            b"bytes" | b"Bytes" => Some(&mut a.bytes),
-            b"memory bandwidth (GB/s)" => Some(&mut a.bandwidth),
-            b"Total Allocated" => Some(&mut a.total_allocated),
-            b"Total Reserved" => Some(&mut a.total_reserved),
-            b"Addr" => Some(&mut a.addr),
-            b"Device Id" => Some(&mut a.device_id),
-            b"Device Type" => Some(&mut a.device_type),
-            b"name" => Some(&mut a.name),
-            b"sort_index" => Some(&mut a.sort_index),
-            b"labels" => Some(&mut a.labels),
-            _ => None,
-        };
-        if let Some(slot) = slot {
+        if let Some(slot) = a.slot(key.bytes) {
             *slot = Some(v);
         }
         if end_of_member(c, "expected ',' or '}' in args")? {
