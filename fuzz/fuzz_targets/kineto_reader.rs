@@ -1,6 +1,7 @@
 //! Fuzzes the streaming Kineto JSON reader directly, without gzip or format sniffing, so the fuzzer
 //! reaches the scanner and the model builder at once. Like the `kineto` target it reads each input
-//! whole and in small pushes (sizes drawn from the first byte) and requires the same outcome.
+//! whole and in small pushes (sizes drawn from the first byte), and with the two-thread reader the
+//! CLI uses, and requires the same outcome.
 //! Run: `cargo +nightly fuzz run kineto_reader fuzz/corpus/kineto -- -dict=fuzz/kineto.dict`.
 #![no_main]
 
@@ -33,8 +34,12 @@ fn outcome(r: Result<Trace, Error>) -> Outcome {
     }
 }
 
-fn read(data: &[u8], seed: Option<u8>) -> Outcome {
-    let mut r = KinetoReader::new();
+fn read(data: &[u8], seed: Option<u8>, threaded: bool) -> Outcome {
+    let mut r = if threaded {
+        KinetoReader::threaded()
+    } else {
+        KinetoReader::new()
+    };
     let mut i = 0;
     let mut k: u32 = u32::from(seed.unwrap_or(0));
     while i < data.len() {
@@ -58,7 +63,9 @@ fuzz_target!(|data: &[u8]| {
     let Some((&seed, _)) = data.split_first() else {
         return;
     };
-    let whole = read(data, None);
-    let split = read(data, Some(seed));
+    let whole = read(data, None, false);
+    let split = read(data, Some(seed), false);
     assert_eq!(whole, split, "slice boundaries changed the outcome");
+    let threaded = read(data, Some(seed), true);
+    assert_eq!(whole, threaded, "the two-thread reader disagrees");
 });

@@ -62,10 +62,18 @@ pub struct OpTree {
     pub entry_of: Vec<u32>,
 }
 
+/// Events of torch's tree. `python_function` events (`with_stack=True`) are in it but are not
+/// rows: torch nests them like ops, so a user annotation's self time excludes the Python frames
+/// directly under it, and a frame that starts inside an annotation but ends after it closes the
+/// annotation to later events (torch's stack rule), as `key_averages` does.
 fn is_cpu_event(k: SliceKind) -> bool {
     matches!(
         k,
-        SliceKind::CpuOp | SliceKind::UserAnnotation | SliceKind::Runtime | SliceKind::Driver
+        SliceKind::CpuOp
+            | SliceKind::UserAnnotation
+            | SliceKind::Runtime
+            | SliceKind::Driver
+            | SliceKind::PythonFunction
     )
 }
 
@@ -392,6 +400,9 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
     let mut flops_cache: FxHashMap<(StrId, StrId), (f64, FlopsSource)> = FxHashMap::default();
     for e in 0..tree.slice.len() {
         let i = tree.slice[e] as usize;
+        if s.kind[i] == SliceKind::PythonFunction {
+            continue;
+        }
         let (nid, step) = name_key(s.name[i]);
         let dims = if opts.group_by_input_shape {
             *shape_of.entry(s.input_dims[i]).or_insert_with(|| {

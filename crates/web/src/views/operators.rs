@@ -293,7 +293,7 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                     <li><b>"ProfilerStep*"</b>": every " <code>"ProfilerStep#N"</code> " slice is merged into one row, as torch does."</li>
                     <li><b>"Same-name child"</b>": an op whose only child has the same name (the redispatched " <code>"aten::mul"</code> " inside " <code>"aten::mul"</code> ") is counted once; its children belong to the parent."</li>
                     <li><b>"Async collectives"</b>": " <code>"nccl:*"</code> ", " <code>"gloo:*"</code> " (and mpi/ucc/xccl) annotations start on one thread and end on another; they have no parent or children and Self CPU 0."</li>
-                    <li><b>"with_stack"</b>": " <code>"python_function"</code> " events are not rows and do not reduce any op's self time, as in torch's tree."</li>
+                    <li><b>"with_stack"</b>": " <code>"python_function"</code> " events are not rows, but they nest like ops, as in torch's tree: a user annotation's Self CPU excludes the Python frames directly under it, and a frame that outlives the annotation takes the events after it."</li>
                     <li>"Profiler utility events (" <code>"profiler::_record_function_*"</code> ", " <code>"aten::is_leaf"</code> ", " <code>"aten::output_nr"</code> ", " <code>"aten::_version"</code> ") are dropped before the tree is built. Kernels, memcpy and memset appear as device rows with no CPU time."</li>
                 </ul>
             </details>
