@@ -141,6 +141,12 @@ pub fn App() -> impl IntoView {
     let on_demo = Callback::new(move |_| open_url(DEMO_URL.to_owned()));
     if let Some(url) = query_param("url") {
         open_url(url);
+    } else {
+        // Optimize the reader before a file is picked (see `load::warm_up`).
+        spawn_local(async {
+            crate::load::yield_now().await;
+            crate::load::warm_up();
+        });
     }
 
     let on_drop = move |ev: web_sys::DragEvent| {
