@@ -131,6 +131,7 @@ fn paint_plain(
         scroll: 0.0,
         width,
         height,
+        dpr: 1.0,
         theme,
         selected: None,
         links: &[],

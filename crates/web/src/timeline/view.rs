@@ -185,6 +185,7 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 scroll: tl.scroll.get_untracked(),
                 width: w,
                 height: h,
+                dpr,
                 theme: &theme,
                 selected: tl.selected.get_untracked(),
                 links: &links,
