@@ -102,7 +102,8 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
     let cache = StoredValue::new_local(TextCache::default());
     let drag = StoredValue::new(None::<Drag>);
 
-    // Size follows the window; the viewport's width is the track area's.
+    // Size follows the scroll container's box (window resizes, a page scrollbar, the side panel);
+    // the viewport's width is the track area's.
     let measure = move || {
         if let Some(w) = wrap.get_untracked() {
             let cw = f64::from(w.client_width()).max(300.0);
@@ -114,11 +115,9 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
             }
         }
     };
-    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
+    crate::resize::follow(wrap, measure);
     Effect::new(move |_| {
         if wrap.get().is_some() {
-            measure();
             tl.theme.set(Theme::from_css());
         }
     });
