@@ -142,3 +142,61 @@ fn paint_plain(
     };
     paint(ctx, &scene, &mut TextCache::default())
 }
+
+/// Regression: slice rects with fractional edges made Chromium's software rasterizer anti-alias
+/// every edge (one 1 GB frame took 250 ms to raster). Every pixel along a lane of narrow kernels
+/// at fractional positions is now the background, a grid line or the kernel colour, never a blend.
+#[wasm_bindgen_test]
+fn slice_edges_land_on_whole_pixels_not_blended() {
+    let events: Vec<String> = (0..12)
+        .map(|i| {
+            let ts = 10.3 + f64::from(i) * 6.71;
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k{i}","pid":0,"tid":7,"ts":{ts},"dur":2.37,"args":{{"device":0,"stream":7}}}}"#
+            )
+        })
+        .collect();
+    let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
+    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
+        panic!("the trace must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
+        .unwrap()
+        .clone();
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    // 100 µs over 790 px: 126.6 ns per pixel, so slice edges fall between pixels.
+    let vp = Viewport::new(0, 100_000, w - GUTTER_PX);
+    let theme = Theme::default();
+    let stats = paint_plain(&ctx, &t, &d, &rows, vp, (w, h), &theme);
+    assert_eq!(stats.labels, 0, "18 px kernels carry no name to blend");
+    let y = RULER_PX + row.lane_y(0) + LANE_PX / 2.0;
+    let data = ctx
+        .get_image_data(GUTTER_PX, y, w - GUTTER_PX, 1.0)
+        .unwrap()
+        .data();
+    let allowed = [
+        hex(&theme.bg),
+        hex(&theme.grid),
+        hex(Cat::of(SliceKind::Kernel, false).color()),
+    ];
+    let kernel_px = data
+        .chunks(4)
+        .filter(|p| [p[0], p[1], p[2]] == allowed[2])
+        .count();
+    // 12 kernels of 2.37 µs: 18.7 px each, less the one-pixel hairline.
+    assert!(
+        (12 * 17..=12 * 19).contains(&kernel_px),
+        "{kernel_px} kernel pixels"
+    );
+    let blended: Vec<[u8; 3]> = data
+        .chunks(4)
+        .map(|p| [p[0], p[1], p[2]])
+        .filter(|p| !allowed.contains(p))
+        .collect();
+    assert!(blended.is_empty(), "blended edge pixels: {blended:?}");
+}
