@@ -220,12 +220,19 @@ test('the side panel takes its width from the tracks; the canvas backing store f
   });
   // The backing store is the box times the device pixel ratio: sharp, not stretched.
   const sharp = (s) => s.backing === Math.round(s.css * 2) && s.backingH === Math.round(s.cssH * 2);
+  // The canvas is resized on the animation frame after its box changes: wait for that frame.
+  const settled = () => p.waitForFunction(() => {
+    const c = document.querySelector('[data-testid=timeline]');
+    return c.width === Math.round(c.clientWidth * 2) && c.height === Math.round(c.clientHeight * 2);
+  });
+  await settled();
   const s0 = await sizes();
   assert.ok(!s0.shown && sharp(s0), JSON.stringify(s0));
   await p.getByTestId('search').fill('aten::addmm');
   await p.getByTestId('search').press('Enter');
   await p.getByTestId('details').waitFor();
   await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').width < w, s0.backing);
+  await settled();
   const s1 = await sizes();
   assert.ok(s1.shown && sharp(s1), JSON.stringify(s1));
   assert.ok(Math.abs(s0.css - s1.css - s1.side) <= 2, `the canvas gave the panel its width: ${JSON.stringify([s0, s1])}`);
@@ -250,6 +257,7 @@ test('the side panel takes its width from the tracks; the canvas backing store f
   // × clears the selection and gives the width back.
   await p.getByTestId('tl-side-close').click();
   await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').clientWidth === w, s0.css);
+  await settled();
   const s3 = await sizes();
   assert.ok(!s3.shown && sharp(s3), JSON.stringify(s3));
   assert.equal(await p.getByTestId('details').count(), 0);
