@@ -200,3 +200,48 @@ fn slice_edges_land_on_whole_pixels_not_blended() {
         .collect();
     assert!(blended.is_empty(), "blended edge pixels: {blended:?}");
 }
+
+/// Regression: rounding slice edges to the nearest pixel left a blank pixel between two kernels
+/// less than a pixel apart (the end of one and the start of the next share a pixel column).
+/// Edges now snap outward, so the whole run from the first kernel to the second is painted.
+#[wasm_bindgen_test]
+fn kernels_less_than_a_pixel_apart_leave_no_blank_pixel() {
+    // 100 µs over 790 px is 126.6 ns per pixel: kernel A covers px 7.9–18.2, B px 18.5–34.3.
+    let json = r#"{"traceEvents":[
+        {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.0,"dur":1.3,"args":{"device":0,"stream":7}},
+        {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2.34,"dur":2.0,"args":{"device":0,"stream":7}}]}"#;
+    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
+        panic!("the trace must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
+        .unwrap()
+        .clone();
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    let theme = Theme::default();
+    paint_plain(
+        &ctx,
+        &t,
+        &d,
+        &rows,
+        Viewport::new(0, 100_000, w - GUTTER_PX),
+        (w, h),
+        &theme,
+    );
+    let y = (RULER_PX + row.lane_y(0) + 3.0).floor();
+    // Pixel columns 9..=32 lie inside A, the shared column 18, or B.
+    let data = ctx
+        .get_image_data(GUTTER_PX + 9.0, y, 24.0, 1.0)
+        .unwrap()
+        .data();
+    let kernel = hex(Cat::of(SliceKind::Kernel, false).color());
+    let cols: Vec<[u8; 3]> = data.chunks(4).map(|p| [p[0], p[1], p[2]]).collect();
+    assert!(
+        cols.iter().all(|&p| p == kernel),
+        "a blank column between the kernels: {cols:?}"
+    );
+}

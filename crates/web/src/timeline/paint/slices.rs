@@ -14,7 +14,8 @@ const LABEL_PX: f64 = 28.0;
 /// Rounds a canvas coordinate (CSS px) to the device-pixel grid. Edges off the grid make
 /// Chromium's software rasterizer anti-alias every edge of every rect in a path: on the 1 GB
 /// synthetic trace one frame of ~5k fractional rects took 250 ms to raster, snapped 17 ms
-/// (BENCHMARKS.md, timeline). Snapping also lets touching rects of one colour merge into one.
+/// (BENCHMARKS.md, timeline). Snapped rects that touch also merge into one. (Slice rects snap
+/// outward instead, see `row`.)
 pub fn snap(v: f64, dpr: f64) -> f64 {
     (v * dpr).round() / dpr
 }
@@ -34,7 +35,8 @@ pub fn row(
     let pad = npp.ceil() as i64;
     let win = (sc.vp.start_ns - pad, sc.vp.end_ns + pad);
     let mut spans: Vec<Span> = Vec::new();
-    let mut by_cat: [Vec<(f64, f64, f64)>; 10] = Default::default();
+    // Per colour: x, y, width, and whether the rect ends in a hairline.
+    let mut by_cat: [Vec<(f64, f64, f64, bool)>; 10] = Default::default();
     let mut labels: Vec<(f64, f64, f64, u32)> = Vec::new();
     for depth in 0..depths {
         let y = sc.y(row.lane_y(depth));
@@ -46,11 +48,15 @@ pub fn row(
         stats.spans += spans.len() as u32;
         let y = snap(y, sc.dpr);
         for sp in &spans {
-            let x0 = snap(sc.x(sp.start).max(GUTTER_PX - 2.0), sc.dpr);
-            let x1 = snap(sc.x(sp.end).min(sc.width + 2.0), sc.dpr);
+            // Outward to whole device pixels: every pixel a span touches is painted, so two spans
+            // less than a pixel apart never leave a gap where work exists.
+            let x0 = (sc.x(sp.start).max(GUTTER_PX - 2.0) * sc.dpr).floor() / sc.dpr;
+            let x1 = (sc.x(sp.end).min(sc.width + 2.0) * sc.dpr).ceil() / sc.dpr;
             let mut w = (x1 - x0).max(1.0);
-            // A one-device-pixel hairline between wide neighbours of the same colour.
-            if w >= 4.0 {
+            // A slice wide enough to read gets a one-device-pixel hairline at its end, so
+            // back-to-back slices of one colour stay apart; merged runs (count > 1) do not.
+            let edge = sp.count == 1 && w >= 4.0;
+            if edge {
                 w -= 1.0 / sc.dpr;
             }
             let rep = sp.rep as usize;
@@ -64,14 +70,16 @@ pub fn row(
             if sp.count == 1 && w >= LABEL_PX {
                 labels.push((x0, y, w, sp.rep));
             }
-            // Rects that touch after snapping (same lane, same colour) become one.
+            // Rects that touch (same lane, same colour) become one, unless the earlier one keeps
+            // its hairline.
             if let Some(last) = by_cat[ci].last_mut() {
-                if last.1 == y && x0 <= last.0 + last.2 {
+                if last.1 == y && !last.3 && x0 <= last.0 + last.2 {
                     last.2 = last.2.max(x0 + w - last.0);
+                    last.3 = edge;
                     continue;
                 }
             }
-            by_cat[ci].push((x0, y, w));
+            by_cat[ci].push((x0, y, w, edge));
         }
     }
     for (ci, rects) in by_cat.iter().enumerate() {
@@ -80,7 +88,7 @@ pub fn row(
         }
         ctx.set_fill_style_str(Cat::ALL[ci].color());
         ctx.begin_path();
-        for &(x, y, w) in rects {
+        for &(x, y, w, _) in rects {
             ctx.rect(x, y, w, LANE_PX - 1.0);
         }
         ctx.fill();
