@@ -5,11 +5,14 @@
 //
 //   cargo run --release -p tracelight-synth -- bench-data/synth-100mb.pt.trace.json --target-mb 100
 //   node tests/e2e/bench_timeline.mjs [bench-data/synth-100mb.pt.trace.json]
+//
+// DIST=other/dist serves another build of the app (for before/after comparisons).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
-import { browser, DIST, ROOT, shot } from './harness.mjs';
+import { browser, DIST as BUILT, ROOT, shot } from './harness.mjs';
 
+const DIST = process.env.DIST ? path.resolve(process.env.DIST) : BUILT;
 const file = path.resolve(process.argv[2] || path.join(ROOT, 'bench-data/synth-100mb.pt.trace.json'));
 if (!fs.existsSync(file)) {
   console.error(`missing ${file}; generate it with tracelight-synth (see the header)`);

@@ -28,8 +28,9 @@ test('a trace and its own memory timeline line up on the trace clock', { skip: !
   await p.getByTestId('tab-timeline').click();
   const lane = p.getByTestId('mem-lane');
   await lane.waitFor({ timeout: 30_000 });
+  // The lane paints on the next animation frame: wait for it, then check what it drew.
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=mem-lane]')?.dataset.polygons) > 0);
   assert.equal(Number(await lane.getAttribute('data-offset-ns')), base);
-  assert.ok(Number(await lane.getAttribute('data-polygons')) > 0);
   assert.match(await lane.getAttribute('title'), /memory_timeline\.json/);
   await lane.scrollIntoViewIfNeeded();
   await p.screenshot({ path: shot('memory-lane.png') });

@@ -3,7 +3,8 @@
 // Decimal): clicking a known kernel shows its name, duration and grid; its op link jumps to the op;
 // search counts equal python's counts; a deep link reopens the same window and selection; the
 // reveal flow steps through every occurrence; an area selection counts the slices of its track;
-// keyboard zoom/pan move the window. Screenshots go to target/e2e/.
+// keyboard zoom/pan move the window; the side panel resizes the canvas, whose backing store stays
+// sharp at 2x. Screenshots go to target/e2e/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -202,6 +203,64 @@ test('an area drag over one stream counts its slices; WASD moves the window; dar
   const bg = await p.getByTestId('timeline').evaluate((c) => Array.from(c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data.slice(0, 3)));
   assert.ok(bg.every((v) => v < 60), `dark canvas background ${bg}`);
   await p.screenshot({ path: shot('timeline-dark.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('the side panel takes its width from the tracks; the canvas backing store follows its box at 2x', async () => {
+  const errors = [];
+  const p = await b.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 2 });
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await openTimeline(p);
+  const sizes = () => p.evaluate(() => {
+    const c = document.querySelector('[data-testid=timeline]');
+    const s = document.querySelector('[data-testid=tl-side]');
+    return { css: c.clientWidth, cssH: c.clientHeight, backing: c.width, backingH: c.height, side: s.getBoundingClientRect().width, shown: getComputedStyle(s).display !== 'none' };
+  });
+  // The backing store is the box times the device pixel ratio: sharp, not stretched.
+  const sharp = (s) => s.backing === Math.round(s.css * 2) && s.backingH === Math.round(s.cssH * 2);
+  // The canvas is resized on the animation frame after its box changes: wait for that frame.
+  const settled = () => p.waitForFunction(() => {
+    const c = document.querySelector('[data-testid=timeline]');
+    return c.width === Math.round(c.clientWidth * 2) && c.height === Math.round(c.clientHeight * 2);
+  });
+  await settled();
+  const s0 = await sizes();
+  assert.ok(!s0.shown && sharp(s0), JSON.stringify(s0));
+  await p.getByTestId('search').fill('aten::addmm');
+  await p.getByTestId('search').press('Enter');
+  await p.getByTestId('details').waitFor();
+  await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').width < w, s0.backing);
+  await settled();
+  const s1 = await sizes();
+  assert.ok(s1.shown && sharp(s1), JSON.stringify(s1));
+  assert.ok(Math.abs(s0.css - s1.css - s1.side) <= 2, `the canvas gave the panel its width: ${JSON.stringify([s0, s1])}`);
+  // Details and tracks are on screen together: the panel is beside the canvas, not below the fold.
+  const det = await p.getByTestId('details-name').boundingBox();
+  const cv = await p.getByTestId('timeline').boundingBox();
+  assert.ok(det.x >= cv.x + cv.width - 1 && det.y + det.height <= 900, JSON.stringify([det, cv]));
+  // Dragging the panel's edge 100 px left widens it by 100 px and narrows the canvas to match.
+  const edge = await p.getByTestId('tl-side-edge').boundingBox();
+  const ex = edge.x + edge.width / 2, ey = edge.y + 60;
+  await p.mouse.move(ex, ey);
+  await p.mouse.down();
+  await p.mouse.move(ex - 100, ey, { steps: 5 });
+  await p.mouse.up();
+  await p.waitForFunction((w) => {
+    const c = document.querySelector('[data-testid=timeline]');
+    return c.clientWidth < w - 90 && c.width === Math.round(c.clientWidth * 2);
+  }, s1.css);
+  const s2 = await sizes();
+  assert.ok(Math.abs(s2.side - s1.side - 100) <= 1 && Math.abs(s1.css - s2.css - 100) <= 2 && sharp(s2), JSON.stringify([s1, s2]));
+  await p.screenshot({ path: shot('timeline-side-2x.png') });
+  // × clears the selection and gives the width back.
+  await p.getByTestId('tl-side-close').click();
+  await p.waitForFunction((w) => document.querySelector('[data-testid=timeline]').clientWidth === w, s0.css);
+  await settled();
+  const s3 = await sizes();
+  assert.ok(!s3.shown && sharp(s3), JSON.stringify(s3));
+  assert.equal(await p.getByTestId('details').count(), 0);
   assert.deepEqual(errors, []);
   await p.close();
 });

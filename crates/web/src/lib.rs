@@ -6,6 +6,7 @@ pub mod app;
 pub mod drop;
 pub mod load;
 pub mod memory;
+pub mod resize;
 pub mod state;
 pub mod timeline;
 pub mod views;

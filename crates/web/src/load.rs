@@ -3,6 +3,7 @@
 //! progress is published in bytes with MB/s, and a cancel flag is honoured.
 
 use crate::state::{Content, LoadedFile, Progress, TraceFile};
+use crate::timeline::data::TimelineData;
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use tracelight_core::ingest::{Loaded, Loader};
@@ -139,7 +140,19 @@ impl Feed {
         yield_now().await;
         let t0 = now_ms();
         let content = match self.loader.finish().map_err(|e| e.to_string())? {
-            Loaded::Trace(t) => Content::Trace(Box::new(TraceFile::new(&name, *t))),
+            Loaded::Trace(t) => {
+                let tf = TraceFile::new(&name, *t);
+                // The timeline's LOD index, built now (yielding between lanes) rather than on the
+                // first view of the timeline: 0.8-1.3 s on the 1 GB trace (BENCHMARKS.md).
+                self.ctx.progress.update(|p| {
+                    if let Some(p) = p {
+                        p.phase = "indexing timeline";
+                    }
+                });
+                let data = TimelineData::build_yielding(&tf.trace).await;
+                tf.set_timeline(data);
+                Content::Trace(Box::new(tf))
+            }
             Loaded::Snapshot(s) => Content::Snapshot(s),
             Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
         };

@@ -1,6 +1,7 @@
 //! What the app holds: the opened files (a session), the load in flight, and navigation between
 //! views, shared through Leptos context so views stay decoupled.
 
+use crate::timeline::data::TimelineData;
 use leptos::prelude::*;
 use std::sync::{Arc, OnceLock};
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
@@ -9,13 +10,15 @@ use tracelight_core::model::Trace;
 use tracelight_core::report::facts::Facts;
 use tracelight_core::report::json::Analysis;
 
-/// A loaded Kineto trace with its facts; the analyses are computed on first use.
+/// A loaded Kineto trace with its facts; the analyses are computed on first use, the timeline's
+/// data by the loader.
 pub struct TraceFile {
     pub trace: Trace,
     pub facts: Facts,
     /// Rank: `distributedInfo.rank`, else from the file name (`rank-N`, `workerN`), else file order.
     pub rank: i64,
     analysis: OnceLock<Analysis>,
+    timeline: OnceLock<Arc<TimelineData>>,
 }
 
 impl TraceFile {
@@ -26,7 +29,20 @@ impl TraceFile {
             facts,
             rank: 0,
             analysis: OnceLock::new(),
+            timeline: OnceLock::new(),
         }
+    }
+
+    /// The timeline's precomputed data (LOD index, counters, groups), built on first use unless
+    /// the loader already set it.
+    pub fn timeline(&self) -> &Arc<TimelineData> {
+        self.timeline
+            .get_or_init(|| Arc::new(TimelineData::build(&self.trace)))
+    }
+
+    /// Stores data built ahead of the first view (ignored if some is already there).
+    pub fn set_timeline(&self, d: TimelineData) {
+        let _ = self.timeline.set(Arc::new(d));
     }
 
     pub fn analysis(&self) -> &Analysis {

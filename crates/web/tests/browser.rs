@@ -131,6 +131,7 @@ fn paint_plain(
         scroll: 0.0,
         width,
         height,
+        dpr: 1.0,
         theme,
         selected: None,
         links: &[],
@@ -140,4 +141,107 @@ fn paint_plain(
         collapsed: &[],
     };
     paint(ctx, &scene, &mut TextCache::default())
+}
+
+/// Regression: slice rects with fractional edges made Chromium's software rasterizer anti-alias
+/// every edge (one 1 GB frame took 250 ms to raster). Every pixel along a lane of narrow kernels
+/// at fractional positions is now the background, a grid line or the kernel colour, never a blend.
+#[wasm_bindgen_test]
+fn slice_edges_land_on_whole_pixels_not_blended() {
+    let events: Vec<String> = (0..12)
+        .map(|i| {
+            let ts = 10.3 + f64::from(i) * 6.71;
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k{i}","pid":0,"tid":7,"ts":{ts},"dur":2.37,"args":{{"device":0,"stream":7}}}}"#
+            )
+        })
+        .collect();
+    let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
+    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
+        panic!("the trace must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
+        .unwrap()
+        .clone();
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    // 100 µs over 790 px: 126.6 ns per pixel, so slice edges fall between pixels.
+    let vp = Viewport::new(0, 100_000, w - GUTTER_PX);
+    let theme = Theme::default();
+    let stats = paint_plain(&ctx, &t, &d, &rows, vp, (w, h), &theme);
+    assert_eq!(stats.labels, 0, "18 px kernels carry no name to blend");
+    let y = RULER_PX + row.lane_y(0) + LANE_PX / 2.0;
+    let data = ctx
+        .get_image_data(GUTTER_PX, y, w - GUTTER_PX, 1.0)
+        .unwrap()
+        .data();
+    let allowed = [
+        hex(&theme.bg),
+        hex(&theme.grid),
+        hex(Cat::of(SliceKind::Kernel, false).color()),
+    ];
+    let kernel_px = data
+        .chunks(4)
+        .filter(|p| [p[0], p[1], p[2]] == allowed[2])
+        .count();
+    // 12 kernels of 2.37 µs: 18.7 px each, less the one-pixel hairline.
+    assert!(
+        (12 * 17..=12 * 19).contains(&kernel_px),
+        "{kernel_px} kernel pixels"
+    );
+    let blended: Vec<[u8; 3]> = data
+        .chunks(4)
+        .map(|p| [p[0], p[1], p[2]])
+        .filter(|p| !allowed.contains(p))
+        .collect();
+    assert!(blended.is_empty(), "blended edge pixels: {blended:?}");
+}
+
+/// Regression: rounding slice edges to the nearest pixel left a blank pixel between two kernels
+/// less than a pixel apart (the end of one and the start of the next share a pixel column).
+/// Edges now snap outward, so the whole run from the first kernel to the second is painted.
+#[wasm_bindgen_test]
+fn kernels_less_than_a_pixel_apart_leave_no_blank_pixel() {
+    // 100 µs over 790 px is 126.6 ns per pixel: kernel A covers px 7.9–18.2, B px 18.5–34.3.
+    let json = r#"{"traceEvents":[
+        {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.0,"dur":1.3,"args":{"device":0,"stream":7}},
+        {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2.34,"dur":2.0,"args":{"device":0,"stream":7}}]}"#;
+    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
+        panic!("the trace must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
+        .unwrap()
+        .clone();
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    let theme = Theme::default();
+    paint_plain(
+        &ctx,
+        &t,
+        &d,
+        &rows,
+        Viewport::new(0, 100_000, w - GUTTER_PX),
+        (w, h),
+        &theme,
+    );
+    let y = (RULER_PX + row.lane_y(0) + 3.0).floor();
+    // Pixel columns 9..=32 lie inside A, the shared column 18, or B.
+    let data = ctx
+        .get_image_data(GUTTER_PX + 9.0, y, 24.0, 1.0)
+        .unwrap()
+        .data();
+    let kernel = hex(Cat::of(SliceKind::Kernel, false).color());
+    let cols: Vec<[u8; 3]> = data.chunks(4).map(|p| [p[0], p[1], p[2]]).collect();
+    assert!(
+        cols.iter().all(|&p| p == kernel),
+        "a blank column between the kernels: {cols:?}"
+    );
 }

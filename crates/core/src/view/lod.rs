@@ -73,28 +73,9 @@ pub const LABEL_MIN_PX: f64 = 24.0;
 
 impl LodIndex {
     pub fn build(t: &Trace) -> LodIndex {
-        let s = &t.slices;
-        let mut first = Vec::with_capacity(t.tracks.len() + 1);
-        let mut lanes: Vec<Lane> = Vec::new();
-        for tr in &t.tracks {
-            first.push(lanes.len() as u32);
-            if tr.count == 0 {
-                continue;
-            }
-            let base = lanes.len();
-            lanes.resize_with(base + usize::from(tr.max_depth) + 1, Lane::default);
-            let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-            for i in a..b.min(s.len()) {
-                if let Some(l) = lanes.get_mut(base + usize::from(s.depth[i])) {
-                    l.slices.push(i as u32);
-                }
-            }
-        }
-        first.push(lanes.len() as u32);
-        for lane in &mut lanes {
-            lane.levels = build_levels(t, &lane.slices);
-        }
-        LodIndex { first, lanes }
+        let mut b = LodBuild::new(t);
+        while b.step(t) {}
+        b.finish()
     }
 
     /// Number of lanes (depths) of track `track`.
@@ -230,6 +211,58 @@ impl Merger<'_> {
         if let Some((c, _, _)) = self.cur.take() {
             self.out.push(c);
         }
+    }
+}
+
+/// [`LodIndex::build`] in steps, one lane's mip levels per [`LodBuild::step`], so a caller on the
+/// browser's main thread can yield between lanes and keep the page responsive while the index is
+/// built right after a load (instead of on the first view of the timeline).
+pub struct LodBuild {
+    index: LodIndex,
+    next: usize,
+}
+
+impl LodBuild {
+    /// Sorts the slices into lanes (one pass over the slices); the levels come from `step`.
+    pub fn new(t: &Trace) -> LodBuild {
+        let s = &t.slices;
+        let mut first = Vec::with_capacity(t.tracks.len() + 1);
+        let mut lanes: Vec<Lane> = Vec::new();
+        for tr in &t.tracks {
+            first.push(lanes.len() as u32);
+            if tr.count == 0 {
+                continue;
+            }
+            let base = lanes.len();
+            lanes.resize_with(base + usize::from(tr.max_depth) + 1, Lane::default);
+            let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
+            for i in a..b.min(s.len()) {
+                if let Some(l) = lanes.get_mut(base + usize::from(s.depth[i])) {
+                    l.slices.push(i as u32);
+                }
+            }
+        }
+        first.push(lanes.len() as u32);
+        LodBuild {
+            index: LodIndex { first, lanes },
+            next: 0,
+        }
+    }
+
+    /// Builds the levels of the next lane; false once every lane is done.
+    pub fn step(&mut self, t: &Trace) -> bool {
+        let Some(lane) = self.index.lanes.get_mut(self.next) else {
+            return false;
+        };
+        lane.levels = build_levels(t, &lane.slices);
+        self.next += 1;
+        self.next < self.index.lanes.len()
+    }
+
+    /// The index. Lanes `step` has not reached have no levels yet: queries on them still answer
+    /// correctly from the raw slices, only slower.
+    pub fn finish(self) -> LodIndex {
+        self.index
     }
 }
 
@@ -378,6 +411,61 @@ mod tests {
                 "sorted, disjoint"
             );
         }
+    }
+
+    /// Two tracks (kernels on one stream, nested CPU ops on a thread) so there are several lanes.
+    fn two_tracks() -> Trace {
+        let mut ev = Vec::new();
+        for i in 0..5_000u64 {
+            ev.push(("k", "kernel", 0, i as f64 * 1.5, 1.0));
+        }
+        for i in 0..2_000u64 {
+            ev.push(("op", "cpu_op", 1, i as f64 * 4.0, 3.0));
+            ev.push(("child", "cpu_op", 1, i as f64 * 4.0 + 0.5, 1.0));
+        }
+        trace_of(&ev)
+    }
+
+    #[test]
+    fn stepwise_build_matches_one_shot_build() {
+        let t = two_tracks();
+        let whole = LodIndex::build(&t);
+        let mut b = LodBuild::new(&t);
+        let mut steps = 1;
+        while b.step(&t) {
+            steps += 1;
+        }
+        let stepped = b.finish();
+        let lanes: usize = (0..t.tracks.len()).map(|k| whole.depths(k)).sum();
+        assert_eq!(steps, lanes, "one step per lane");
+        assert_eq!(stepped.stored_spans(), whole.stored_spans());
+        let (lo, hi) = t.time_bounds().unwrap_or((0, 1));
+        for track in 0..t.tracks.len() {
+            for depth in 0..whole.depths(track) {
+                for npp in [1.0, 700.0, 20_000.0] {
+                    let (mut a, mut c) = (Vec::new(), Vec::new());
+                    whole.query(&t, track, depth, (lo, hi + 1), npp, &mut a);
+                    stepped.query(&t, track, depth, (lo, hi + 1), npp, &mut c);
+                    assert_eq!(a, c, "track {track} depth {depth} at {npp} ns/px");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unfinished_build_still_answers_from_raw_slices() {
+        let t = two_tracks();
+        let idx = LodBuild::new(&t).finish();
+        let (lo, hi) = t.time_bounds().unwrap_or((0, 1));
+        let mut covered = 0;
+        for track in 0..t.tracks.len() {
+            for depth in 0..idx.depths(track) {
+                let mut out = Vec::new();
+                idx.query(&t, track, depth, (lo, hi + 1), 20_000.0, &mut out);
+                covered += out.iter().map(|s| s.count as usize).sum::<usize>();
+            }
+        }
+        assert_eq!(covered, t.slices.len(), "no slice dropped without levels");
     }
 
     #[test]

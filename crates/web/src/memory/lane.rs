@@ -13,6 +13,7 @@ use super::chart::prepare;
 use super::paint::{paint_data, Frame, Overlay};
 use super::source::{chart, sources_of, Source};
 use crate::state::{Content, SessionRef};
+use crate::timeline::frame::Frames;
 use crate::timeline::layout::GUTTER_PX;
 use leptos::html;
 use leptos::prelude::*;
@@ -112,20 +113,21 @@ pub fn MemoryLane(session: SessionRef, file: usize, window: RwSignal<(i64, i64)>
     let width = RwSignal::new(0.0f64);
     let measure = move || {
         if let Some(cv) = canvas.get_untracked() {
-            width.set(f64::from(cv.client_width()).max(300.0));
+            let w = f64::from(cv.client_width()).max(300.0);
+            if width.get_untracked() != w {
+                width.set(w);
+            }
         }
     };
-    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
-    Effect::new(move |_| {
-        if canvas.get().is_some() {
-            measure();
-        }
-    });
+    crate::resize::follow(canvas, measure);
     let y_max = c.y_max + c.y_max / 20;
-    Effect::new(move |_| {
-        let (w, (s, e)) = (width.get(), window.get());
-        let Some(cv) = canvas.get() else { return };
+    // Painted on the next animation frame, like the timeline it follows: a wheel burst that moves
+    // the window several times between two frames costs one paint.
+    let painter = move || {
+        let (w, (s, e)) = (width.get_untracked(), window.get_untracked());
+        let Some(cv) = canvas.get_untracked() else {
+            return;
+        };
         if w <= 0.0 {
             return;
         }
@@ -167,6 +169,14 @@ pub fn MemoryLane(session: SessionRef, file: usize, window: RwSignal<(i64, i64)>
         let _ = ctx.fill_text(&format_bytes(y_max), GUTTER_PX + 4.0, 10.0);
         let _ = cv.set_attribute("data-polygons", &n.to_string());
         let _ = cv.set_attribute("data-offset-ns", &offset.to_string());
+    };
+    let frames = Frames::new();
+    Effect::new(move |_| {
+        width.track();
+        window.track();
+        if canvas.get().is_some() {
+            frames.request(painter.clone());
+        }
     });
     view! {
         <div class="mem-lane">

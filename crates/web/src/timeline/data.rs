@@ -1,14 +1,15 @@
 //! What the timeline precomputes for a trace (LOD index, counter series, groups, step markers),
-//! built once per trace file and cached, so switching tabs does not rebuild it.
+//! built once per trace file right after it loads ([`TimelineData::build_yielding`], called by the
+//! loader), so the first view of the timeline is instant and switching tabs never rebuilds it.
 
-use crate::state::{Session, SessionRef};
-use std::cell::RefCell;
-use std::sync::{Arc, Weak};
+use crate::load::yield_now;
+use crate::state::SessionRef;
+use std::sync::Arc;
 use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType};
 use tracelight_core::model::{SliceKind, Trace};
 use tracelight_core::view::counters::{counter_tracks, CounterTrack};
 use tracelight_core::view::layout::{groups, Group};
-use tracelight_core::view::lod::LodIndex;
+use tracelight_core::view::lod::{LodBuild, LodIndex};
 use tracelight_core::view::steps::{step_marks, StepMark};
 
 pub struct TimelineData {
@@ -24,7 +25,25 @@ pub struct TimelineData {
 
 impl TimelineData {
     pub fn build(t: &Trace) -> TimelineData {
-        let lod = LodIndex::build(t);
+        TimelineData::with_lod(t, LodIndex::build(t))
+    }
+
+    /// [`TimelineData::build`] that yields to the browser between LOD lanes whenever
+    /// [`BUDGET_MS`] of work has run, so the page keeps painting while the index is built.
+    pub async fn build_yielding(t: &Trace) -> TimelineData {
+        let mut b = LodBuild::new(t);
+        let mut last = now_ms();
+        while b.step(t) {
+            if now_ms() - last >= BUDGET_MS {
+                yield_now().await;
+                last = now_ms();
+            }
+        }
+        yield_now().await;
+        TimelineData::with_lod(t, b.finish())
+    }
+
+    fn with_lod(t: &Trace, lod: LodIndex) -> TimelineData {
         let counters = counter_tracks(t);
         let groups = groups(t, &counters);
         let mut comm_name = vec![false; t.strings.len()];
@@ -47,26 +66,17 @@ impl TimelineData {
     }
 }
 
-type Entry = (Weak<Session>, usize, Arc<TimelineData>);
+/// Work between two yields of [`TimelineData::build_yielding`].
+const BUDGET_MS: f64 = 30.0;
 
-thread_local! {
-    static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
-/// The data of trace `file` of `session`, built on first use; entries of closed sessions are dropped.
+/// The data of trace `file` of `session`: the one the loader built, or built now for a trace
+/// that did not come through the loader (tests).
 pub fn cached(session: &SessionRef, file: usize) -> Option<Arc<TimelineData>> {
-    let tf = session.trace(file)?;
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        c.retain(|(w, _, _)| w.strong_count() > 0);
-        if let Some((_, _, d)) = c
-            .iter()
-            .find(|(w, f, _)| *f == file && std::ptr::eq(w.as_ptr(), Arc::as_ptr(session)))
-        {
-            return Some(d.clone());
-        }
-        let d = Arc::new(TimelineData::build(&tf.trace));
-        c.push((Arc::downgrade(session), file, d.clone()));
-        Some(d)
-    })
+    Some(session.trace(file)?.timeline().clone())
 }

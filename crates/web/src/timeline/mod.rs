@@ -12,6 +12,7 @@ pub mod layout;
 pub mod paint;
 pub mod reveal;
 pub mod search;
+pub mod side;
 pub mod theme;
 pub mod tlstate;
 pub mod view;

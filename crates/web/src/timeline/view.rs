@@ -1,10 +1,8 @@
 //! The timeline component: wiring only. Builds the state, reads the deep link, connects input to
 //! state and state to the one animation-frame painter through effects (STYLE 10), and lays out the
-//! toolbar, canvas, memory lane and panels.
+//! toolbar, canvas and memory lane, with the details / area panel at the side.
 
-use super::area::AreaPanel;
 use super::data::cached;
-use super::details::DetailsPanel;
 use super::frame::Frames;
 use super::hash;
 use super::input::{self, Drag};
@@ -12,6 +10,7 @@ use super::layout::{self, total_height, GUTTER_PX, RULER_PX};
 use super::paint::{paint, text::TextCache, Scene};
 use super::reveal::{self, RevealBanner};
 use super::search::SearchBox;
+use super::side::SidePanel;
 use super::theme::{self, Cat, Theme};
 use super::tlstate::{track_rows, Ctx, Tl};
 use super::viewport::Viewport;
@@ -102,7 +101,8 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
     let cache = StoredValue::new_local(TextCache::default());
     let drag = StoredValue::new(None::<Drag>);
 
-    // Size follows the window; the viewport's width is the track area's.
+    // Size follows the scroll container's box (window resizes, a page scrollbar, the side panel);
+    // the viewport's width is the track area's.
     let measure = move || {
         if let Some(w) = wrap.get_untracked() {
             let cw = f64::from(w.client_width()).max(300.0);
@@ -114,11 +114,9 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
             }
         }
     };
-    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
+    crate::resize::follow(wrap, measure);
     Effect::new(move |_| {
         if wrap.get().is_some() {
-            measure();
             tl.theme.set(Theme::from_css());
         }
     });
@@ -185,6 +183,7 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 scroll: tl.scroll.get_untracked(),
                 width: w,
                 height: h,
+                dpr,
                 theme: &theme,
                 selected: tl.selected.get_untracked(),
                 links: &links,
@@ -318,6 +317,8 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
             </div>
             <div class="legend tl-legend" data-testid="legend">{legend}</div>
             <RevealBanner ctx=c2 />
+            <div class="tl-body">
+            <div class="tl-main">
             <div class="tl-wrap" node_ref=wrap on:scroll=on_scroll>
                 <canvas
                     node_ref=canvas
@@ -340,9 +341,8 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 <div style=spacer></div>
             </div>
             <MemoryLane session=session.clone() file=file window=window_signal />
-            <div class="tl-panels">
-                <DetailsPanel ctx=ctx.clone() />
-                <AreaPanel ctx=ctx.clone() />
+            </div>
+            <SidePanel ctx=ctx.clone() />
             </div>
         </section>
     }

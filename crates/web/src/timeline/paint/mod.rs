@@ -39,6 +39,8 @@ pub struct Scene<'a> {
     pub scroll: f64,
     pub width: f64,
     pub height: f64,
+    /// Device pixels per CSS pixel: rect edges are snapped to device pixels (`slices::snap`).
+    pub dpr: f64,
     pub theme: &'a Theme,
     pub selected: Option<u32>,
     /// Slices linked to the selection (launch ↔ kernels, flows).
