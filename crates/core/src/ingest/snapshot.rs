@@ -245,17 +245,21 @@ impl Snapshot {
     }
 }
 
-/// Dict keys of frames, stored once.
+/// Builds the model, interning as it goes. Caches by pickle node only hold nodes the pickle fetched
+/// from its memo ([`Pickle::is_shared`]): a fresh frame dict is read once, so caching it would only
+/// grow a map by millions of entries (that map was half the model time on the 50 MB benchmark).
 struct Builder<'p> {
     p: &'p Pickle,
     s: Snapshot,
     frame_ids: FxHashMap<(StrId, i64, StrId), u32>,
     stack_ids: FxHashMap<Vec<u32>, StackId>,
-    /// The same frames list object fetched again from the memo: skip re-hashing it.
+    /// The same frames list object fetched again from the memo: skip re-reading it.
     stack_of_node: FxHashMap<NodeId, StackId>,
     frame_of_node: FxHashMap<NodeId, u32>,
     /// Pickle memoizes a repeated string object once: resolving by node skips re-hashing its text.
     str_of_node: FxHashMap<NodeId, StrId>,
+    /// Frame ids of the stack being read (reused, so a stack seen before allocates nothing).
+    scratch: Vec<u32>,
     empty: StrId,
 }
 
@@ -263,34 +267,83 @@ fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
     p.dict_get(d, key).and_then(|v| p.as_u64(v))
 }
 
+/// The fields of a trace entry, read in one pass over its dict (a repeated key keeps its last value,
+/// as in Python).
+#[derive(Default)]
+struct EntryFields {
+    action: Option<NodeId>,
+    addr: Option<NodeId>,
+    size: Option<NodeId>,
+    stream: Option<NodeId>,
+    time_us: Option<NodeId>,
+    frames: Option<NodeId>,
+    device_free: Option<NodeId>,
+    category: Option<NodeId>,
+}
+
+impl EntryFields {
+    fn read(p: &Pickle, e: NodeId) -> EntryFields {
+        let mut f = EntryFields::default();
+        for kv in p.dict_items(e).chunks_exact(2) {
+            let slot = match p.as_str(kv[0]) {
+                Some("action") => &mut f.action,
+                Some("addr") => &mut f.addr,
+                Some("size") => &mut f.size,
+                Some("stream") => &mut f.stream,
+                Some("time_us") => &mut f.time_us,
+                Some("frames") => &mut f.frames,
+                Some("device_free") => &mut f.device_free,
+                Some("category") => &mut f.category,
+                _ => continue,
+            };
+            *slot = Some(kv[1]);
+        }
+        f
+    }
+}
+
 impl<'p> Builder<'p> {
     fn str_of(&mut self, id: Option<NodeId>) -> StrId {
         let Some(node) = id else { return self.empty };
-        if let Some(&s) = self.str_of_node.get(&node) {
-            return s;
+        let shared = self.p.is_shared(node);
+        if shared {
+            if let Some(&s) = self.str_of_node.get(&node) {
+                return s;
+            }
         }
         let s = match self.p.as_str(node) {
             Some(t) => self.s.strings.intern(t),
             None => self.empty,
         };
-        self.str_of_node.insert(node, s);
+        if shared {
+            self.str_of_node.insert(node, s);
+        }
         s
     }
 
     fn frame(&mut self, node: NodeId) -> Option<u32> {
-        if let Some(&f) = self.frame_of_node.get(&node) {
-            return Some(f);
-        }
         let p = self.p;
-        if !matches!(p.get(node), PickleValue::Dict(_)) {
+        let shared = p.is_shared(node);
+        if shared {
+            if let Some(&f) = self.frame_of_node.get(&node) {
+                return Some(f);
+            }
+        }
+        if !p.is_dict(node) {
             return None;
         }
-        let filename = self.str_of(p.dict_get(node, "filename"));
-        let name = self.str_of(p.dict_get(node, "name"));
-        let line = p
-            .dict_get(node, "line")
-            .and_then(|v| p.as_i64(v))
-            .unwrap_or(0);
+        let (mut filename, mut name, mut line) = (None, None, None);
+        for kv in p.dict_items(node).chunks_exact(2) {
+            match p.as_str(kv[0]) {
+                Some("filename") => filename = Some(kv[1]),
+                Some("name") => name = Some(kv[1]),
+                Some("line") => line = Some(kv[1]),
+                _ => {}
+            }
+        }
+        let filename = self.str_of(filename);
+        let name = self.str_of(name);
+        let line = line.and_then(|v| p.as_i64(v)).unwrap_or(0);
         let next = self.s.frames.filename.len() as u32;
         let id = *self.frame_ids.entry((filename, line, name)).or_insert(next);
         if id == next {
@@ -298,42 +351,52 @@ impl<'p> Builder<'p> {
             self.s.frames.line.push(line);
             self.s.frames.name.push(name);
         }
-        self.frame_of_node.insert(node, id);
+        if shared {
+            self.frame_of_node.insert(node, id);
+        }
         Some(id)
     }
 
     fn stack(&mut self, list: Option<NodeId>) -> StackId {
         let Some(list) = list else { return 0 };
-        if let Some(&s) = self.stack_of_node.get(&list) {
-            return s;
-        }
         let p = self.p;
-        let ids: Vec<u32> = p
-            .items(list)
-            .iter()
-            .filter_map(|&f| self.frame(f))
-            .collect();
+        let shared = p.is_shared(list);
+        if shared {
+            if let Some(&s) = self.stack_of_node.get(&list) {
+                return s;
+            }
+        }
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        for &f in p.items(list) {
+            if let Some(id) = self.frame(f) {
+                ids.push(id);
+            }
+        }
         let id = if ids.is_empty() {
             0
         } else {
-            let next = self.s.stacks.len() as StackId;
-            match self.stack_ids.get(&ids) {
+            match self.stack_ids.get(ids.as_slice()) {
                 Some(&id) => id,
                 None => {
+                    let next = self.s.stacks.len() as StackId;
                     self.s.stacks.frames.extend_from_slice(&ids);
                     self.s.stacks.start.push(self.s.stacks.frames.len() as u32);
-                    self.stack_ids.insert(ids, next);
+                    self.stack_ids.insert(ids.clone(), next);
                     next
                 }
             }
         };
-        self.stack_of_node.insert(list, id);
+        self.scratch = ids;
+        if shared {
+            self.stack_of_node.insert(list, id);
+        }
         id
     }
 
     fn segment(&mut self, seg: NodeId) {
         let p = self.p;
-        if !matches!(p.get(seg), PickleValue::Dict(_)) {
+        if !p.is_dict(seg) {
             self.s.warnings.add(WarningKind::MalformedEvent, || {
                 "a segment that is not a dict".into()
             });
@@ -359,7 +422,7 @@ impl<'p> Builder<'p> {
         let mut addr = address;
         let blocks = p.dict_get(seg, "blocks").map(|b| p.items(b)).unwrap_or(&[]);
         for &b in blocks {
-            if !matches!(p.get(b), PickleValue::Dict(_)) {
+            if !p.is_dict(b) {
                 continue;
             }
             let size = int(p, b, "size").unwrap_or(0);
@@ -428,17 +491,17 @@ impl<'p> Builder<'p> {
     fn trace(&mut self, list: NodeId) -> DeviceTrace {
         let p = self.p;
         let mut t = DeviceTrace::default();
+        let u = |v: Option<NodeId>| v.and_then(|v| p.as_u64(v)).unwrap_or(0);
         for &e in p.items(list) {
-            if !matches!(p.get(e), PickleValue::Dict(_)) {
+            if !p.is_dict(e) {
                 self.s.warnings.add(WarningKind::MalformedEvent, || {
                     "a trace entry that is not a dict".into()
                 });
                 continue;
             }
-            let name = p
-                .dict_get(e, "action")
-                .and_then(|v| p.as_str(v))
-                .unwrap_or("");
+            let f = EntryFields::read(p, e);
+            let name_id = self.str_of(f.action.filter(|&v| p.as_str(v).is_some()));
+            let name = self.s.strings.resolve(name_id);
             let action = Action::parse(name);
             if action == Action::Other {
                 let n = name.to_owned();
@@ -446,17 +509,16 @@ impl<'p> Builder<'p> {
                     .warnings
                     .add(WarningKind::Other, || format!("unknown trace action {n:?}"));
             }
-            t.action_name.push(self.s.strings.intern(name));
+            t.action_name.push(name_id);
             t.action.push(action);
-            t.addr.push(int(p, e, "addr").unwrap_or(0));
-            t.size.push(int(p, e, "size").unwrap_or(0));
-            t.stream.push(int(p, e, "stream").unwrap_or(0));
-            t.time_us
-                .push(p.dict_get(e, "time_us").and_then(|v| p.as_i64(v)));
-            let stack = self.stack(p.dict_get(e, "frames"));
+            t.addr.push(u(f.addr));
+            t.size.push(u(f.size));
+            t.stream.push(u(f.stream));
+            t.time_us.push(f.time_us.and_then(|v| p.as_i64(v)));
+            let stack = self.stack(f.frames);
             t.stack.push(stack);
-            t.device_free.push(int(p, e, "device_free").unwrap_or(0));
-            let cat = self.str_of(p.dict_get(e, "category"));
+            t.device_free.push(u(f.device_free));
+            let cat = self.str_of(f.category);
             t.category.push(cat);
         }
         t
@@ -489,6 +551,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
         stack_of_node: FxHashMap::default(),
         frame_of_node: FxHashMap::default(),
         str_of_node: FxHashMap::default(),
+        scratch: Vec::new(),
         empty,
     };
     let root = p.root;
@@ -508,7 +571,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
             (segs.map(|s| p.items(s)).unwrap_or(&[]), traces)
         }
         // torch 1.13 `memory_snapshot()` pickled: the bare list of segments.
-        PickleValue::List(items) => (items.as_slice(), None),
+        PickleValue::List(_) => (p.items(root), None),
         _ => {
             return Err(Error::new(
                 ErrorKind::Incompatible("a pickle that is not a CUDA memory snapshot".into()),
