@@ -489,6 +489,7 @@ impl<'a> Machine<'a> {
 
     /// Appends `stack[from..]` (then popped) to container `c`'s items: in place when there is
     /// room or the span ends the buffer, else moved to the end with slack (amortized O(1)).
+    /// `what` names the opcode for errors; `SETITEM(S)` extend dicts, the others lists and sets.
     fn extend(&mut self, c: NodeId, from: usize, at: usize, what: &str) -> Result<()> {
         let is_dict = what.starts_with("SETITEM");
         let seq = match self.p.nodes.get(c as usize) {
@@ -500,7 +501,7 @@ impl<'a> Machine<'a> {
             }
         };
         let n = self.stack.len().saturating_sub(from);
-        if is_dict && n % 2 != 0 {
+        if is_dict && !n.is_multiple_of(2) {
             return Err(self.err(
                 ErrorKind::Syntax("SETITEMS with an odd item count".into()),
                 at,
@@ -537,11 +538,10 @@ impl<'a> Machine<'a> {
             len: new.1 as u32,
             cap: new.2 as u32,
         };
-        if let Some(node) = self.p.nodes.get_mut(c as usize) {
-            match node {
-                PickleValue::Dict(s) | PickleValue::List(s) | PickleValue::Set(s) => *s = seq,
-                _ => {}
-            }
+        if let Some(PickleValue::Dict(s) | PickleValue::List(s) | PickleValue::Set(s)) =
+            self.p.nodes.get_mut(c as usize)
+        {
+            *s = seq;
         }
         Ok(())
     }
