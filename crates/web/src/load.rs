@@ -77,8 +77,12 @@ impl Feed {
             phase: "reading",
         }));
         let now = now_ms();
+        let mut loader = Loader::new(name);
+        if let Some(t) = total {
+            loader.size_hint(t);
+        }
         Feed {
-            loader: Loader::new(name),
+            loader,
             started: now,
             last_yield: now,
             total,

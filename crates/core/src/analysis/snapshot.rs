@@ -365,11 +365,35 @@ pub fn frame_rank(filename: &str, name: &str) -> FrameRank {
     }
 }
 
-/// [`frame_rank`] of every frame of the snapshot, by frame id (each unique frame ranked once).
-pub fn frame_ranks(s: &Snapshot) -> Vec<FrameRank> {
-    (0..s.frames.filename.len())
-        .map(|f| frame_rank(s.str(s.frames.filename[f]), s.str(s.frames.name[f])))
-        .collect()
+/// [`frame_rank`] by frame id, computed on first use and once per distinct (file, function) pair:
+/// a stack is only read up to its first user frame, and the string tests (18 substring searches)
+/// must not run per frame — a 100k-entry snapshot has ~100k distinct frames but a few hundred pairs.
+#[derive(Debug, Default)]
+pub struct FrameRanker {
+    by_frame: Vec<Option<FrameRank>>,
+    by_pair: FxHashMap<(StrId, StrId), FrameRank>,
+}
+
+impl FrameRanker {
+    pub fn rank(&mut self, s: &Snapshot, f: u32) -> FrameRank {
+        let i = f as usize;
+        if let Some(Some(r)) = self.by_frame.get(i) {
+            return *r;
+        }
+        let (Some(&file), Some(&name)) = (s.frames.filename.get(i), s.frames.name.get(i)) else {
+            return FrameRank::Hidden;
+        };
+        let r = *self
+            .by_pair
+            .entry((file, name))
+            .or_insert_with(|| frame_rank(s.str(file), s.str(name)));
+        if self.by_frame.len() <= i {
+            self.by_frame
+                .resize(s.frames.filename.len().max(i + 1), None);
+        }
+        self.by_frame[i] = Some(r);
+        r
+    }
 }
 
 /// The frame an allocation is attributed to: the innermost frame of the best [`FrameRank`] in its
@@ -377,10 +401,10 @@ pub fn frame_ranks(s: &Snapshot) -> Vec<FrameRank> {
 /// machinery itself (so a C++-only stack still names something); `None` for no shown frame.
 /// memory_viz lists every shown frame; this picks the one a user would act on, never the caching
 /// allocator's `malloc` while a better frame exists.
-pub fn attribution_frame(s: &Snapshot, ranks: &[FrameRank], stack: StackId) -> Option<u32> {
+pub fn attribution_frame(s: &Snapshot, ranks: &mut FrameRanker, stack: StackId) -> Option<u32> {
     let mut best: Option<(FrameRank, u32)> = None;
     for &f in s.stacks.get(stack) {
-        let r = ranks.get(f as usize).copied().unwrap_or(FrameRank::Hidden);
+        let r = ranks.rank(s, f);
         if r == FrameRank::Hidden || best.is_some_and(|(b, _)| b >= r) {
             continue;
         }
@@ -394,25 +418,8 @@ pub fn attribution_frame(s: &Snapshot, ranks: &[FrameRank], stack: StackId) -> O
 
 /// [`attribution_frame`] as `file:line:name`, or `<no stack>`.
 pub fn top_user_frame(s: &Snapshot, stack: StackId) -> String {
-    let ranks: Vec<FrameRank> = s
-        .stacks
-        .get(stack)
-        .iter()
-        .map(|&f| {
-            let f = f as usize;
-            frame_rank(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
-        })
-        .collect();
-    let frames = s.stacks.get(stack);
-    let best = frames
-        .iter()
-        .zip(&ranks)
-        .filter(|(_, &r)| r != FrameRank::Hidden)
-        .fold(None::<(FrameRank, u32)>, |b, (&f, &r)| match b {
-            Some((br, _)) if br >= r => b,
-            _ => Some((r, f)),
-        });
-    best.map_or_else(|| "<no stack>".into(), |(_, f)| frame_text(s, f))
+    attribution_frame(s, &mut FrameRanker::default(), stack)
+        .map_or_else(|| "<no stack>".into(), |f| frame_text(s, f))
 }
 
 fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
@@ -519,7 +526,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         }
         d.peak_blocks_count = live.len() as u64;
         live.sort_by(|a, b| b.size.cmp(&a.size).then(a.addr.cmp(&b.addr)));
-        let ranks = frame_ranks(s);
+        let mut ranks = FrameRanker::default();
         let frame_name =
             |f: Option<u32>| f.map_or_else(|| "<no stack>".into(), |f| frame_text(s, f));
         d.peak_blocks = live
@@ -530,7 +537,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                 size: e.size,
                 alloc_index: e.start,
                 top_frames: top_frames(s, e.stack),
-                frame: frame_name(attribution_frame(s, &ranks, e.stack)),
+                frame: frame_name(attribution_frame(s, &mut ranks, e.stack)),
             })
             .collect();
         // Grouped by frame id (frames are unique by file, line and name, so ids and texts agree);
@@ -540,7 +547,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         for e in &active.elements {
             let frame = *frame_of
                 .entry(e.stack)
-                .or_insert_with(|| attribution_frame(s, &ranks, e.stack));
+                .or_insert_with(|| attribution_frame(s, &mut ranks, e.stack));
             let g = groups.entry(frame).or_insert((0, 0, 0));
             g.0 += 1;
             g.1 += e.size;
@@ -549,7 +556,20 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                 g.2 += e.size;
             }
         }
-        let mut groups: Vec<StackGroup> = groups
+        // Sorted by the numbers first: the text only breaks ties, so only the groups up to and
+        // tying with the last one kept are formatted (a synthetic dump has ~50k groups).
+        let mut keyed: Vec<(Option<u32>, (u64, u64, u64))> = groups.into_iter().collect();
+        let key = |g: &(Option<u32>, (u64, u64, u64))| (g.1 .2, g.1 .1);
+        keyed.sort_unstable_by_key(|g| std::cmp::Reverse(key(g)));
+        if let Some(cut) = keyed.get(MAX_GROUPS.saturating_sub(1)).map(key) {
+            let end = keyed
+                .iter()
+                .skip(MAX_GROUPS)
+                .position(|g| key(g) != cut)
+                .map_or(keyed.len(), |p| p + MAX_GROUPS);
+            keyed.truncate(end);
+        }
+        let mut groups: Vec<StackGroup> = keyed
             .into_iter()
             .map(
                 |(f, (allocs, total_bytes, live_at_peak_bytes))| StackGroup {

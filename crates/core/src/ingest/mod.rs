@@ -57,6 +57,8 @@ pub struct Loader {
     inner: Inner,
     raw_bytes: u64,
     decoded_bytes: u64,
+    /// [`Loader::size_hint`]: bytes expected, 0 when unknown.
+    size_hint: u64,
 }
 
 impl Loader {
@@ -69,7 +71,15 @@ impl Loader {
             inner: Inner::Sniffing(Vec::new()),
             raw_bytes: 0,
             decoded_bytes: 0,
+            size_hint: 0,
         }
+    }
+
+    /// The input's size if known (a `File`'s size, a `content-length`): a format read whole
+    /// (snapshots) reserves its buffer once instead of doubling it, which in wasm means copying tens
+    /// of MB and keeping the old copies' memory, since linear memory never shrinks.
+    pub fn size_hint(&mut self, bytes: u64) {
+        self.size_hint = bytes;
     }
 
     pub fn name(&self) -> &str {
@@ -161,7 +171,10 @@ impl Loader {
                 Ok(())
             }
             Ok(f @ (Format::Snapshot | Format::MemoryTimeline | Format::MemoryTimelineRaw)) => {
+                // Compressed input decodes to more than the hint: then the buffer still grows. A
+                // hint that cannot be reserved (a lying `content-length`) is only a missed hint.
                 let mut buf = Vec::new();
+                let _ = buf.try_reserve(self.size_hint.min(MAX_BUFFERED_BYTES) as usize);
                 push_buffered(&mut buf, &head)?;
                 self.inner = Inner::Buffered(f, buf);
                 Ok(())
