@@ -29,8 +29,14 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Index of a value in [`Pickle::nodes`].
+/// A value: an index into [`Pickle::nodes`], or with the top bit ([`INLINE_INT`]) set, a small
+/// non-negative int held in the id itself. Ints are half the values of a snapshot (every frame's
+/// `line`, every entry's sizes and addresses below 2^31), and an inline one costs no arena slot.
 pub type NodeId = u32;
+
+/// The tag bit of an int held in its [`NodeId`]; ints in `0..INLINE_INT - 1` are inline (not
+/// `u32::MAX`, which the memo uses for "unset").
+pub const INLINE_INT: NodeId = 1 << 31;
 
 /// At most this many values; each costs 16 bytes, so the arena stays under 1 GiB even for a 2 GiB
 /// input (a value needs at least one opcode byte).
@@ -106,9 +112,15 @@ pub struct Pickle {
 }
 
 impl Pickle {
-    pub fn get(&self, id: NodeId) -> &PickleValue {
+    pub fn get(&self, id: NodeId) -> PickleValue {
+        if id & INLINE_INT != 0 {
+            return PickleValue::Int(i64::from(id & !INLINE_INT));
+        }
         // Ids only come from this arena, so the index is always in range; `None` guards anyway.
-        self.nodes.get(id as usize).unwrap_or(&PickleValue::None)
+        self.nodes
+            .get(id as usize)
+            .copied()
+            .unwrap_or(PickleValue::None)
     }
 
     /// Whether `id` may be reached more than once (memo fetches): worth caching by id.
@@ -126,7 +138,7 @@ impl Pickle {
     /// callers that read every key in one pass.
     pub fn dict_items(&self, id: NodeId) -> &[NodeId] {
         match self.get(id) {
-            PickleValue::Dict(s) => self.seq(*s),
+            PickleValue::Dict(s) => self.seq(s),
             _ => &[],
         }
     }
@@ -162,39 +174,39 @@ impl Pickle {
     /// An integer (or bool) that fits `i128`.
     pub fn as_i128(&self, id: NodeId) -> Option<i128> {
         match self.get(id) {
-            PickleValue::Int(i) => Some(i128::from(*i)),
-            PickleValue::BigInt(k) => self.big_ints.get(*k as usize).copied(),
-            PickleValue::Bool(b) => Some(i128::from(*b)),
+            PickleValue::Int(i) => Some(i128::from(i)),
+            PickleValue::BigInt(k) => self.big_ints.get(k as usize).copied(),
+            PickleValue::Bool(b) => Some(i128::from(b)),
             _ => None,
         }
     }
 
     pub fn as_i64(&self, id: NodeId) -> Option<i64> {
         match self.get(id) {
-            PickleValue::Int(i) => Some(*i),
+            PickleValue::Int(i) => Some(i),
             _ => self.as_i128(id).and_then(|v| i64::try_from(v).ok()),
         }
     }
 
     pub fn as_u64(&self, id: NodeId) -> Option<u64> {
         match self.get(id) {
-            PickleValue::Int(i) => u64::try_from(*i).ok(),
+            PickleValue::Int(i) => u64::try_from(i).ok(),
             _ => self.as_i128(id).and_then(|v| u64::try_from(v).ok()),
         }
     }
 
     pub fn as_f64(&self, id: NodeId) -> Option<f64> {
         match self.get(id) {
-            PickleValue::Float(f) => Some(*f),
-            PickleValue::Int(i) => Some(*i as f64),
+            PickleValue::Float(f) => Some(f),
+            PickleValue::Int(i) => Some(i as f64),
             _ => None,
         }
     }
 
     pub fn as_bool(&self, id: NodeId) -> Option<bool> {
         match self.get(id) {
-            PickleValue::Bool(b) => Some(*b),
-            PickleValue::Int(i) => Some(*i != 0),
+            PickleValue::Bool(b) => Some(b),
+            PickleValue::Int(i) => Some(i != 0),
             _ => None,
         }
     }
@@ -202,7 +214,7 @@ impl Pickle {
     /// The items of a list, tuple or set (empty for anything else).
     pub fn items(&self, id: NodeId) -> &[NodeId] {
         match self.get(id) {
-            PickleValue::List(s) | PickleValue::Tuple(s) | PickleValue::Set(s) => self.seq(*s),
+            PickleValue::List(s) | PickleValue::Tuple(s) | PickleValue::Set(s) => self.seq(s),
             _ => &[],
         }
     }
@@ -222,7 +234,7 @@ impl Pickle {
             return Value::Null;
         }
         *budget -= 1;
-        match *self.get(id) {
+        match self.get(id) {
             PickleValue::None => Value::Null,
             PickleValue::Bool(b) => Value::Bool(b),
             PickleValue::Int(i) => Value::from(i),
@@ -273,6 +285,8 @@ struct Machine<'a> {
     stack: Vec<NodeId>,
     marks: Vec<usize>,
     memo: Vec<NodeId>,
+    /// Values pushed so far (arena or inline): bounds memo indices.
+    values: usize,
 }
 
 fn opcode_name(op: u8) -> &'static str {
@@ -351,11 +365,24 @@ impl<'a> Machine<'a> {
         self.err(ErrorKind::Limit(format!("more than {what}")), at)
     }
 
+    /// Pushes an int, inline when it fits (see [`INLINE_INT`]).
+    fn push_int(&mut self, v: i64, at: usize) -> Result<()> {
+        match u32::try_from(v) {
+            Ok(u) if u < INLINE_INT - 1 => {
+                self.values += 1;
+                self.stack.push(INLINE_INT | u);
+                Ok(())
+            }
+            _ => self.push_node(PickleValue::Int(v), at).map(|_| ()),
+        }
+    }
+
     fn push_node(&mut self, v: PickleValue, at: usize) -> Result<NodeId> {
         if self.p.nodes.len() >= MAX_NODES {
             return Err(self.limit(&format!("{MAX_NODES} pickle values"), at));
         }
         let id = self.p.nodes.len() as NodeId;
+        self.values += 1;
         self.p.nodes.push(v);
         self.stack.push(id);
         Ok(id)
@@ -431,6 +458,9 @@ impl<'a> Machine<'a> {
     }
 
     fn mark_shared(&mut self, id: NodeId) {
+        if id & INLINE_INT != 0 {
+            return; // an int: nothing to share
+        }
         let w = id as usize / 64;
         if self.p.shared.len() <= w {
             self.p.shared.resize(w + 1, 0);
@@ -442,7 +472,7 @@ impl<'a> Machine<'a> {
         let v = self.top(at)?;
         // Memo indices are dense in practice (MEMOIZE counts up); a sparse huge index is bounded by
         // the node cap so a lying LONG_BINPUT cannot make us allocate 4G slots.
-        if idx > self.p.nodes.len().saturating_add(1024) {
+        if idx > self.values.saturating_add(1024) {
             return Err(self.err(
                 ErrorKind::Limit(format!("memo index {idx} far beyond the values decoded")),
                 at,
@@ -580,15 +610,15 @@ impl<'a> Machine<'a> {
                 }
                 b'J' => {
                     let v = self.le(4)? as u32 as i32;
-                    self.push_node(PickleValue::Int(i64::from(v)), at)?;
+                    self.push_int(i64::from(v), at)?;
                 }
                 b'K' => {
                     let v = self.u8()?;
-                    self.push_node(PickleValue::Int(i64::from(v)), at)?;
+                    self.push_int(i64::from(v), at)?;
                 }
                 b'M' => {
                     let v = self.le(2)?;
-                    self.push_node(PickleValue::Int(v as i64), at)?;
+                    self.push_int(v as i64, at)?;
                 }
                 0x8a | 0x8b => {
                     let n = if op == 0x8a {
@@ -598,7 +628,10 @@ impl<'a> Machine<'a> {
                     };
                     let bytes = self.take(n)?;
                     let v = match decode_long(bytes) {
-                        Long::Small(i) => PickleValue::Int(i),
+                        Long::Small(i) => {
+                            self.push_int(i, at)?;
+                            continue;
+                        }
                         Long::Big(v) => {
                             let k = self.p.big_ints.len() as u32;
                             self.p.big_ints.push(v);
@@ -817,19 +850,22 @@ fn decode_long(bytes: &[u8]) -> Long {
 /// Decodes a whole pickle. Errors carry the byte offset of the opcode that failed.
 pub fn decode(bytes: &[u8]) -> Result<Pickle> {
     // Reserved once, because growing by doubling copies (and in wasm keeps the old copies' memory):
-    // the 50 MB benchmark snapshot of fresh frame dicts has one value per 8.4 input bytes and one
+    // the 50 MB benchmark snapshot of fresh frame dicts has one arena value per 16 input bytes and one
     // item slot per 2.5; real dumps, which share frames through the memo, fewer of both.
     // A reservation that fails (a huge input in wasm's 4 GiB) only means growing as we go.
     let mut p = Pickle::default();
-    let _ = p.nodes.try_reserve((bytes.len() / 8).min(MAX_NODES));
+    let _ = p.nodes.try_reserve((bytes.len() / 14).min(MAX_NODES));
     let _ = p.items.try_reserve((bytes.len() / 2).min(MAX_ITEMS));
+    let mut memo = Vec::new();
+    let _ = memo.try_reserve(bytes.len() / 12); // Python memoizes every dict and list
     let m = Machine {
         b: bytes,
         i: 0,
         p,
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: Vec::new(),
+        memo,
+        values: 0,
     };
     m.run()
 }

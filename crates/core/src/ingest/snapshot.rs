@@ -260,12 +260,54 @@ struct Builder<'p> {
     str_of_node: FxHashMap<NodeId, StrId>,
     /// Frame ids of the stack being read (reused, so a stack seen before allocates nothing).
     scratch: Vec<u32>,
+    /// Dict keys by node, direct-mapped: pickle memoizes each key string once, so after the first
+    /// entry every key is a known node and no text is compared (millions of frame dicts).
+    keys: [(NodeId, Key); KEY_CACHE],
     empty: StrId,
 }
 
 fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
     p.dict_get(d, key).and_then(|v| p.as_u64(v))
 }
+
+/// The dict keys the model reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Filename,
+    Line,
+    Name,
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    DeviceFree,
+    Category,
+    Other,
+}
+
+impl Key {
+    fn parse(s: Option<&str>) -> Key {
+        match s {
+            Some("filename") => Key::Filename,
+            Some("line") => Key::Line,
+            Some("name") => Key::Name,
+            Some("action") => Key::Action,
+            Some("addr") => Key::Addr,
+            Some("size") => Key::Size,
+            Some("stream") => Key::Stream,
+            Some("time_us") => Key::TimeUs,
+            Some("frames") => Key::Frames,
+            Some("device_free") => Key::DeviceFree,
+            Some("category") => Key::Category,
+            _ => Key::Other,
+        }
+    }
+}
+
+/// Slots of [`Builder::keys`].
+const KEY_CACHE: usize = 32;
 
 /// The fields of a trace entry, read in one pass over its dict (a repeated key keeps its last value,
 /// as in Python).
@@ -281,28 +323,39 @@ struct EntryFields {
     category: Option<NodeId>,
 }
 
-impl EntryFields {
-    fn read(p: &Pickle, e: NodeId) -> EntryFields {
+impl<'p> Builder<'p> {
+    fn key(&mut self, node: NodeId) -> Key {
+        let slot = node as usize % KEY_CACHE;
+        if self.keys[slot].0 == node {
+            return self.keys[slot].1;
+        }
+        let k = Key::parse(self.p.as_str(node));
+        if self.p.is_shared(node) {
+            self.keys[slot] = (node, k);
+        }
+        k
+    }
+
+    fn entry_fields(&mut self, e: NodeId) -> EntryFields {
+        let p = self.p;
         let mut f = EntryFields::default();
         for kv in p.dict_items(e).chunks_exact(2) {
-            let slot = match p.as_str(kv[0]) {
-                Some("action") => &mut f.action,
-                Some("addr") => &mut f.addr,
-                Some("size") => &mut f.size,
-                Some("stream") => &mut f.stream,
-                Some("time_us") => &mut f.time_us,
-                Some("frames") => &mut f.frames,
-                Some("device_free") => &mut f.device_free,
-                Some("category") => &mut f.category,
+            let slot = match self.key(kv[0]) {
+                Key::Action => &mut f.action,
+                Key::Addr => &mut f.addr,
+                Key::Size => &mut f.size,
+                Key::Stream => &mut f.stream,
+                Key::TimeUs => &mut f.time_us,
+                Key::Frames => &mut f.frames,
+                Key::DeviceFree => &mut f.device_free,
+                Key::Category => &mut f.category,
                 _ => continue,
             };
             *slot = Some(kv[1]);
         }
         f
     }
-}
 
-impl<'p> Builder<'p> {
     fn str_of(&mut self, id: Option<NodeId>) -> StrId {
         let Some(node) = id else { return self.empty };
         let shared = self.p.is_shared(node);
@@ -334,10 +387,10 @@ impl<'p> Builder<'p> {
         }
         let (mut filename, mut name, mut line) = (None, None, None);
         for kv in p.dict_items(node).chunks_exact(2) {
-            match p.as_str(kv[0]) {
-                Some("filename") => filename = Some(kv[1]),
-                Some("name") => name = Some(kv[1]),
-                Some("line") => line = Some(kv[1]),
+            match self.key(kv[0]) {
+                Key::Filename => filename = Some(kv[1]),
+                Key::Name => name = Some(kv[1]),
+                Key::Line => line = Some(kv[1]),
                 _ => {}
             }
         }
@@ -499,7 +552,7 @@ impl<'p> Builder<'p> {
                 });
                 continue;
             }
-            let f = EntryFields::read(p, e);
+            let f = self.entry_fields(e);
             let name_id = self.str_of(f.action.filter(|&v| p.as_str(v).is_some()));
             let name = self.s.strings.resolve(name_id);
             let action = Action::parse(name);
@@ -552,6 +605,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
         frame_of_node: FxHashMap::default(),
         str_of_node: FxHashMap::default(),
         scratch: Vec::new(),
+        keys: [(NodeId::MAX, Key::Other); KEY_CACHE],
         empty,
     };
     let root = p.root;
