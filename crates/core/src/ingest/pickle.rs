@@ -886,6 +886,36 @@ mod tests {
         assert_eq!(v.dict_get(v.root, "b").and_then(|b| v.as_str(b)), Some("x"));
     }
 
+    /// Two lists filled in turn: neither span stays at the end of the item buffer, so each append
+    /// relocates or fills slack; the contents must still come out whole and in order.
+    #[test]
+    fn interleaved_appends_keep_each_list_in_order() {
+        let mut b = b"\x80\x04]\x940]\x940".to_vec();
+        for k in 0..40u8 {
+            b.extend_from_slice(&[b'h', 0, b'K', k, b'a', b'0']);
+            b.extend_from_slice(&[b'h', 1, b'K', 100 + k, b'a', b'0']);
+        }
+        b.extend_from_slice(b"h\x00h\x01\x86.");
+        let v = decode(&b).unwrap();
+        let ab = v.items(v.root);
+        let a: Vec<i64> = v.items(ab[0]).iter().filter_map(|&x| v.as_i64(x)).collect();
+        let bb: Vec<i64> = v.items(ab[1]).iter().filter_map(|&x| v.as_i64(x)).collect();
+        assert_eq!(a, (0..40).collect::<Vec<i64>>());
+        assert_eq!(bb, (100..140).collect::<Vec<i64>>());
+        assert!(v.is_shared(ab[0]) && v.is_shared(ab[1]));
+    }
+
+    #[test]
+    fn ints_inline_and_in_the_arena_read_the_same() {
+        // (5, 2**31 - 1, -1, 2**40) as a tuple: inline, arena (the unset marker), arena, arena.
+        let p =
+            b"\x80\x04(K\x05J\xff\xff\xff\x7fJ\xff\xff\xff\xff\x8a\x06\x00\x00\x00\x00\x00\x01t.";
+        let v = decode(p).unwrap();
+        let got: Vec<Option<i64>> = v.items(v.root).iter().map(|&x| v.as_i64(x)).collect();
+        assert_eq!(got, [Some(5), Some((1 << 31) - 1), Some(-1), Some(1 << 40)]);
+        assert_eq!(v.nodes.len(), 4, "the tuple and three arena ints");
+    }
+
     #[test]
     fn longs_of_every_width() {
         assert_eq!(decode_long(&[]), Long::Small(0));
