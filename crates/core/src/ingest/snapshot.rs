@@ -251,7 +251,7 @@ impl Snapshot {
 struct Builder<'p> {
     p: &'p Pickle,
     s: Snapshot,
-    frame_ids: FxHashMap<(StrId, i64, StrId), u32>,
+    frame_ids: FrameTable,
     stack_ids: FxHashMap<Vec<u32>, StackId>,
     /// The same frames list object fetched again from the memo: skip re-reading it.
     stack_of_node: FxHashMap<NodeId, StackId>,
@@ -268,6 +268,60 @@ struct Builder<'p> {
 
 fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
     p.dict_get(d, key).and_then(|v| p.as_u64(v))
+}
+
+/// Lines below this are looked up in a per-(file, function) array.
+const DENSE_LINES: i64 = 1 << 14;
+/// Array slots in all (16 MiB); past it, frames go to the hash map.
+const DENSE_SLOTS: usize = 1 << 22;
+
+/// Frame ids by (file, line, function). The hottest lookup of a load (once per frame dict, millions
+/// of times) into ~100k distinct frames: a hash map of them misses cache on nearly every probe.
+/// Distinct (file, function) pairs are few (hundreds), so a small map finds the pair and an array
+/// indexed by line finds the frame: a few hundred KB that stay in cache. Lines that do not fit
+/// ([`DENSE_LINES`], [`DENSE_SLOTS`]) use a plain map; a miss in the array checks that map before
+/// inserting, so a frame never gets two ids whichever path it took first.
+#[derive(Default)]
+struct FrameTable {
+    pairs: FxHashMap<(StrId, StrId), u32>,
+    /// Per pair, frame id + 1 by line (0: not seen).
+    lines: Vec<Vec<u32>>,
+    slots: usize,
+    wide: FxHashMap<(StrId, i64, StrId), u32>,
+}
+
+impl FrameTable {
+    /// The id of the frame, or `next` after recording it as new.
+    fn get_or_insert(&mut self, file: StrId, line: i64, name: StrId, next: u32) -> u32 {
+        let n = self.lines.len() as u32;
+        let pair = *self.pairs.entry((file, name)).or_insert(n);
+        if pair == n {
+            self.lines.push(Vec::new());
+        }
+        let Some(tab) = self.lines.get_mut(pair as usize) else {
+            return next;
+        };
+        let slot = usize::try_from(line).ok().filter(|_| line < DENSE_LINES);
+        if let Some(&id) = slot.and_then(|l| tab.get(l)).filter(|&&id| id != 0) {
+            return id - 1;
+        }
+        let id = *self.wide.entry((file, line, name)).or_insert(next);
+        if id != next {
+            return id;
+        }
+        // New: also remember it in the array when it fits, so the next lookup stays there.
+        if let Some(l) = slot {
+            if l >= tab.len() && self.slots + (l + 1 - tab.len()) <= DENSE_SLOTS {
+                self.slots += l + 1 - tab.len();
+                tab.resize(l + 1, 0);
+            }
+            if let Some(x) = tab.get_mut(l) {
+                *x = next + 1;
+                self.wide.remove(&(file, line, name));
+            }
+        }
+        next
+    }
 }
 
 /// The dict keys the model reads.
@@ -398,7 +452,7 @@ impl<'p> Builder<'p> {
         let name = self.str_of(name);
         let line = line.and_then(|v| p.as_i64(v)).unwrap_or(0);
         let next = self.s.frames.filename.len() as u32;
-        let id = *self.frame_ids.entry((filename, line, name)).or_insert(next);
+        let id = self.frame_ids.get_or_insert(filename, line, name, next);
         if id == next {
             self.s.frames.filename.push(filename);
             self.s.frames.line.push(line);
@@ -599,7 +653,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
             external_annotations: None,
             warnings: Warnings::default(),
         },
-        frame_ids: FxHashMap::default(),
+        frame_ids: FrameTable::default(),
         stack_ids: FxHashMap::default(),
         stack_of_node: FxHashMap::default(),
         frame_of_node: FxHashMap::default(),
