@@ -258,6 +258,9 @@ struct Builder<'p> {
     frame_of_node: FxHashMap<NodeId, u32>,
     /// Pickle memoizes a repeated string object once: resolving by node skips re-hashing its text.
     str_of_node: FxHashMap<NodeId, StrId>,
+    /// Shared string nodes, direct-mapped in front of `str_of_node`: two lookups per frame dict,
+    /// nearly always the same few file and function names.
+    recent_strs: Vec<(NodeId, StrId)>,
     /// Frame ids of the stack being read (reused, so a stack seen before allocates nothing).
     scratch: Vec<u32>,
     /// Dict keys by node, direct-mapped: pickle memoizes each key string once, so after the first
@@ -360,6 +363,9 @@ impl Key {
     }
 }
 
+/// Slots of [`Builder::recent_strs`].
+const STR_CACHE: usize = 1024;
+
 /// Slots of [`Builder::keys`].
 const KEY_CACHE: usize = 32;
 
@@ -412,9 +418,18 @@ impl<'p> Builder<'p> {
 
     fn str_of(&mut self, id: Option<NodeId>) -> StrId {
         let Some(node) = id else { return self.empty };
+        let slot = node as usize % STR_CACHE;
+        if let Some(&(n, s)) = self.recent_strs.get(slot) {
+            if n == node {
+                return s;
+            }
+        }
         let shared = self.p.is_shared(node);
         if shared {
             if let Some(&s) = self.str_of_node.get(&node) {
+                if let Some(x) = self.recent_strs.get_mut(slot) {
+                    *x = (node, s);
+                }
                 return s;
             }
         }
@@ -424,6 +439,9 @@ impl<'p> Builder<'p> {
         };
         if shared {
             self.str_of_node.insert(node, s);
+            if let Some(x) = self.recent_strs.get_mut(slot) {
+                *x = (node, s);
+            }
         }
         s
     }
@@ -659,6 +677,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
         frame_of_node: FxHashMap::default(),
         str_of_node: FxHashMap::default(),
         scratch: Vec::new(),
+        recent_strs: vec![(NodeId::MAX, StrId::EMPTY); STR_CACHE],
         keys: [(NodeId::MAX, Key::Other); KEY_CACHE],
         empty,
     };
