@@ -320,6 +320,7 @@ impl<'a> Machine<'a> {
         Error::new(kind, at as u64)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let b: &'a [u8] = self.b;
         match b.get(self.i..).and_then(|r| r.get(..n)) {
@@ -327,12 +328,32 @@ impl<'a> Machine<'a> {
                 self.i += n;
                 Ok(s)
             }
-            None => Err(self.err(ErrorKind::Truncated, b.len())),
+            None => Err(self.truncated()),
         }
     }
 
+    /// Error paths are out of line so the opcode loop's hot paths stay small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self) -> Error {
+        self.err(ErrorKind::Truncated, self.b.len())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn syntax(&self, msg: String, at: usize) -> Error {
+        self.err(ErrorKind::Syntax(msg), at)
+    }
+
+    #[inline]
     fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
+        match self.b.get(self.i) {
+            Some(&v) => {
+                self.i += 1;
+                Ok(v)
+            }
+            None => Err(self.truncated()),
+        }
     }
 
     fn le(&mut self, n: usize) -> Result<u64> {
@@ -366,6 +387,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Pushes an int, inline when it fits (see [`INLINE_INT`]).
+    #[inline]
     fn push_int(&mut self, v: i64, at: usize) -> Result<()> {
         match u32::try_from(v) {
             Ok(u) if u < INLINE_INT - 1 => {
@@ -377,6 +399,7 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[inline]
     fn push_node(&mut self, v: PickleValue, at: usize) -> Result<NodeId> {
         if self.p.nodes.len() >= MAX_NODES {
             return Err(self.limit(&format!("{MAX_NODES} pickle values"), at));
@@ -422,6 +445,7 @@ impl<'a> Machine<'a> {
         Ok(span)
     }
 
+    #[inline]
     fn floor(&self) -> usize {
         self.marks.last().copied().unwrap_or(0)
     }
@@ -435,28 +459,33 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| self.err(ErrorKind::Syntax("pickle stack underflow".into()), at))
     }
 
+    #[inline]
     fn top(&self, at: usize) -> Result<NodeId> {
         match self.stack.last() {
             Some(&v) if self.stack.len() > self.floor() => Ok(v),
-            _ => Err(self.err(ErrorKind::Syntax("pickle stack underflow".into()), at)),
+            _ => Err(self.syntax("pickle stack underflow".into(), at)),
         }
     }
 
     /// The value just below stack position `m` (a popped MARK's), if above the current floor.
+    #[inline]
     fn below(&self, m: usize, at: usize) -> Result<NodeId> {
         match m.checked_sub(1).and_then(|k| self.stack.get(k)) {
             Some(&v) if m > self.floor() => Ok(v),
-            _ => Err(self.err(ErrorKind::Syntax("pickle stack underflow".into()), at)),
+            _ => Err(self.syntax("pickle stack underflow".into(), at)),
         }
     }
 
     /// Pops the last MARK; the values above it are `stack[start..]` (the caller truncates).
+    #[inline]
     fn pop_mark(&mut self, at: usize) -> Result<usize> {
-        self.marks
-            .pop()
-            .ok_or_else(|| self.err(ErrorKind::Syntax("no MARK on the pickle stack".into()), at))
+        match self.marks.pop() {
+            Some(m) => Ok(m),
+            None => Err(self.syntax("no MARK on the pickle stack".into(), at)),
+        }
     }
 
+    #[inline]
     fn mark_shared(&mut self, id: NodeId) {
         if id & INLINE_INT != 0 {
             return; // an int: nothing to share
@@ -468,8 +497,13 @@ impl<'a> Machine<'a> {
         self.p.shared[w] |= 1 << (id % 64);
     }
 
+    #[inline]
     fn memo_put(&mut self, idx: usize, at: usize) -> Result<()> {
         let v = self.top(at)?;
+        if idx == self.memo.len() {
+            self.memo.push(v); // MEMOIZE: the common case
+            return Ok(());
+        }
         // Memo indices are dense in practice (MEMOIZE counts up); a sparse huge index is bounded by
         // the node cap so a lying LONG_BINPUT cannot make us allocate 4G slots.
         if idx > self.values.saturating_add(1024) {
@@ -485,6 +519,7 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    #[inline]
     fn memo_get(&mut self, idx: usize, at: usize) -> Result<()> {
         match self.memo.get(idx).copied() {
             Some(v) if v != UNSET => {
@@ -492,10 +527,7 @@ impl<'a> Machine<'a> {
                 self.stack.push(v);
                 Ok(())
             }
-            _ => Err(self.err(
-                ErrorKind::Syntax(format!("memo index {idx} read before it was written")),
-                at,
-            )),
+            _ => Err(self.syntax(format!("memo index {idx} read before it was written"), at)),
         }
     }
 
