@@ -26,6 +26,12 @@ fn main() {
         }
     };
     let t_pickle = t.elapsed();
+    let arena = format!(
+        "{} values, {} item slots, {} B text",
+        p.nodes.len(),
+        p.items.len(),
+        p.text.len()
+    );
     let t = Instant::now();
     let s = match tracelight_core::ingest::snapshot::from_pickle(&p) {
         Ok(s) => s,
@@ -50,7 +56,7 @@ fn main() {
     let t_chart = t.elapsed();
     let pts: usize = c.bands.iter().map(|b| b.x.len()).sum();
     println!(
-        "{:.1} MB: pickle {:?}, model {:?}, summarize {:?}, chart {:?} ({} bands, {pts} points)",
+        "{:.1} MB: pickle {:?}, model {:?}, summarize {:?}, chart {:?} ({} bands, {pts} points; {arena})",
         bytes.len() as f64 / 1e6,
         t_pickle,
         t_model,

@@ -82,8 +82,12 @@ impl Feed {
             mb_per_s: 0.0,
             phase: "reading",
         }));
+        let mut loader = Loader::new(name);
+        if let Some(t) = total {
+            loader.size_hint(t);
+        }
         Feed {
-            loader: Loader::new(name),
+            loader,
             started,
             last_yield: now_ms(),
             busy_ms: 0.0,

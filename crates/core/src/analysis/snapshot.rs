@@ -18,6 +18,7 @@
 //!   expandable segments are not replayed, so those segments count at their final size).
 
 use crate::ingest::snapshot::{Action, DeviceTrace, Snapshot, StackId};
+use crate::model::StrId;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -37,11 +38,13 @@ pub struct PeakBlock {
     pub alloc_index: Option<usize>,
     /// Innermost first, memory_viz's frame filter applied, `file:line:name`.
     pub top_frames: Vec<String>,
+    /// The frame it is attributed to ([`attribution_frame`]), `file:line:name` or `<no stack>`.
+    pub frame: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StackGroup {
-    /// The top user frame (`file:line:name`), see [`top_user_frame`].
+    /// The frame the allocations are attributed to (`file:line:name`), see [`attribution_frame`].
     pub frame: String,
     pub allocs: u64,
     pub total_bytes: u64,
@@ -296,26 +299,127 @@ pub fn top_frames(s: &Snapshot, stack: StackId) -> Vec<String> {
         .collect()
 }
 
-/// The frame an allocation is attributed to: the innermost Python frame (`.py` file) outside torch
-/// itself (`/torch/`), else the innermost Python frame, else the innermost shown frame, else
-/// `<no stack>`. C++ frames (`??`, `.cpp`) never win while a Python frame exists.
+/// How a frame ranks as the place to attribute an allocation to (see [`attribution_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FrameRank {
+    /// Hidden by memory_viz's frame filter ([`frame_shown`]).
+    Hidden,
+    /// C++ inside the allocator, ATen, c10 or torch's own bindings, or thread start-up.
+    Internal,
+    /// Any other shown C++ (or non-Python) frame.
+    Native,
+    /// Python inside torch itself (`/torch/` in the path).
+    TorchPython,
+    /// Python outside torch: the user's code.
+    User,
+}
+
+/// Path fragments of C++ frames that are torch's machinery rather than the caller: the caching
+/// allocator, ATen kernels and dispatch, the Python bindings (`torch/csrc/`). Real dumps often carry
+/// bare file names (`CUDACachingAllocator.cpp`, `RegisterCUDA.cpp`) or none, so names count too.
+const INTERNAL_FILES: [&str; 5] = [
+    "c10/",
+    "aten/src/",
+    "torch/csrc/",
+    "/ATen/",
+    "torch/include/",
+];
+/// Name prefixes of the same machinery, and of thread start-up (`clone`, `pthread_…`).
+const INTERNAL_NAMES: [&str; 9] = [
+    "c10::",
+    "at::",
+    "torch::",
+    "std::",
+    "void c10::",
+    "void at::",
+    "pthread_",
+    "clone",
+    "execute_native_thread_routine",
+];
+
+/// Ranks one frame (memory_viz's `_frame_filter` first, then the internals above). A C++-only
+/// stack from the autograd engine's thread names its backward node
+/// (`torch::autograd::generated::BmmBackward0::apply`): that says which op's backward allocated.
+pub fn frame_rank(filename: &str, name: &str) -> FrameRank {
+    if !frame_shown(filename, name) {
+        return FrameRank::Hidden;
+    }
+    let file = filename.replace('\\', "/");
+    if file.ends_with(".py") {
+        return if file.contains("/torch/") {
+            FrameRank::TorchPython
+        } else {
+            FrameRank::User
+        };
+    }
+    if name.contains("autograd::generated::") {
+        return FrameRank::Native;
+    }
+    let internal = file.ends_with(".o")
+        || INTERNAL_FILES.iter().any(|f| file.contains(f))
+        || INTERNAL_NAMES.iter().any(|n| name.starts_with(n));
+    if internal {
+        FrameRank::Internal
+    } else {
+        FrameRank::Native
+    }
+}
+
+/// [`frame_rank`] by frame id, computed on first use and once per distinct (file, function) pair:
+/// a stack is only read up to its first user frame, and the string tests (18 substring searches)
+/// must not run per frame — a 100k-entry snapshot has ~100k distinct frames but a few hundred pairs.
+#[derive(Debug, Default)]
+pub struct FrameRanker {
+    by_frame: Vec<Option<FrameRank>>,
+    by_pair: FxHashMap<(StrId, StrId), FrameRank>,
+}
+
+impl FrameRanker {
+    pub fn rank(&mut self, s: &Snapshot, f: u32) -> FrameRank {
+        let i = f as usize;
+        if let Some(Some(r)) = self.by_frame.get(i) {
+            return *r;
+        }
+        let (Some(&file), Some(&name)) = (s.frames.filename.get(i), s.frames.name.get(i)) else {
+            return FrameRank::Hidden;
+        };
+        let r = *self
+            .by_pair
+            .entry((file, name))
+            .or_insert_with(|| frame_rank(s.str(file), s.str(name)));
+        if self.by_frame.len() <= i {
+            self.by_frame
+                .resize(s.frames.filename.len().max(i + 1), None);
+        }
+        self.by_frame[i] = Some(r);
+        r
+    }
+}
+
+/// The frame an allocation is attributed to: the innermost frame of the best [`FrameRank`] in its
+/// stack — user Python, else torch's Python, else native code outside torch's machinery, else the
+/// machinery itself (so a C++-only stack still names something); `None` for no shown frame.
+/// memory_viz lists every shown frame; this picks the one a user would act on, never the caching
+/// allocator's `malloc` while a better frame exists.
+pub fn attribution_frame(s: &Snapshot, ranks: &mut FrameRanker, stack: StackId) -> Option<u32> {
+    let mut best: Option<(FrameRank, u32)> = None;
+    for &f in s.stacks.get(stack) {
+        let r = ranks.rank(s, f);
+        if r == FrameRank::Hidden || best.is_some_and(|(b, _)| b >= r) {
+            continue;
+        }
+        best = Some((r, f));
+        if r == FrameRank::User {
+            break;
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+/// [`attribution_frame`] as `file:line:name`, or `<no stack>`.
 pub fn top_user_frame(s: &Snapshot, stack: StackId) -> String {
-    let frames = s.stacks.get(stack);
-    let py = |f: &&u32| s.str(s.frames.filename[**f as usize]).ends_with(".py");
-    let user = frames.iter().filter(py).find(|f| {
-        let name = s.str(s.frames.filename[**f as usize]).replace('\\', "/");
-        !name.contains("/torch/")
-    });
-    if let Some(&f) = user.or_else(|| frames.iter().find(py)) {
-        return frame_text(s, f);
-    }
-    match frames.iter().find(|&&f| {
-        let f = f as usize;
-        frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
-    }) {
-        Some(&f) => frame_text(s, f),
-        None => "<no stack>".into(),
-    }
+    attribution_frame(s, &mut FrameRanker::default(), stack)
+        .map_or_else(|| "<no stack>".into(), |f| frame_text(s, f))
 }
 
 fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
@@ -345,6 +449,8 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
     };
     let sg = &s.segments;
     let mut pools: BTreeMap<(i64, i64), PrivatePool> = BTreeMap::new();
+    // Counted by interned id, named once at the end (not a `String` per block or entry).
+    let mut block_states: FxHashMap<StrId, u64> = FxHashMap::default();
     for si in 0..sg.len() {
         if sg.device[si] != device {
             continue;
@@ -367,22 +473,23 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
             p.allocated_bytes += sg.allocated_size[si];
         }
         for bi in sg.first_block[si] as usize..sg.first_block[si + 1] as usize {
-            let state = s.str(s.blocks.state[bi]);
-            *d.blocks.entry(state.to_owned()).or_insert(0) += 1;
-            if state == "inactive" {
+            *block_states.entry(s.blocks.state[bi]).or_insert(0) += 1;
+            if s.str(s.blocks.state[bi]) == "inactive" {
                 d.largest_free_block_bytes = d.largest_free_block_bytes.max(s.blocks.size[bi]);
             }
         }
     }
     d.private_pools = pools.into_values().collect();
+    for (state, n) in block_states {
+        *d.blocks.entry(s.str(state).to_owned()).or_insert(0) += n;
+    }
     d.fragmentation_bytes = d.reserved_bytes.saturating_sub(d.allocated_bytes);
 
     if let Some(t) = s.trace(device) {
         d.trace_entries = t.len() as u64;
+        let mut actions: FxHashMap<StrId, u64> = FxHashMap::default();
         for i in 0..t.len() {
-            *d.actions
-                .entry(s.str(t.action_name[i]).to_owned())
-                .or_insert(0) += 1;
+            *actions.entry(t.action_name[i]).or_insert(0) += 1;
             if t.action[i] == Action::Oom {
                 d.ooms.push(OomEvent {
                     index: i,
@@ -392,6 +499,9 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                     stream: t.stream[i],
                 });
             }
+        }
+        for (name, n) in actions {
+            *d.actions.entry(s.str(name).to_owned()).or_insert(0) += n;
         }
     }
 
@@ -416,6 +526,9 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         }
         d.peak_blocks_count = live.len() as u64;
         live.sort_by(|a, b| b.size.cmp(&a.size).then(a.addr.cmp(&b.addr)));
+        let mut ranks = FrameRanker::default();
+        let frame_name =
+            |f: Option<u32>| f.map_or_else(|| "<no stack>".into(), |f| frame_text(s, f));
         d.peak_blocks = live
             .iter()
             .take(MAX_PEAK_BLOCKS)
@@ -424,29 +537,49 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                 size: e.size,
                 alloc_index: e.start,
                 top_frames: top_frames(s, e.stack),
+                frame: frame_name(attribution_frame(s, &mut ranks, e.stack)),
             })
             .collect();
-        let mut groups: FxHashMap<String, StackGroup> = FxHashMap::default();
-        let mut frame_of: FxHashMap<StackId, String> = FxHashMap::default();
+        // Grouped by frame id (frames are unique by file, line and name, so ids and texts agree);
+        // the text is built once per group.
+        let mut groups: FxHashMap<Option<u32>, (u64, u64, u64)> = FxHashMap::default();
+        let mut frame_of: FxHashMap<StackId, Option<u32>> = FxHashMap::default();
         for e in &active.elements {
-            let frame = frame_of
+            let frame = *frame_of
                 .entry(e.stack)
-                .or_insert_with(|| top_user_frame(s, e.stack))
-                .clone();
-            let g = groups.entry(frame.clone()).or_insert(StackGroup {
-                frame,
-                allocs: 0,
-                total_bytes: 0,
-                live_at_peak_bytes: 0,
-            });
-            g.allocs += 1;
-            g.total_bytes += e.size;
+                .or_insert_with(|| attribution_frame(s, &mut ranks, e.stack));
+            let g = groups.entry(frame).or_insert((0, 0, 0));
+            g.0 += 1;
+            g.1 += e.size;
             let live_at_peak = e.start.is_none_or(|a| a <= idx) && e.end.is_none_or(|b| b > idx);
             if live_at_peak {
-                g.live_at_peak_bytes += e.size;
+                g.2 += e.size;
             }
         }
-        let mut groups: Vec<StackGroup> = groups.into_values().collect();
+        // Sorted by the numbers first: the text only breaks ties, so only the groups up to and
+        // tying with the last one kept are formatted (a synthetic dump has ~50k groups).
+        let mut keyed: Vec<(Option<u32>, (u64, u64, u64))> = groups.into_iter().collect();
+        let key = |g: &(Option<u32>, (u64, u64, u64))| (g.1 .2, g.1 .1);
+        keyed.sort_unstable_by_key(|g| std::cmp::Reverse(key(g)));
+        if let Some(cut) = keyed.get(MAX_GROUPS.saturating_sub(1)).map(key) {
+            let end = keyed
+                .iter()
+                .skip(MAX_GROUPS)
+                .position(|g| key(g) != cut)
+                .map_or(keyed.len(), |p| p + MAX_GROUPS);
+            keyed.truncate(end);
+        }
+        let mut groups: Vec<StackGroup> = keyed
+            .into_iter()
+            .map(
+                |(f, (allocs, total_bytes, live_at_peak_bytes))| StackGroup {
+                    frame: frame_name(f),
+                    allocs,
+                    total_bytes,
+                    live_at_peak_bytes,
+                },
+            )
+            .collect();
         groups.sort_by(|a, b| {
             b.live_at_peak_bytes
                 .cmp(&a.live_at_peak_bytes)

@@ -61,6 +61,8 @@ pub struct Loader {
     inflated_truncated: bool,
     /// Build Kineto models on a second thread ([`KinetoReader::threaded`]).
     threaded: bool,
+    /// [`Loader::size_hint`]: bytes expected, 0 when unknown.
+    size_hint: u64,
 }
 
 impl Loader {
@@ -75,6 +77,7 @@ impl Loader {
             decoded_bytes: 0,
             inflated_truncated: false,
             threaded: false,
+            size_hint: 0,
         }
     }
 
@@ -82,6 +85,13 @@ impl Loader {
     pub fn threaded(mut self) -> Self {
         self.threaded = true;
         self
+    }
+
+    /// The input's size if known (a `File`'s size, a `content-length`): a format read whole
+    /// (snapshots) reserves its buffer once instead of doubling it, which in wasm means copying tens
+    /// of MB and keeping the old copies' memory, since linear memory never shrinks.
+    pub fn size_hint(&mut self, bytes: u64) {
+        self.size_hint = bytes;
     }
 
     pub fn name(&self) -> &str {
@@ -201,7 +211,10 @@ impl Loader {
                 Ok(())
             }
             Ok(f @ (Format::Snapshot | Format::MemoryTimeline | Format::MemoryTimelineRaw)) => {
+                // Compressed input decodes to more than the hint: then the buffer still grows. A
+                // hint that cannot be reserved (a lying `content-length`) is only a missed hint.
                 let mut buf = Vec::new();
+                let _ = buf.try_reserve(self.size_hint.min(MAX_BUFFERED_BYTES) as usize);
                 push_buffered(&mut buf, &head)?;
                 self.inner = Inner::Buffered(f, buf);
                 Ok(())

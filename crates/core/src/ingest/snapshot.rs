@@ -245,17 +245,27 @@ impl Snapshot {
     }
 }
 
-/// Dict keys of frames, stored once.
+/// Builds the model, interning as it goes. Caches by pickle node only hold nodes the pickle fetched
+/// from its memo ([`Pickle::is_shared`]): a fresh frame dict is read once, so caching it would only
+/// grow a map by millions of entries (that map was half the model time on the 50 MB benchmark).
 struct Builder<'p> {
     p: &'p Pickle,
     s: Snapshot,
-    frame_ids: FxHashMap<(StrId, i64, StrId), u32>,
+    frame_ids: FrameTable,
     stack_ids: FxHashMap<Vec<u32>, StackId>,
-    /// The same frames list object fetched again from the memo: skip re-hashing it.
+    /// The same frames list object fetched again from the memo: skip re-reading it.
     stack_of_node: FxHashMap<NodeId, StackId>,
     frame_of_node: FxHashMap<NodeId, u32>,
     /// Pickle memoizes a repeated string object once: resolving by node skips re-hashing its text.
     str_of_node: FxHashMap<NodeId, StrId>,
+    /// Shared string nodes, direct-mapped in front of `str_of_node`: two lookups per frame dict,
+    /// nearly always the same few file and function names.
+    recent_strs: Vec<(NodeId, StrId)>,
+    /// Frame ids of the stack being read (reused, so a stack seen before allocates nothing).
+    scratch: Vec<u32>,
+    /// Dict keys by node, direct-mapped: pickle memoizes each key string once, so after the first
+    /// entry every key is a known node and no text is compared (millions of frame dicts).
+    keys: [(NodeId, Key); KEY_CACHE],
     empty: StrId,
 }
 
@@ -263,77 +273,255 @@ fn int(p: &Pickle, d: NodeId, key: &str) -> Option<u64> {
     p.dict_get(d, key).and_then(|v| p.as_u64(v))
 }
 
+/// Lines below this are looked up in a per-(file, function) array.
+const DENSE_LINES: i64 = 1 << 14;
+/// Array slots in all (16 MiB); past it, frames go to the hash map.
+const DENSE_SLOTS: usize = 1 << 22;
+
+/// Frame ids by (file, line, function). The hottest lookup of a load (once per frame dict, millions
+/// of times) into ~100k distinct frames: a hash map of them misses cache on nearly every probe.
+/// Distinct (file, function) pairs are few (hundreds), so a small map finds the pair and an array
+/// indexed by line finds the frame: a few hundred KB that stay in cache. Lines that do not fit
+/// ([`DENSE_LINES`], [`DENSE_SLOTS`]) use a plain map; a miss in the array checks that map before
+/// inserting, so a frame never gets two ids whichever path it took first.
+#[derive(Default)]
+struct FrameTable {
+    pairs: FxHashMap<(StrId, StrId), u32>,
+    /// Per pair, frame id + 1 by line (0: not seen).
+    lines: Vec<Vec<u32>>,
+    slots: usize,
+    wide: FxHashMap<(StrId, i64, StrId), u32>,
+}
+
+impl FrameTable {
+    /// The id of the frame, or `next` after recording it as new.
+    fn get_or_insert(&mut self, file: StrId, line: i64, name: StrId, next: u32) -> u32 {
+        let n = self.lines.len() as u32;
+        let pair = *self.pairs.entry((file, name)).or_insert(n);
+        if pair == n {
+            self.lines.push(Vec::new());
+        }
+        let Some(tab) = self.lines.get_mut(pair as usize) else {
+            return next;
+        };
+        let slot = usize::try_from(line).ok().filter(|_| line < DENSE_LINES);
+        if let Some(&id) = slot.and_then(|l| tab.get(l)).filter(|&&id| id != 0) {
+            return id - 1;
+        }
+        let id = *self.wide.entry((file, line, name)).or_insert(next);
+        if id != next {
+            return id;
+        }
+        // New: also remember it in the array when it fits, so the next lookup stays there.
+        if let Some(l) = slot {
+            if l >= tab.len() && self.slots + (l + 1 - tab.len()) <= DENSE_SLOTS {
+                self.slots += l + 1 - tab.len();
+                tab.resize(l + 1, 0);
+            }
+            if let Some(x) = tab.get_mut(l) {
+                *x = next + 1;
+                self.wide.remove(&(file, line, name));
+            }
+        }
+        next
+    }
+}
+
+/// The dict keys the model reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Filename,
+    Line,
+    Name,
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    DeviceFree,
+    Category,
+    Other,
+}
+
+impl Key {
+    fn parse(s: Option<&str>) -> Key {
+        match s {
+            Some("filename") => Key::Filename,
+            Some("line") => Key::Line,
+            Some("name") => Key::Name,
+            Some("action") => Key::Action,
+            Some("addr") => Key::Addr,
+            Some("size") => Key::Size,
+            Some("stream") => Key::Stream,
+            Some("time_us") => Key::TimeUs,
+            Some("frames") => Key::Frames,
+            Some("device_free") => Key::DeviceFree,
+            Some("category") => Key::Category,
+            _ => Key::Other,
+        }
+    }
+}
+
+/// Slots of [`Builder::recent_strs`].
+const STR_CACHE: usize = 1024;
+
+/// Slots of [`Builder::keys`].
+const KEY_CACHE: usize = 32;
+
+/// The fields of a trace entry, read in one pass over its dict (a repeated key keeps its last value,
+/// as in Python).
+#[derive(Default)]
+struct EntryFields {
+    action: Option<NodeId>,
+    addr: Option<NodeId>,
+    size: Option<NodeId>,
+    stream: Option<NodeId>,
+    time_us: Option<NodeId>,
+    frames: Option<NodeId>,
+    device_free: Option<NodeId>,
+    category: Option<NodeId>,
+}
+
 impl<'p> Builder<'p> {
+    fn key(&mut self, node: NodeId) -> Key {
+        let slot = node as usize % KEY_CACHE;
+        if self.keys[slot].0 == node {
+            return self.keys[slot].1;
+        }
+        let k = Key::parse(self.p.as_str(node));
+        if self.p.is_shared(node) {
+            self.keys[slot] = (node, k);
+        }
+        k
+    }
+
+    fn entry_fields(&mut self, e: NodeId) -> EntryFields {
+        let p = self.p;
+        let mut f = EntryFields::default();
+        for kv in p.dict_items(e).chunks_exact(2) {
+            let slot = match self.key(kv[0]) {
+                Key::Action => &mut f.action,
+                Key::Addr => &mut f.addr,
+                Key::Size => &mut f.size,
+                Key::Stream => &mut f.stream,
+                Key::TimeUs => &mut f.time_us,
+                Key::Frames => &mut f.frames,
+                Key::DeviceFree => &mut f.device_free,
+                Key::Category => &mut f.category,
+                _ => continue,
+            };
+            *slot = Some(kv[1]);
+        }
+        f
+    }
+
     fn str_of(&mut self, id: Option<NodeId>) -> StrId {
         let Some(node) = id else { return self.empty };
-        if let Some(&s) = self.str_of_node.get(&node) {
-            return s;
+        let slot = node as usize % STR_CACHE;
+        if let Some(&(n, s)) = self.recent_strs.get(slot) {
+            if n == node {
+                return s;
+            }
+        }
+        let shared = self.p.is_shared(node);
+        if shared {
+            if let Some(&s) = self.str_of_node.get(&node) {
+                if let Some(x) = self.recent_strs.get_mut(slot) {
+                    *x = (node, s);
+                }
+                return s;
+            }
         }
         let s = match self.p.as_str(node) {
             Some(t) => self.s.strings.intern(t),
             None => self.empty,
         };
-        self.str_of_node.insert(node, s);
+        if shared {
+            self.str_of_node.insert(node, s);
+            if let Some(x) = self.recent_strs.get_mut(slot) {
+                *x = (node, s);
+            }
+        }
         s
     }
 
     fn frame(&mut self, node: NodeId) -> Option<u32> {
-        if let Some(&f) = self.frame_of_node.get(&node) {
-            return Some(f);
-        }
         let p = self.p;
-        if !matches!(p.get(node), PickleValue::Dict(_)) {
+        let shared = p.is_shared(node);
+        if shared {
+            if let Some(&f) = self.frame_of_node.get(&node) {
+                return Some(f);
+            }
+        }
+        if !p.is_dict(node) {
             return None;
         }
-        let filename = self.str_of(p.dict_get(node, "filename"));
-        let name = self.str_of(p.dict_get(node, "name"));
-        let line = p
-            .dict_get(node, "line")
-            .and_then(|v| p.as_i64(v))
-            .unwrap_or(0);
+        let (mut filename, mut name, mut line) = (None, None, None);
+        for kv in p.dict_items(node).chunks_exact(2) {
+            match self.key(kv[0]) {
+                Key::Filename => filename = Some(kv[1]),
+                Key::Name => name = Some(kv[1]),
+                Key::Line => line = Some(kv[1]),
+                _ => {}
+            }
+        }
+        let filename = self.str_of(filename);
+        let name = self.str_of(name);
+        let line = line.and_then(|v| p.as_i64(v)).unwrap_or(0);
         let next = self.s.frames.filename.len() as u32;
-        let id = *self.frame_ids.entry((filename, line, name)).or_insert(next);
+        let id = self.frame_ids.get_or_insert(filename, line, name, next);
         if id == next {
             self.s.frames.filename.push(filename);
             self.s.frames.line.push(line);
             self.s.frames.name.push(name);
         }
-        self.frame_of_node.insert(node, id);
+        if shared {
+            self.frame_of_node.insert(node, id);
+        }
         Some(id)
     }
 
     fn stack(&mut self, list: Option<NodeId>) -> StackId {
         let Some(list) = list else { return 0 };
-        if let Some(&s) = self.stack_of_node.get(&list) {
-            return s;
-        }
         let p = self.p;
-        let ids: Vec<u32> = p
-            .items(list)
-            .iter()
-            .filter_map(|&f| self.frame(f))
-            .collect();
+        let shared = p.is_shared(list);
+        if shared {
+            if let Some(&s) = self.stack_of_node.get(&list) {
+                return s;
+            }
+        }
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        for &f in p.items(list) {
+            if let Some(id) = self.frame(f) {
+                ids.push(id);
+            }
+        }
         let id = if ids.is_empty() {
             0
         } else {
-            let next = self.s.stacks.len() as StackId;
-            match self.stack_ids.get(&ids) {
+            match self.stack_ids.get(ids.as_slice()) {
                 Some(&id) => id,
                 None => {
+                    let next = self.s.stacks.len() as StackId;
                     self.s.stacks.frames.extend_from_slice(&ids);
                     self.s.stacks.start.push(self.s.stacks.frames.len() as u32);
-                    self.stack_ids.insert(ids, next);
+                    self.stack_ids.insert(ids.clone(), next);
                     next
                 }
             }
         };
-        self.stack_of_node.insert(list, id);
+        self.scratch = ids;
+        if shared {
+            self.stack_of_node.insert(list, id);
+        }
         id
     }
 
     fn segment(&mut self, seg: NodeId) {
         let p = self.p;
-        if !matches!(p.get(seg), PickleValue::Dict(_)) {
+        if !p.is_dict(seg) {
             self.s.warnings.add(WarningKind::MalformedEvent, || {
                 "a segment that is not a dict".into()
             });
@@ -359,7 +547,7 @@ impl<'p> Builder<'p> {
         let mut addr = address;
         let blocks = p.dict_get(seg, "blocks").map(|b| p.items(b)).unwrap_or(&[]);
         for &b in blocks {
-            if !matches!(p.get(b), PickleValue::Dict(_)) {
+            if !p.is_dict(b) {
                 continue;
             }
             let size = int(p, b, "size").unwrap_or(0);
@@ -428,17 +616,17 @@ impl<'p> Builder<'p> {
     fn trace(&mut self, list: NodeId) -> DeviceTrace {
         let p = self.p;
         let mut t = DeviceTrace::default();
+        let u = |v: Option<NodeId>| v.and_then(|v| p.as_u64(v)).unwrap_or(0);
         for &e in p.items(list) {
-            if !matches!(p.get(e), PickleValue::Dict(_)) {
+            if !p.is_dict(e) {
                 self.s.warnings.add(WarningKind::MalformedEvent, || {
                     "a trace entry that is not a dict".into()
                 });
                 continue;
             }
-            let name = p
-                .dict_get(e, "action")
-                .and_then(|v| p.as_str(v))
-                .unwrap_or("");
+            let f = self.entry_fields(e);
+            let name_id = self.str_of(f.action.filter(|&v| p.as_str(v).is_some()));
+            let name = self.s.strings.resolve(name_id);
             let action = Action::parse(name);
             if action == Action::Other {
                 let n = name.to_owned();
@@ -446,17 +634,16 @@ impl<'p> Builder<'p> {
                     .warnings
                     .add(WarningKind::Other, || format!("unknown trace action {n:?}"));
             }
-            t.action_name.push(self.s.strings.intern(name));
+            t.action_name.push(name_id);
             t.action.push(action);
-            t.addr.push(int(p, e, "addr").unwrap_or(0));
-            t.size.push(int(p, e, "size").unwrap_or(0));
-            t.stream.push(int(p, e, "stream").unwrap_or(0));
-            t.time_us
-                .push(p.dict_get(e, "time_us").and_then(|v| p.as_i64(v)));
-            let stack = self.stack(p.dict_get(e, "frames"));
+            t.addr.push(u(f.addr));
+            t.size.push(u(f.size));
+            t.stream.push(u(f.stream));
+            t.time_us.push(f.time_us.and_then(|v| p.as_i64(v)));
+            let stack = self.stack(f.frames);
             t.stack.push(stack);
-            t.device_free.push(int(p, e, "device_free").unwrap_or(0));
-            let cat = self.str_of(p.dict_get(e, "category"));
+            t.device_free.push(u(f.device_free));
+            let cat = self.str_of(f.category);
             t.category.push(cat);
         }
         t
@@ -484,11 +671,14 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
             external_annotations: None,
             warnings: Warnings::default(),
         },
-        frame_ids: FxHashMap::default(),
+        frame_ids: FrameTable::default(),
         stack_ids: FxHashMap::default(),
         stack_of_node: FxHashMap::default(),
         frame_of_node: FxHashMap::default(),
         str_of_node: FxHashMap::default(),
+        scratch: Vec::new(),
+        recent_strs: vec![(NodeId::MAX, StrId::EMPTY); STR_CACHE],
+        keys: [(NodeId::MAX, Key::Other); KEY_CACHE],
         empty,
     };
     let root = p.root;
@@ -508,7 +698,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
             (segs.map(|s| p.items(s)).unwrap_or(&[]), traces)
         }
         // torch 1.13 `memory_snapshot()` pickled: the bare list of segments.
-        PickleValue::List(items) => (items.as_slice(), None),
+        PickleValue::List(_) => (p.items(root), None),
         _ => {
             return Err(Error::new(
                 ErrorKind::Incompatible("a pickle that is not a CUDA memory snapshot".into()),

@@ -46,18 +46,6 @@ pub fn SnapshotFigures(d: DeviceMemory) -> impl IntoView {
     }
 }
 
-/// The first Python frame outside torch among `file:line:name` frames (innermost first), else the
-/// first Python frame, else the first frame: what a user wants to see in a one-line cell.
-pub fn user_frame(frames: &[String]) -> Option<String> {
-    let file = |f: &String| f.rsplitn(3, ':').nth(2).unwrap_or("").replace('\\', "/");
-    frames
-        .iter()
-        .find(|f| file(f).ends_with(".py") && !file(f).contains("/torch/"))
-        .or_else(|| frames.iter().find(|f| file(f).ends_with(".py")))
-        .or(frames.first())
-        .cloned()
-}
-
 /// Blocks live at the peak, largest first.
 #[component]
 pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
@@ -69,7 +57,9 @@ pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
         .enumerate()
         .map(|(i, b)| {
             let frames = b.top_frames.clone();
-            let top = user_frame(&frames).unwrap_or_else(|| "(no stack)".into());
+            // The core's attribution frame: it sees the whole stack, where `top_frames` holds only
+            // the first few (often all allocator C++ on real dumps).
+            let top = if b.frame == "<no stack>" { "(no stack)".to_owned() } else { b.frame.clone() };
             view! {
                 <tr data-testid=format!("peak-row-{i}")>
                     <td class="num" data-testid=format!("peak-size-{i}") data-bytes=b.size.to_string()>{format_bytes(b.size)}</td>
