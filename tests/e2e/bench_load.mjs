@@ -3,6 +3,7 @@
 // Opens each file with ?url= (or, with VIA=file, through the file picker) in headless Chromium and
 // prints the page's own figures: time from the first byte read to the model ready, the part of it
 // the reader itself ran (parse_ms), decoded MB/s, and the wasm linear memory after the load.
+// INFLATE=browser|wasm picks who inflates .gz (DecompressionStream in the worker, or flate2).
 import path from 'node:path';
 import fs from 'node:fs';
 import { serve, browser, ROOT } from './harness.mjs';
@@ -16,11 +17,12 @@ for (const f of files) {
   for (let run = 0; run < Number(process.env.RUNS || 3); run++) {
     const p = await b.newPage();
     const t0 = Date.now();
+    const q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
     if (process.env.VIA === 'file') {
-      await p.goto(`${srv.base}/`);
+      await p.goto(`${srv.base}/?${q}`);
       await p.getByTestId('file-input').setInputFiles(f);
     } else {
-      await p.goto(`${srv.base}/?url=${encodeURIComponent('bench-data/' + rel)}`);
+      await p.goto(`${srv.base}/?${q}&url=${encodeURIComponent('bench-data/' + rel)}`);
     }
     await p.getByTestId('load-stats').waitFor({ timeout: 600_000 });
     const wall = Date.now() - t0;

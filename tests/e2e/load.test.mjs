@@ -86,10 +86,10 @@ test('an unreadable file shows an error naming it, and the trace already open st
   await p.close();
 });
 
-test('a cut .json.gz is inflated by the browser and keeps exactly what the CLI (flate2) keeps, with a warning', { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
+for (const inflate of ['browser', 'wasm']) test(`a cut .json.gz inflated by ${inflate === 'browser' ? 'DecompressionStream in the reader worker' : 'flate2 in wasm'} keeps exactly what the CLI keeps, with a warning`, { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
   const errors = [];
   const p = await page(b, errors);
-  await p.goto(srv.base + '/');
+  await p.goto(srv.base + '/?inflate=' + inflate);
   const full = fs.readFileSync(TRACE);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-e2e-'));
   const cut = path.join(dir, 'cut.json.gz');

@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
 
-fn query_param(name: &str) -> Option<String> {
+pub fn query_param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     params.get(name)

@@ -222,10 +222,23 @@ pub fn warm_up() {
     }
 }
 
+/// Whether gzip is inflated by the platform's `DecompressionStream` in the reader worker rather
+/// than by flate2 in the parsing thread. The worker only wins with a core to itself: on this
+/// project's 2-core machine a 100 MB trace (8 MB gz) opened in 0.78-0.87 s that way against
+/// 0.74-0.76 s with flate2 (BENCHMARKS.md), so the platform inflater is used from 4 cores up.
+/// `?inflate=browser` or `?inflate=wasm` forces one (tests, benchmarks).
+fn inflate_in_worker() -> bool {
+    match crate::app::query_param("inflate").as_deref() {
+        Some("browser") => true,
+        Some("wasm") => false,
+        _ => web_sys::window().is_some_and(|w| w.navigator().hardware_concurrency() >= 4.0),
+    }
+}
+
 impl Source {
     fn open(src: &JsValue, label: &str) -> Result<Self, String> {
         let asked = now_ms();
-        let source = ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD, true)
+        let source = ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD, inflate_in_worker())
             .map(|c| Source(c, asked))
             .map_err(|e| format!("{label}: {}", js_err(e)))?;
         // While the worker starts and the first bytes arrive; counted in the load time.
