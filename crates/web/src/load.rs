@@ -222,17 +222,13 @@ pub fn warm_up() {
     }
 }
 
-/// Whether gzip is inflated by the platform's `DecompressionStream` in the reader worker rather
-/// than by flate2 in the parsing thread. The worker only wins with a core to itself: on this
-/// project's 2-core machine a 100 MB trace (8 MB gz) opened in 0.78-0.87 s that way against
-/// 0.74-0.76 s with flate2 (BENCHMARKS.md), so the platform inflater is used from 4 cores up.
-/// `?inflate=browser` or `?inflate=wasm` forces one (tests, benchmarks).
+/// Whether gzip is inflated by the platform's `DecompressionStream` in the reader worker (the
+/// default: off the parsing thread, in native code) or by flate2 in the parsing thread. Measured in
+/// one build, alternating, on 2 cores: a 100 MB trace (8 MB gz) opened in 0.73-0.86 s the first
+/// way and 0.81-0.90 s the second (BENCHMARKS.md). `?inflate=wasm` forces flate2 (tests,
+/// benchmarks); the worker falls back to it by itself where `DecompressionStream` is missing.
 fn inflate_in_worker() -> bool {
-    match crate::app::query_param("inflate").as_deref() {
-        Some("browser") => true,
-        Some("wasm") => false,
-        _ => web_sys::window().is_some_and(|w| w.navigator().hardware_concurrency() >= 4.0),
-    }
+    crate::app::query_param("inflate").as_deref() != Some("wasm")
 }
 
 impl Source {
