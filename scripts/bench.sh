@@ -30,4 +30,8 @@ done
 
 echo "## browser (headless Chromium, release build)"
 trunk build --release >/dev/null 2>&1
-node tests/e2e/bench_load.mjs $(for mb in $SIZES; do echo "bench-data/synth-${mb}mb.pt.trace.json"; done)
+files=$(for mb in $SIZES; do echo "bench-data/synth-${mb}mb.pt.trace.json"; done)
+echo "### picked file"; VIA=file node tests/e2e/bench_load.mjs $files
+echo "### ?url="; node tests/e2e/bench_load.mjs $files
+echo "### one thread, native"
+for f in $files; do ./target/release/examples/parse "$f" --one-thread; done
