@@ -135,23 +135,32 @@ pub(super) struct EvAt {
     args: Option<Span>,
 }
 
+/// Builds `$ty` from `$e` field by field, strings through `$raw` and other spans through `$sp`: the
+/// one field list both directions of the [`Ev`] / [`EvAt`] conversion share.
+macro_rules! convert_ev {
+    ($ty:ident, $e:expr, $raw:expr, $sp:expr $(, $k:ident: $v:expr)*) => {
+        $ty {
+            ph: $e.ph,
+            name: $raw($e.name),
+            cat: $raw($e.cat),
+            pid: $sp($e.pid),
+            tid: $sp($e.tid),
+            ts: $sp($e.ts),
+            dur: $sp($e.dur),
+            id: $sp($e.id),
+            bp: $raw($e.bp),
+            args: $sp($e.args),
+            $($k: $v,)*
+        }
+    };
+}
+
 impl<'a> Ev<'a> {
     /// This event's spans as offsets into `w`, the window it was scanned from.
     pub fn at(&self, w: &[u8]) -> EvAt {
         let raw = |r: Option<RawStr<'_>>| r.map(|r| (span(w, r.bytes), r.escaped));
         let sp = |v: Option<&[u8]>| v.map(|v| span(w, v));
-        EvAt {
-            ph: self.ph,
-            name: raw(self.name),
-            cat: raw(self.cat),
-            pid: sp(self.pid),
-            tid: sp(self.tid),
-            ts: sp(self.ts),
-            dur: sp(self.dur),
-            id: sp(self.id),
-            bp: raw(self.bp),
-            args: sp(self.args),
-        }
+        convert_ev!(EvAt, self, raw, sp)
     }
 }
 
@@ -165,19 +174,7 @@ impl EvAt {
             })
         };
         let sp = |v: Option<Span>| v.map(|s| slice(w, s));
-        Ev {
-            ph: self.ph,
-            name: raw(self.name),
-            cat: raw(self.cat),
-            pid: sp(self.pid),
-            tid: sp(self.tid),
-            ts: sp(self.ts),
-            dur: sp(self.dur),
-            id: sp(self.id),
-            bp: raw(self.bp),
-            args: sp(self.args),
-            a: ArgSpans::from_pairs(w, pairs),
-        }
+        convert_ev!(Ev, self, raw, sp, a: ArgSpans::from_pairs(w, pairs))
     }
 }
 
