@@ -143,6 +143,32 @@ fn paint_plain(
     paint(ctx, &scene, &mut TextCache::default())
 }
 
+/// A trace whose kernels sit on one lane, laid out and ready to paint on a 1000 px canvas.
+fn one_lane(
+    json: &str,
+) -> (
+    Trace,
+    TimelineData,
+    Vec<Row>,
+    Row,
+    (f64, f64),
+    web_sys::CanvasRenderingContext2d,
+) {
+    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
+        panic!("the trace must load")
+    };
+    let d = TimelineData::build(&t);
+    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let row = rows
+        .iter()
+        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
+        .unwrap()
+        .clone();
+    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
+    let ctx = canvas(w, h);
+    (*t, d, rows, row, (w, h), ctx)
+}
+
 /// Regression: slice rects with fractional edges made Chromium's software rasterizer anti-alias
 /// every edge (one 1 GB frame took 250 ms to raster). Every pixel along a lane of narrow kernels
 /// at fractional positions is now the background, a grid line or the kernel colour, never a blend.
@@ -157,18 +183,7 @@ fn slice_edges_land_on_whole_pixels_not_blended() {
         })
         .collect();
     let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
-    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
-        panic!("the trace must load")
-    };
-    let d = TimelineData::build(&t);
-    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
-    let row = rows
-        .iter()
-        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
-        .unwrap()
-        .clone();
-    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
-    let ctx = canvas(w, h);
+    let (t, d, rows, row, (w, h), ctx) = one_lane(&json);
     // 100 µs over 790 px: 126.6 ns per pixel, so slice edges fall between pixels.
     let vp = Viewport::new(0, 100_000, w - GUTTER_PX);
     let theme = Theme::default();
@@ -210,18 +225,7 @@ fn kernels_less_than_a_pixel_apart_leave_no_blank_pixel() {
     let json = r#"{"traceEvents":[
         {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.0,"dur":1.3,"args":{"device":0,"stream":7}},
         {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2.34,"dur":2.0,"args":{"device":0,"stream":7}}]}"#;
-    let Ok(Loaded::Trace(t)) = load_bytes("t.json", json.as_bytes()) else {
-        panic!("the trace must load")
-    };
-    let d = TimelineData::build(&t);
-    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
-    let row = rows
-        .iter()
-        .find(|r| matches!(r.kind, RowKind::Slices { .. }))
-        .unwrap()
-        .clone();
-    let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
-    let ctx = canvas(w, h);
+    let (t, d, rows, row, (w, h), ctx) = one_lane(json);
     let theme = Theme::default();
     paint_plain(
         &ctx,
