@@ -275,14 +275,44 @@ pub fn frame_shown(filename: &str, name: &str) -> bool {
     !OMIT_NAMES.iter().any(|o| name.contains(o)) && !OMIT_FILES.iter().any(|o| filename.contains(o))
 }
 
+/// `file:line:name`, as memory_viz writes a frame; but a native frame (line 0) shows its symbol
+/// without parameters or template arguments, and without the file when it has none (`??`):
+/// `torch::autograd::generated::BmmBackward0::apply` rather than a 120- to 400-character signature
+/// of which a table cell showed only the tail.
 fn frame_text(s: &Snapshot, f: u32) -> String {
     let f = f as usize;
-    format!(
-        "{}:{}:{}",
+    let (file, line, name) = (
         s.str(s.frames.filename[f]),
         s.frames.line[f],
-        s.str(s.frames.name[f])
-    )
+        s.str(s.frames.name[f]),
+    );
+    match (line, file) {
+        (0, "" | "??") => short_symbol(name),
+        (0, _) => format!("{file}:0:{}", short_symbol(name)),
+        _ => format!("{file}:{line}:{name}"),
+    }
+}
+
+/// A C++ symbol up to its parameter list (the first `(` outside template arguments that does not
+/// open `(anonymous namespace)`), with each template argument list shown as `<…>`.
+fn short_symbol(name: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => {
+                if depth == 0 {
+                    out.push_str("<…>");
+                }
+                depth += 1;
+            }
+            '>' => depth = depth.saturating_sub(1),
+            '(' if i > 0 && depth == 0 && !name[i..].starts_with("(anonymous namespace)") => break,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The first [`TOP_FRAMES`] frames of a stack that memory_viz would show.
@@ -676,5 +706,36 @@ pub fn active_timeline(
         intervals,
         summarized_count,
         summarized_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_symbol;
+
+    #[test]
+    fn cpp_symbols_lose_their_parameters_and_template_arguments() {
+        for (full, short) in [
+            (
+                "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)",
+                "torch::autograd::generated::BmmBackward0::apply",
+            ),
+            (
+                "at::native::(anonymous namespace)::mm_out(at::Tensor const&)",
+                "at::native::(anonymous namespace)::mm_out",
+            ),
+            (
+                "c10::function_ref<void (char**)>::callback_fn<at::{lambda(at::Tensor&)#1}>(long, char**)",
+                "c10::function_ref<…>::callback_fn<…>",
+            ),
+            (
+                "void torch::autograd::AccumulateGrad::accumulateGrad<torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)::{lambda(at::Tensor&&)#1}>(at::Tensor const&, at::Tensor&)",
+                "void torch::autograd::AccumulateGrad::accumulateGrad<…>",
+            ),
+            ("??", "??"),
+            ("(anonymous)", "(anonymous)"),
+        ] {
+            assert_eq!(short_symbol(full), short);
+        }
     }
 }

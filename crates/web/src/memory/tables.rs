@@ -65,7 +65,7 @@ pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
                     <td class="num" data-testid=format!("peak-size-{i}") data-bytes=b.size.to_string()>{format_bytes(b.size)}</td>
                     <td class="num mono">{format!("0x{:x}", b.addr)}</td>
                     <td class="num">{b.alloc_index.map_or("before trace".into(), |i| format!("#{i}"))}</td>
-                    <td class="mono frame-cell" title=frames.join("\n")>{top}</td>
+                    <td class="mono frame-cell" title=frames.join("\n")><bdi>{top}</bdi></td>
                 </tr>
             }
         })
@@ -93,7 +93,7 @@ pub fn StackTable(d: DeviceMemory) -> impl IntoView {
                     <td class="num" data-bytes=g.live_at_peak_bytes.to_string()>{format_bytes(g.live_at_peak_bytes)}</td>
                     <td class="num">{format_bytes(g.total_bytes)}</td>
                     <td class="num">{g.allocs.to_string()}</td>
-                    <td class="mono frame-cell" title=g.frame.clone()>{g.frame.clone()}</td>
+                    <td class="mono frame-cell" title=g.frame.clone()><bdi>{g.frame.clone()}</bdi></td>
                 </tr>
             }
         })
