@@ -65,13 +65,7 @@ pub fn ChartCanvas(
             width.set(f64::from(c.client_width()).max(200.0));
         }
     };
-    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
-    Effect::new(move |_| {
-        if canvas.get().is_some() {
-            measure();
-        }
-    });
+    crate::resize::follow(canvas, measure);
 
     let painted = chart.clone();
     Effect::new(move |_| {

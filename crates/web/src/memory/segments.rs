@@ -71,13 +71,7 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
             width.set(f64::from(c.client_width()).max(200.0));
         }
     };
-    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
-    Effect::new(move |_| {
-        if canvas.get().is_some() {
-            measure();
-        }
-    });
+    crate::resize::follow(canvas, measure);
     let placed = std::sync::Arc::new(placed);
     let p2 = placed.clone();
     let sess = session.clone();
