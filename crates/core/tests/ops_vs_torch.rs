@@ -1,5 +1,8 @@
 //! The operator table against torch `key_averages()` on the generated corpus
-//! (`shared/corpus/generated/**/*.reference.json`, torch 2.15.0, CPU only).
+//! (`shared/corpus/generated/**/*.reference.json`, torch 2.15.0, CPU only) and on the repo's own
+//! GPU recordings (`tests/fixtures/gpu/`, `scripts/gen_gpu.py`, torch 2.11 on an H100), where the
+//! device columns (Self/total device time, device memory) and the kernel and GPU-annotation rows
+//! are checked too.
 //!
 //! Every reference row must exist with the same call count; Self CPU and CPU total must agree within
 //! 1 % or 2 µs; CPU memory and self CPU memory exactly; FLOPs exactly where our source is torch's
@@ -20,9 +23,13 @@ const GENERATED: &str = concat!(
     "/../../../shared/corpus/generated"
 );
 
+/// The repo's own GPU recordings (`scripts/gen_gpu.py` on an H100, torch 2.11): the same reference
+/// format plus the device columns a CPU run cannot give.
+const GPU_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu");
+
 fn references() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dirs = vec![PathBuf::from(GENERATED)];
+    let mut dirs = vec![PathBuf::from(GENERATED), PathBuf::from(GPU_FIXTURES)];
     while let Some(d) = dirs.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
@@ -58,12 +65,24 @@ struct Config {
     with_flops: bool,
 }
 
-fn check(table: &OpTable, rows: &[Value], cfg: &Config, file: &str, by_shape: bool) -> usize {
+fn check(
+    table: &OpTable,
+    rows: &[Value],
+    cfg: &Config,
+    file: &str,
+    by_shape: bool,
+    errors: &mut Vec<String>,
+) -> usize {
     let mut checked = 0;
-    let mut errors = Vec::new();
+    let mut cpu_rows = 0;
     for r in rows {
         let name = r["name"].as_str().unwrap();
         let shapes = r.get("input_shapes").and_then(|v| v.as_str());
+        if r.get("device_type").and_then(|v| v.as_str()) == Some("DeviceType.CUDA") {
+            checked += check_device_row(table, r, file, by_shape, errors);
+            continue;
+        }
+        cpu_rows += 1;
         let ours = table.rows.iter().find(|o| {
             o.name == name
                 && !o.on_device
@@ -118,29 +137,91 @@ fn check(table: &OpTable, rows: &[Value], cfg: &Config, file: &str, by_shape: bo
                 want("flops")
             ));
         }
+        if r.get("self_device_time_total").is_some() {
+            let dev = |ns: i64| ns as f64 / 1e3;
+            for (what, ours, k) in [
+                (
+                    "self device",
+                    dev(o.self_device_ns),
+                    "self_device_time_total",
+                ),
+                ("device total", dev(o.device_total_ns), "device_time_total"),
+            ] {
+                if !close(ours, want(k)) {
+                    errors.push(format!(
+                        "{file}: {name} {shapes:?} {what} {ours} vs {}",
+                        want(k)
+                    ));
+                }
+            }
+            for (what, ours, k) in [
+                (
+                    "self device mem",
+                    o.self_device_mem_bytes,
+                    "self_device_memory_usage",
+                ),
+                ("device mem", o.device_mem_bytes, "device_memory_usage"),
+            ] {
+                if ours != r[k].as_i64().unwrap() {
+                    errors.push(format!(
+                        "{file}: {name} {shapes:?} {what} {ours} vs {}",
+                        r[k]
+                    ));
+                }
+            }
+        }
     }
     // No extra CPU rows either.
     let extra = table.rows.iter().filter(|o| !o.on_device).count();
-    if extra != rows.len() {
-        errors.push(format!("{file}: {extra} rows vs {} in torch", rows.len()));
+    if extra != cpu_rows {
+        errors.push(format!("{file}: {extra} rows vs {cpu_rows} in torch"));
     }
-    assert!(
-        errors.is_empty(),
-        "{} mismatches:\n{}",
-        errors.len(),
-        errors.join("\n")
-    );
     checked
+}
+
+/// A device-side row of key_averages (a kernel, memcpy, memset or GPU annotation): calls and Self
+/// device time.
+fn check_device_row(
+    table: &OpTable,
+    r: &Value,
+    file: &str,
+    by_shape: bool,
+    errors: &mut Vec<String>,
+) -> usize {
+    let name = r["name"].as_str().unwrap();
+    let ours = table.rows.iter().find(|o| {
+        o.name == name
+            && o.on_device
+            && (!by_shape || o.input_shapes.is_none() || o.input_shapes.as_deref() == Some("[]"))
+    });
+    let Some(o) = ours else {
+        errors.push(format!("{file}: missing device row {name}"));
+        return 0;
+    };
+    if o.calls != r["count"].as_u64().unwrap() {
+        errors.push(format!(
+            "{file}: device {name} calls {} vs {}",
+            o.calls, r["count"]
+        ));
+    }
+    let want = r["self_device_time_total"].as_f64().unwrap();
+    if !close(o.self_device_ns as f64 / 1e3, want) {
+        errors.push(format!(
+            "{file}: device {name} self device {} vs {want}",
+            o.self_device_ns as f64 / 1e3
+        ));
+    }
+    1
 }
 
 #[test]
 fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
     let refs = references();
-    if refs.is_empty() {
-        println!("note: {GENERATED} not found; skipping");
-        return;
-    }
+    // The repo's own recordings are always there; the shared corpus may be absent.
+    let own = refs.iter().filter(|p| p.starts_with(GPU_FIXTURES)).count();
+    assert!(own >= 6, "only {own} references under {GPU_FIXTURES}");
     let mut total = 0;
+    let mut errors = Vec::new();
     for rp in refs {
         let r: Value = serde_json::from_slice(&std::fs::read(&rp).unwrap()).unwrap();
         let Some(trace_file) = r["trace_file"].as_str() else {
@@ -154,13 +235,29 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
         };
         let rows = r["rows"].as_array().unwrap();
         let table = op_table(&t, OpOptions::default());
-        total += check(&table, rows, &cfg, trace_file, false);
+        total += check(&table, rows, &cfg, trace_file, false, &mut errors);
         let sum = r["self_cpu_time_total_sum_us"].as_f64().unwrap();
-        assert!(
-            close(table.self_cpu_total_ns as f64 / 1e3, sum),
-            "{trace_file}: total {} vs {sum}",
-            table.self_cpu_total_ns as f64 / 1e3
-        );
+        if !close(table.self_cpu_total_ns as f64 / 1e3, sum) {
+            errors.push(format!(
+                "{trace_file}: Self CPU sum {} vs {sum}",
+                table.self_cpu_total_ns as f64 / 1e3
+            ));
+        }
+        // torch's "Self CUDA time total": device rows, GPU annotations left out.
+        let dev_sum: f64 = rows
+            .iter()
+            .filter(|x| {
+                x["device_type"].as_str() == Some("DeviceType.CUDA")
+                    && !x["is_user_annotation"].as_bool().unwrap()
+            })
+            .map(|x| x["self_device_time_total"].as_f64().unwrap())
+            .sum();
+        if !close(table.self_device_total_ns as f64 / 1e3, dev_sum) {
+            errors.push(format!(
+                "{trace_file}: Self device sum {} vs {dev_sum}",
+                table.self_device_total_ns as f64 / 1e3
+            ));
+        }
         if let Some(rows) = r.get("rows_by_input_shape").and_then(|v| v.as_array()) {
             let table = op_table(
                 &t,
@@ -168,9 +265,15 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
                     group_by_input_shape: true,
                 },
             );
-            total += check(&table, rows, &cfg, trace_file, true);
+            total += check(&table, rows, &cfg, trace_file, true, &mut errors);
         }
     }
+    assert!(
+        errors.is_empty(),
+        "{} mismatches:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
     assert!(total > 300, "only {total} rows checked");
     println!("{total} rows checked against torch");
 }

@@ -4,8 +4,8 @@
 //!
 //! How torch builds it (torch/autograd/profiler.py `_parse_kineto_results`, profiler_util.py
 //! `EventList._build_tree`), reproduced here:
-//! - Rows come from CPU-side events: `cpu_op`, `user_annotation`, `cuda_runtime`, `cuda_driver`;
-//!   device events (kernels, memcpy, memset) are rows of their own with 0 CPU time.
+//! - Rows come from CPU-side events: `cpu_op`, `user_annotation`, `cuda_runtime`, `cuda_driver`,
+//!   `overhead`; device events (kernels, memcpy, memset) are rows of their own with 0 CPU time.
 //!   `gpu_user_annotation` and `python_function` are not rows. A few utility names torch filters
 //!   out (`profiler::_record_function_*`, `aten::is_leaf`, `aten::output_nr`, `aten::_version`)
 //!   are dropped before the tree is built, so they neither form rows nor reduce self time.
@@ -17,6 +17,17 @@
 //! - An event whose parent has it as only child and the same name is removed and its children
 //!   lifted (`_remove_dup_nodes`): the redispatch `aten::mul` inside `aten::mul` counts once.
 //! - `ProfilerStep#N` rows merge into `ProfilerStep*`.
+//! - `python_function` frames (`with_stack=True`) take part in the nesting only in traces whose
+//!   frames carry a `CallFrom` arg (torch 2.15 writes it and nests them; torch 2.11 writes
+//!   `Python parent id` alone and leaves them out: both checked against key_averages, the CPU
+//!   corpus and `tests/fixtures/gpu/`).
+//! - Kineto's `overhead` events (CUPTI's "Activity Buffer Request", written under pid -1) were
+//!   recorded on the thread that launched work when the buffer ran out, and torch treats them so:
+//!   they nest on the main thread (tid = pid), take their time out of the op they interrupted, and
+//!   carry that op's own device time a second time (torch appends the kernels of the correlation
+//!   id they share).
+//! - `[memory]` events that fall inside no CPU event on any thread form a `[memory]` row of their
+//!   own (torch's "top-level memory events").
 //! - Self CPU = own duration − direct children's durations. CPU/device memory = sum of `[memory]`
 //!   bytes with `start ≤ ts ≤ end` on any thread (torch's `MemRecordsAcc.in_interval`), CPU when
 //!   the event's device type is CPU, device otherwise; self memory subtracts the children's.
@@ -25,7 +36,7 @@
 //!   the op's own launches; device total adds the children's totals.
 
 use super::flops::{slice_flops, torch_shape_text, FlopsSource};
-use crate::model::{Ns, SliceKind, StrId, Trace, NONE};
+use crate::model::{IdVal, Ns, SliceKind, StrId, Trace, TrackKind, NONE};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -60,21 +71,62 @@ pub struct OpTree {
     pub self_device_mem: Vec<i64>,
     /// Entry of a kept event, by slice index ([`NONE`] for slices that are not CPU events).
     pub entry_of: Vec<u32>,
+    /// `[memory]` events inside no CPU event: how many, and their CPU and device bytes.
+    pub loose_memory: (u64, i64, i64),
 }
 
 /// Events of torch's tree. `python_function` events (`with_stack=True`) are in it but are not
 /// rows: torch nests them like ops, so a user annotation's self time excludes the Python frames
 /// directly under it, and a frame that starts inside an annotation but ends after it closes the
 /// annotation to later events (torch's stack rule), as `key_averages` does.
-fn is_cpu_event(k: SliceKind) -> bool {
-    matches!(
-        k,
-        SliceKind::CpuOp
-            | SliceKind::UserAnnotation
-            | SliceKind::Runtime
-            | SliceKind::Driver
-            | SliceKind::PythonFunction
-    )
+fn is_cpu_event(k: SliceKind, python: bool) -> bool {
+    match k {
+        SliceKind::CpuOp | SliceKind::UserAnnotation | SliceKind::Runtime | SliceKind::Driver => {
+            true
+        }
+        SliceKind::PythonFunction => python,
+        _ => false,
+    }
+}
+
+/// Whether this trace's torch nests `python_function` frames in its tree: the ones that do
+/// write a `CallFrom` arg on each frame.
+fn python_in_tree(t: &Trace) -> bool {
+    let s = &t.slices;
+    (0..s.len())
+        .find(|&i| s.kind[i] == SliceKind::PythonFunction)
+        .is_some_and(|i| t.slice_args_stored(i).contains("\"CallFrom\""))
+}
+
+/// Kineto `overhead` slices on its pid -1 row, and the host track they were recorded on (the
+/// main thread: tid = pid, else the CPU track with the most slices).
+fn overhead_slices(t: &Trace) -> (Vec<u32>, u32) {
+    let s = &t.slices;
+    let Some(cat) = t.strings.get("overhead") else {
+        return (Vec::new(), NONE);
+    };
+    let mut out: Vec<u32> = Vec::new();
+    for tr in &t.tracks {
+        if tr.kind != TrackKind::Cpu || tr.pid != IdVal::Int(-1) {
+            continue;
+        }
+        out.extend((tr.first..tr.first + tr.count).filter(|&i| s.cat[i as usize] == cat));
+    }
+    if out.is_empty() {
+        return (out, NONE);
+    }
+    out.sort_by_key(|&i| (s.start[i as usize], -s.dur[i as usize]));
+    let cpu = || {
+        t.tracks
+            .iter()
+            .enumerate()
+            .filter(|(_, tr)| tr.kind == TrackKind::Cpu && tr.pid != IdVal::Int(-1))
+    };
+    let main = cpu()
+        .find(|(_, tr)| matches!((tr.pid, tr.tid), (IdVal::Int(p), IdVal::Int(q)) if p == q))
+        .or_else(|| cpu().max_by_key(|(_, tr)| tr.count))
+        .map_or(NONE, |(k, _)| k as u32);
+    (out, main)
 }
 
 /// Builds torch's event tree with device time and memory attached. O(n log n).
@@ -86,17 +138,46 @@ pub fn op_tree(t: &Trace) -> OpTree {
         entry_of: vec![NONE; n],
         ..Default::default()
     };
-    // Pass 1: nesting per track with torch's stack rule.
+    // Pass 1: nesting per track with torch's stack rule. The overhead slices are merged into
+    // their host track's sequence, in (start, -end) order like torch sorts.
+    let python = python_in_tree(t);
+    let (overhead, host) = overhead_slices(t);
+    let is_overhead = |i: usize| overhead.binary_search(&(i as u32)).is_ok();
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    for (k, tr) in t.tracks.iter().enumerate() {
+        let own = tr.first..tr.first + tr.count;
+        if k as u32 != host {
+            order.extend(own.filter(|&i| !is_overhead(i as usize)));
+            continue;
+        }
+        let key = |i: u32| (s.start[i as usize], -s.dur[i as usize]);
+        let mut extra = overhead.iter().copied().peekable();
+        for i in own {
+            while let Some(&o) = extra.peek() {
+                if key(o) < key(i) {
+                    order.push(o);
+                    extra.next();
+                } else {
+                    break;
+                }
+            }
+            order.push(i);
+        }
+        order.extend(extra);
+    }
     let mut stack: Vec<u32> = Vec::new();
     let mut nchild: Vec<u32> = Vec::new();
     let mut cur_track = u32::MAX;
-    for i in 0..n {
+    for &i in &order {
+        let i = i as usize;
         let k = s.kind[i];
-        if !is_cpu_event(k) || filtered.contains(&s.name[i]) {
+        let relocated = host != NONE && is_overhead(i);
+        if !(is_cpu_event(k, python) || relocated) || filtered.contains(&s.name[i]) {
             continue;
         }
-        if s.track[i] != cur_track {
-            cur_track = s.track[i];
+        let track = if relocated { host } else { s.track[i] };
+        if track != cur_track {
+            cur_track = track;
             stack.clear();
         }
         let e = tr.slice.len() as u32;
@@ -165,6 +246,25 @@ pub fn op_tree(t: &Trace) -> OpTree {
             tr.self_device[owner as usize] += s.dur[g.slice[r] as usize];
         }
     }
+    // An overhead event carries the device time of the op it interrupted (the innermost op or
+    // annotation above it), counted again as torch does.
+    for &o in &overhead {
+        let e = tr.entry_of[o as usize];
+        if e == NONE {
+            continue;
+        }
+        let mut p = tr.parent[e as usize];
+        while p != NONE {
+            let k = s.kind[tr.slice[p as usize] as usize];
+            if matches!(k, SliceKind::CpuOp | SliceKind::UserAnnotation) {
+                break;
+            }
+            p = tr.parent[p as usize];
+        }
+        if p != NONE {
+            tr.self_device[e as usize] += tr.self_device[redirect[p as usize] as usize];
+        }
+    }
     // Memory in [start, end] on any thread, split CPU / device, by prefix sums.
     let mem = &t.memory;
     let mut pre_cpu = Vec::with_capacity(mem.ts.len() + 1);
@@ -191,6 +291,31 @@ pub fn op_tree(t: &Trace) -> OpTree {
             if b > a {
                 tr.cpu_mem[e] = pre_cpu[b] - pre_cpu[a];
                 tr.device_mem[e] = pre_dev[b] - pre_dev[a];
+            }
+        }
+    }
+    // Memory events inside no CPU event, on any thread: a sweep over the merged intervals.
+    if !mem.ts.is_empty() {
+        let mut iv: Vec<(Ns, Ns)> = tr
+            .slice
+            .iter()
+            .map(|&i| (s.start[i as usize], s.end(i as usize)))
+            .collect();
+        iv.sort_unstable();
+        let (mut k, mut reach) = (0usize, Ns::MIN);
+        for (j, &ts) in mem.ts.iter().enumerate() {
+            while k < iv.len() && iv[k].0 <= ts {
+                reach = reach.max(iv[k].1);
+                k += 1;
+            }
+            if ts > reach {
+                let l = &mut tr.loose_memory;
+                l.0 += 1;
+                if mem.device_type[j] == 0 {
+                    l.1 += mem.bytes[j];
+                } else {
+                    l.2 += mem.bytes[j];
+                }
             }
         }
     }
@@ -320,7 +445,7 @@ pub struct OpTable {
     pub rows: Vec<OpRow>,
     /// Sum of Self CPU over all rows (the table's "Self CPU time total").
     pub self_cpu_total_ns: Ns,
-    /// Sum of Self device over all rows.
+    /// Sum of Self device over the device rows, GPU annotations left out (torch's footer).
     pub self_device_total_ns: Ns,
     pub grouped_by_input_shape: bool,
 }
@@ -453,6 +578,27 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
             row.flops_source = row.flops_source.max(flops.1);
         }
     }
+    let (n_loose, cpu_b, dev_b) = tree.loose_memory;
+    if n_loose > 0 {
+        let row = OpRow {
+            name: "[memory]".to_owned(),
+            input_shapes: opts.group_by_input_shape.then(|| "[]".to_owned()),
+            on_device: false,
+            is_user_annotation: false,
+            calls: n_loose,
+            self_cpu_ns: 0,
+            cpu_total_ns: 0,
+            self_device_ns: 0,
+            device_total_ns: 0,
+            self_cpu_mem_bytes: cpu_b,
+            cpu_mem_bytes: cpu_b,
+            self_device_mem_bytes: dev_b,
+            device_mem_bytes: dev_b,
+            flops: 0.0,
+            flops_source: FlopsSource::None,
+        };
+        rows.push(row);
+    }
     for &gi in &t.gpu.slice {
         let i = gi as usize;
         if !s.kind[i].is_gpu_work() {
@@ -469,9 +615,36 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
         row.self_device_ns += s.dur[i];
         row.device_total_ns += s.dur[i];
     }
+    // GPU-side user annotations (`gpu_user_annotation`, the device span of a record_function)
+    // are device rows of their own, as in key_averages; `ProfilerStep#N` merges like on the CPU.
+    for i in 0..s.len() {
+        if s.kind[i] != SliceKind::GpuAnnotation {
+            continue;
+        }
+        let (nid, step) = name_key(s.name[i]);
+        let key = (nid, step, u32::MAX, true, true);
+        let r = *index.entry(key).or_insert_with(|| {
+            let mut row = new_row(t, i, step, true, true);
+            if opts.group_by_input_shape {
+                row.input_shapes = Some("[]".to_owned());
+            }
+            rows.push(row);
+            rows.len() - 1
+        });
+        let row = &mut rows[r];
+        row.calls += 1;
+        row.self_device_ns += s.dur[i];
+        row.device_total_ns += s.dur[i];
+    }
     let mut table = OpTable {
         self_cpu_total_ns: rows.iter().map(|r| r.self_cpu_ns).sum(),
-        self_device_total_ns: rows.iter().map(|r| r.self_device_ns).sum(),
+        // torch's "Self CUDA time total": device rows only (CPU rows repeat their kernels'
+        // time) and not the GPU annotations, which span the kernels they enclose.
+        self_device_total_ns: rows
+            .iter()
+            .filter(|r| r.on_device && !r.is_user_annotation)
+            .map(|r| r.self_device_ns)
+            .sum(),
         rows,
         grouped_by_input_shape: opts.group_by_input_shape,
     };
