@@ -1,5 +1,5 @@
 //! The `key_averages().table()` text against torch's own `.table.txt` on the generated corpus:
-//! the header block (column titles and widths) and the footer line format must be identical, and
+//! the header block (column titles and widths) and the footer lines must be identical, and
 //! every torch row must appear with the same name cell and call count. Numbers are checked in
 //! `ops_vs_torch.rs`; ties in Self CPU may order rows differently, so rows are matched by name.
 
@@ -13,6 +13,7 @@ const GENERATED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/corpus/generated"
 );
+const GPU_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu");
 
 #[test]
 fn table_text_reproduces_torch_layout() {
@@ -31,15 +32,36 @@ fn table_text_reproduces_torch_layout() {
         return;
     }
     for (stem, ext, flops) in cases {
-        let want = std::fs::read_to_string(format!("{GENERATED}/{stem}.table.txt")).unwrap();
-        let bytes = std::fs::read(format!("{GENERATED}/{stem}.{ext}")).unwrap();
+        compare(GENERATED, stem, ext, flops, false);
+    }
+}
+
+/// The GPU recordings: CUDA time and CUDA memory columns, kernel and GPU-annotation rows.
+#[test]
+fn table_text_reproduces_torch_layout_on_gpu_traces() {
+    for stem in [
+        "gpu_mlp",
+        "gpu_mlp_plain",
+        "gpu_lm_bf16",
+        "gpu_matmul",
+        "gpu_matmul_plain",
+        "cpu_mlp_stack",
+    ] {
+        compare(GPU_FIXTURES, stem, "pt.trace.json.gz", true, true);
+    }
+}
+
+fn compare(dir: &str, stem: &str, ext: &str, flops: bool, device_memory: bool) {
+    {
+        let want = std::fs::read_to_string(format!("{dir}/{stem}.table.txt")).unwrap();
+        let bytes = std::fs::read(format!("{dir}/{stem}.{ext}")).unwrap();
         let Ok(Loaded::Trace(t)) = load_bytes(ext, &bytes) else {
             panic!("{ext} must load as a trace")
         };
         let opts = TableOptions {
             row_limit: None,
             cpu_memory: t.memory.device_type.contains(&0),
-            device_memory: false,
+            device_memory: device_memory && t.memory.device_type.iter().any(|&d| d != 0),
             flops,
         };
         let got = render(&op_table(&t, OpOptions::default()), opts);
@@ -47,11 +69,11 @@ fn table_text_reproduces_torch_layout() {
         let gl: Vec<&str> = got.lines().collect();
         assert_eq!(&gl[..3], &wl[..3], "{stem}: header");
         assert_eq!(gl.len(), wl.len(), "{stem}: line count");
-        let footer = gl.last().unwrap();
-        assert!(
-            footer.starts_with("Self CPU time total: ") && footer.ends_with("ms"),
-            "{footer}"
-        );
+        // Rows run to the last separator; the footer lines (Self CPU / Self CUDA time total)
+        // follow it and must read the same.
+        let sep = |l: &[&str]| l.iter().rposition(|x| x.starts_with("---")).unwrap();
+        let (ws, gs) = (sep(&wl), sep(&gl));
+        assert_eq!(&gl[gs + 1..], &wl[ws + 1..], "{stem}: footer");
         let name_w = wl[0].find("  ").unwrap();
         let calls_col = wl[1]
             .split("  ")
@@ -65,8 +87,8 @@ fn table_text_reproduces_torch_layout() {
             let _ = calls_col;
             (l[..name_w].trim().to_owned(), calls)
         };
-        let mut w: Vec<_> = wl[3..wl.len() - 2].iter().map(|l| key(l)).collect();
-        let mut g: Vec<_> = gl[3..gl.len() - 2].iter().map(|l| key(l)).collect();
+        let mut w: Vec<_> = wl[3..ws].iter().map(|l| key(l)).collect();
+        let mut g: Vec<_> = gl[3..gs].iter().map(|l| key(l)).collect();
         w.sort();
         g.sort();
         assert_eq!(g, w, "{stem}: rows");

@@ -402,9 +402,10 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
         }
         counts[src as usize] += 1;
         total += f;
-        if ops.device_total[k] > 0 {
+        let dev = ops.device_total[k] - ops.repeated_device[k];
+        if dev > 0 {
             with_dev_flops += f;
-            dev_ns += ops.device_total[k];
+            dev_ns += dev;
         }
         let dt = dtype_of(t.str(t.slices.input_types[i as usize]));
         match by_dtype.iter_mut().find(|x| x.0 == dt) {

@@ -65,6 +65,9 @@ pub struct OpTree {
     pub self_cpu: Vec<Ns>,
     pub self_device: Vec<Ns>,
     pub device_total: Vec<Ns>,
+    /// The part of `device_total` that overhead events below repeat (torch counts it twice;
+    /// FLOP rates subtract it).
+    pub repeated_device: Vec<Ns>,
     pub cpu_mem: Vec<i64>,
     pub device_mem: Vec<i64>,
     pub self_cpu_mem: Vec<i64>,
@@ -324,6 +327,13 @@ pub fn op_tree(t: &Trace) -> OpTree {
     tr.device_total = tr.self_device.clone();
     tr.self_cpu_mem = tr.cpu_mem.clone();
     tr.self_device_mem = tr.device_mem.clone();
+    tr.repeated_device = vec![0; m];
+    for &o in &overhead {
+        let e = tr.entry_of[o as usize];
+        if e != NONE {
+            tr.repeated_device[e as usize] = tr.self_device[e as usize];
+        }
+    }
     let mut child_dur = vec![0i64; m];
     for e in (0..m).rev() {
         if !keep[e] {
@@ -334,6 +344,7 @@ pub fn op_tree(t: &Trace) -> OpTree {
             let p = p as usize;
             child_dur[p] += s.dur[tr.slice[e] as usize];
             tr.device_total[p] += tr.device_total[e];
+            tr.repeated_device[p] += tr.repeated_device[e];
             tr.self_cpu_mem[p] -= tr.cpu_mem[e];
             tr.self_device_mem[p] -= tr.device_mem[e];
         }
@@ -365,6 +376,7 @@ pub fn op_tree(t: &Trace) -> OpTree {
         sel(&mut tr.self_cpu);
         sel(&mut tr.self_device);
         sel(&mut tr.device_total);
+        sel(&mut tr.repeated_device);
         sel(&mut tr.cpu_mem);
         sel(&mut tr.device_mem);
         sel(&mut tr.self_cpu_mem);
