@@ -128,3 +128,46 @@ fn gpu_memory_timeline_raw_coalesces_to_the_plot() {
     assert_eq!(raw.times_us, plot.times_us);
     assert_eq!(raw.bytes, plot.bytes);
 }
+
+/// The LM has no convolution, and its optimizer is the only code under `## optimizer ##`: every
+/// kernel the finer classification calls "optimizer" must have been launched under that
+/// annotation, every kernel launched there must be one, and none may be "convolution". (The
+/// rules once read `{lambda()#1}` as LAMB and cuDNN's attention helpers as convolutions.)
+#[test]
+fn fine_kernel_categories_agree_with_the_workload() {
+    use tracelight_core::analysis::kernels::fine_category;
+    use tracelight_core::model::NONE;
+    let Loaded::Trace(t) = load("gpu_lm_bf16.pt.trace.json.gz") else {
+        panic!("not a trace")
+    };
+    let s = &t.slices;
+    let under_optimizer = |mut i: u32| {
+        while i != NONE {
+            if t.str(s.name[i as usize]) == "## optimizer ##" {
+                return true;
+            }
+            i = s.parent[i as usize];
+        }
+        false
+    };
+    let mut checked = 0;
+    for (r, &k) in t.gpu.slice.iter().enumerate() {
+        let k = k as usize;
+        if !s.kind[k].is_gpu_work() || t.gpu.launch[r] == NONE {
+            continue;
+        }
+        let name = t.str(s.name[k]);
+        let cat = fine_category(name, s.kind[k]);
+        assert_ne!(cat, "convolution", "{name}");
+        let opt = under_optimizer(t.gpu.launch[r]);
+        if s.kind[k] == tracelight_core::model::SliceKind::Kernel {
+            assert_eq!(
+                cat == "optimizer",
+                opt,
+                "{name}: {cat}, under optimizer: {opt}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 500, "{checked}");
+}

@@ -69,21 +69,49 @@ pub const FINE_RULES: &[(&str, &[&str])] = &[
             "rccl",
         ],
     ),
-    ("attention", &["flash", "fmha", "sdpa", "attention", "attn"]),
+    // cuDNN's SDPA backward runs two `cudnn::fusion` helpers besides its flash kernel.
+    (
+        "attention",
+        &[
+            "flash",
+            "fmha",
+            "sdpa",
+            "attention",
+            "attn",
+            "compute_dot_do_o",
+            "convert_dq_to_",
+        ],
+    ),
+    // Not "lamb": every `{lambda()#1}` kernel would match it.
     (
         "optimizer",
-        &["multi_tensor_apply", "adam", "sgd", "lamb", "optimizer"],
+        &[
+            "multi_tensor_apply",
+            "adam",
+            "sgd",
+            "multi_tensor_lamb",
+            "optimizer",
+        ],
     ),
     ("triton", &["triton"]),
     (
         "convolution",
+        // Not "conv" alone ("convert") nor "cudnn::" (cuDNN runs attention too).
         &[
-            "conv",
+            "convolution",
+            "convolve",
+            "conv1d",
+            "conv2d",
+            "conv3d",
+            "conv_",
+            "_conv",
+            "fprop",
             "wgrad",
             "dgrad",
             "implicit_gemm",
             "winograd",
-            "cudnn::",
+            "nchwtonhwc",
+            "nhwctonchw",
         ],
     ),
     (
