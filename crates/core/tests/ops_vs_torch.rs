@@ -277,3 +277,62 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
     assert!(total > 300, "only {total} rows checked");
     println!("{total} rows checked against torch");
 }
+
+/// The three rules the GPU recordings taught, on a hand-built trace whose answers follow from
+/// torch's `_parse_kineto_results` by hand: (1) CUPTI's "Activity Buffer Request" (pid -1) nests on
+/// the main thread (tid = pid) under the op it interrupted and repeats that op's kernels; (2) a
+/// runtime call outside any op whose CUPTI correlation equals an op's External id gets that op's
+/// kernels; (3) a `[memory]` event inside no CPU event is a `[memory]` row. FLOP rates count
+/// each kernel once.
+#[test]
+fn hand_built_torch_quirks() {
+    let ev = [
+        // Main thread 10: aten::mm (External id 7) launches a 50 µs kernel.
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":10,"tid":10,"ts":100,"dur":100,"args":{"External id":7,"Input Dims":[[64,64],[64,64]],"Input type":["c10::BFloat16","c10::BFloat16"]}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":10,"ts":180,"dur":10,"args":{"External id":7,"correlation":500}}"#,
+        r#"{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":300,"dur":50,"args":{"External id":7,"correlation":500,"device":0,"stream":7}}"#,
+        // The buffer request, written under pid -1, inside aten::mm in time.
+        r#"{"ph":"X","cat":"overhead","name":"Activity Buffer Request","pid":-1,"tid":0,"ts":110,"dur":60}"#,
+        // A runtime call outside any op whose CUPTI correlation (7) collides with mm's External id.
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaStreamIsCapturing","pid":10,"tid":10,"ts":400,"dur":2,"args":{"cbid":317,"correlation":7}}"#,
+        // A device free inside no CPU event.
+        r#"{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":10,"tid":10,"ts":500,"args":{"Total Reserved":0,"Total Allocated":0,"Bytes":-512,"Device Id":0,"Device Type":1,"Addr":1}}"#,
+        // A thread of another process id so the main thread is told by tid = pid.
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::empty","pid":10,"tid":11,"ts":105,"dur":90,"args":{"External id":9}}"#,
+    ];
+    let json = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+    let Loaded::Trace(t) = load_bytes("quirks.json", json.as_bytes()).unwrap() else {
+        panic!("not a trace")
+    };
+    let table = op_table(&t, OpOptions::default());
+    let row = |n: &str| {
+        table
+            .rows
+            .iter()
+            .find(|r| r.name == n && !r.on_device)
+            .unwrap()
+    };
+    let abr = row("Activity Buffer Request");
+    assert_eq!(
+        (abr.calls, abr.self_cpu_ns, abr.self_device_ns),
+        (1, 60_000, 50_000)
+    );
+    let mm = row("aten::mm");
+    // 100 − 10 (launch) − 60 (buffer request) µs; device total repeats the kernel.
+    assert_eq!(mm.self_cpu_ns, 30_000);
+    assert_eq!((mm.self_device_ns, mm.device_total_ns), (50_000, 100_000));
+    let cap = row("cudaStreamIsCapturing");
+    assert_eq!((cap.self_device_ns, cap.device_total_ns), (50_000, 50_000));
+    let empty = row("aten::empty");
+    assert_eq!(empty.self_cpu_ns, 90_000);
+    let mem = row("[memory]");
+    assert_eq!(
+        (mem.calls, mem.device_mem_bytes, mem.self_device_mem_bytes),
+        (1, -512, -512)
+    );
+    assert_eq!(table.self_device_total_ns, 50_000);
+    // 2·64³ FLOPs over the one 50 µs kernel.
+    let f = tracelight_core::analysis::flops::summarize(&t, 1_000_000);
+    let want = 2.0 * 64f64.powi(3) / 50_000.0 / 1e3;
+    assert!((f.achieved_tflops_device.unwrap() - want).abs() < 1e-12);
+}
