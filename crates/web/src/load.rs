@@ -69,6 +69,8 @@ struct Feed {
     busy_ms: f64,
     total: Option<u64>,
     ctx: LoadCtx,
+    /// When the first bytes were pushed (ms since page start), 0 before.
+    first_bytes: f64,
 }
 
 impl Feed {
@@ -93,6 +95,7 @@ impl Feed {
             busy_ms: 0.0,
             total,
             ctx,
+            first_bytes: 0.0,
         }
     }
 
@@ -105,6 +108,9 @@ impl Feed {
                 return Err(format!("{}: load cancelled", self.loader.name()));
             }
             let t0 = now_ms();
+            if self.first_bytes == 0.0 {
+                self.first_bytes = t0;
+            }
             match inflated {
                 Some(raw) => self.loader.push_inflated(piece, raw),
                 None => self.loader.push(piece),
@@ -143,9 +149,11 @@ impl Feed {
         });
         yield_now().await;
         let t0 = now_ms();
+        let mut model = 0.0;
         let content = match self.loader.finish().map_err(|e| e.to_string())? {
             Loaded::Trace(t) => {
                 let tf = TraceFile::new(&name, *t);
+                model = now_ms();
                 // The timeline's LOD index, built now (yielding between lanes) rather than on the
                 // first view of the timeline: 0.8-1.3 s on the 1 GB trace (BENCHMARKS.md).
                 self.ctx.progress.update(|p| {
@@ -162,8 +170,13 @@ impl Feed {
         };
         let end = now_ms();
         let load_ms = end - self.started;
+        if model == 0.0 {
+            model = end;
+        }
         Ok(LoadedFile {
             parse_ms: self.busy_ms + (end - t0),
+            first_bytes_ms: self.first_bytes.max(self.started) - self.started,
+            model_ms: model - self.started,
             name,
             bytes,
             decoded_bytes,

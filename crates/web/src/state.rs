@@ -65,6 +65,10 @@ pub struct LoadedFile {
     pub load_ms: f64,
     /// Of `load_ms`, the time the reader itself ran (the rest is the browser reading and yielding).
     pub parse_ms: f64,
+    /// From the read request: when the first bytes reached the parser, and when the model was
+    /// ready (before the timeline's index is built, which `load_ms` includes).
+    pub first_bytes_ms: f64,
+    pub model_ms: f64,
     pub content: Content,
 }
 
