@@ -21,6 +21,10 @@ for (const f of files) {
     const q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
     if (process.env.VIA === 'file') {
       await p.goto(`${srv.base}/?${q}`);
+      // As a user would: the app is up (and its reader warmed, see load::warm_up) before a file
+      // is picked. IDLE_MS=0 picks at once, making the start-up part of the load.
+      await p.getByTestId('empty').waitFor();
+      await p.waitForTimeout(Number(process.env.IDLE_MS ?? 500));
       await p.getByTestId('file-input').setInputFiles(f);
     } else {
       await p.goto(`${srv.base}/?${q}&url=${encodeURIComponent('bench-data/' + rel)}`);
