@@ -156,7 +156,7 @@ pub fn slice_flops(t: &Trace, i: usize) -> (f64, FlopsSource) {
         "bmm" => bmm(dim(&d, 0), dim(&d, 1)),
         "baddbmm" => bmm(dim(&d, 1), dim(&d, 2)),
         "mul" | "mul.Tensor" | "add" | "add.Tensor" => dim(&d, 0).map(prod),
-        "conv2d" => conv2d(&d, t.slice_args_stored(i)),
+        "conv2d" => conv2d(&d, &t.slice_args_stored(i)),
         _ => None,
     };
     if let Some(f) = f {

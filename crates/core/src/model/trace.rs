@@ -385,18 +385,15 @@ impl Trace {
     }
 
     /// The args of slice `i` that have no column, as stored (`{}` when none).
-    pub fn slice_args_stored(&self, i: usize) -> &str {
+    pub fn slice_args_stored(&self, i: usize) -> std::borrow::Cow<'_, str> {
         self.args_text(self.slices.args[i])
     }
 
-    pub fn args_text(&self, r: (u32, u32)) -> &str {
+    pub fn args_text(&self, r: (u32, u32)) -> std::borrow::Cow<'_, str> {
         if r.1 == 0 {
-            return "{}";
+            return "{}".into();
         }
-        self.args
-            .get(r)
-            .and_then(|s| std::str::from_utf8(s).ok())
-            .unwrap_or("{}")
+        self.args.text(r).unwrap_or_else(|| "{}".into())
     }
 
     /// First and last instant covered by any slice, instant, memory event or counter.

@@ -124,20 +124,11 @@ impl Builder {
         if !pairs.iter().any(keep) {
             return (0, 0);
         }
-        self.trace.args.push(a.len(), |out| {
-            let start = out.len();
-            out.push(b'{');
-            for p in pairs.iter().filter(|p| keep(p)) {
-                if out.len() > start + 1 {
-                    out.push(b',');
-                }
-                out.push(b'"');
-                out.extend_from_slice(&buf[p[0]..p[1]]);
-                out.extend_from_slice(b"\":");
-                out.extend_from_slice(&buf[p[2]..p[3]]);
-            }
-            out.push(b'}');
-        })
+        let pairs = pairs
+            .iter()
+            .filter(move |p| keep(p))
+            .map(|p| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
+        self.trace.args.push_object(a.len(), pairs)
     }
 
     pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
