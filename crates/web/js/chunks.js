@@ -32,7 +32,8 @@ self.onmessage = (e) => {
 // Re-chunks a byte stream into buffers of m.chunk bytes; raw() is the source bytes read so far.
 async function pump(stream, m, raw) {
   const reader = stream.getReader();
-  let buf = new Uint8Array(m.chunk);
+  // The first chunk is smaller, so the parse starts sooner.
+  let buf = new Uint8Array(Math.min(m.first || m.chunk, m.chunk));
   let fill = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -183,6 +184,22 @@ async function run(m) {
 }
 `;
 
+// Bytes of the first chunk: parsing starts once these arrive rather than a whole chunk.
+const FIRST_CHUNK = 1 << 20;
+
+// A worker started ahead of the next load (at start-up and after each load), so a load does
+// not wait for one to start.
+let spare = null;
+const spawn = () => {
+  const url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }));
+  return { url, worker: new Worker(url) };
+};
+
+/** Starts the spare worker if there is none. */
+export function prewarm() {
+  if (!spare) spare = spawn();
+}
+
 export class ChunkSource {
   /**
    * `src` is a File or a URL string; at most `ahead` chunks of `chunk` bytes wait unparsed. With
@@ -191,16 +208,17 @@ export class ChunkSource {
   constructor(src, chunk, ahead, inflate) {
     this.queue = [];
     this.waiter = null;
-    const url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }));
-    this.url = url;
-    this.worker = new Worker(url);
+    const w = spare || spawn();
+    spare = null;
+    this.url = w.url;
+    this.worker = w.worker;
     this.worker.onmessage = (e) => this.arrive(e.data);
     this.worker.onerror = (e) => {
       e.preventDefault();
       this.arrive({ kind: 'error', message: e.message || 'the reader worker failed' });
     };
     const msg = typeof src === 'string' ? { url: new URL(src, location.href).href } : { file: src };
-    this.worker.postMessage({ ...msg, chunk, ahead, inflate });
+    this.worker.postMessage({ ...msg, chunk, first: FIRST_CHUNK, ahead, inflate });
   }
 
   arrive(m) {
@@ -234,6 +252,7 @@ export class ChunkSource {
     if (this.url) {
       URL.revokeObjectURL(this.url);
       this.url = null;
+      setTimeout(prewarm, 0);
     }
   }
 }

@@ -142,10 +142,10 @@ pub fn App() -> impl IntoView {
     if let Some(url) = query_param("url") {
         open_url(url);
     } else {
-        // Optimize the reader before a file is picked (see `load::warm_up`).
+        // Optimize the reader and start its worker before a file is picked (see `load::prepare`).
         spawn_local(async {
             crate::load::yield_now().await;
-            crate::load::warm_up();
+            crate::load::prepare();
         });
     }
 

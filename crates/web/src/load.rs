@@ -196,6 +196,8 @@ extern "C" {
     fn next(this: &ChunkSource) -> js_sys::Promise;
     #[wasm_bindgen(method)]
     fn close(this: &ChunkSource);
+    /// Starts a reader worker ahead of the next load.
+    fn prewarm();
 }
 
 /// Chunks the worker may hold ready beyond the one being parsed: enough to ride out a slow read,
@@ -233,6 +235,13 @@ pub fn warm_up() {
     if !DONE.with(|d| d.replace(true)) {
         let _ = tracelight_core::ingest::load_bytes("warm-up", WARM_UP);
     }
+}
+
+/// Readies the page for a first load while the user picks a file: a reader worker started and
+/// the reader warmed up. (A load asked for before this still works; it starts its own worker.)
+pub fn prepare() {
+    prewarm();
+    warm_up();
 }
 
 /// Whether gzip is inflated by the platform's `DecompressionStream` in the reader worker (the
@@ -290,13 +299,21 @@ impl Source {
             _ => return Err(format!("{label}: the reader did not start")),
         };
         let mut feed = Feed::new(name, total, ctx, self.1);
+        // One slice at a time from the worker's chunk: a chunk-sized buffer would be wasm
+        // memory for good.
         let mut buf: Vec<u8> = Vec::new();
         loop {
             match self.next(label).await? {
                 Chunk::Bytes(arr, raw) => {
-                    buf.resize(arr.length() as usize, 0);
-                    arr.copy_to(&mut buf);
-                    feed.push(&buf, inflated.then_some(raw)).await?;
+                    let len = arr.length();
+                    let mut at = 0u32;
+                    while at < len {
+                        let end = len.min(at.saturating_add(SLICE_BYTES as u32));
+                        buf.resize((end - at) as usize, 0);
+                        arr.subarray(at, end).copy_to(&mut buf);
+                        feed.push(&buf, inflated.then_some(raw)).await?;
+                        at = end;
+                    }
                 }
                 Chunk::GzipFailed(truncated, message) => {
                     feed.loader

@@ -12,8 +12,8 @@
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 
-/// Bytes per block.
-const BLOCK: usize = 1 << 22;
+/// Bytes per block: the slack of the last one is wasm memory too.
+const BLOCK: usize = 1 << 20;
 
 /// Marks a key reference in a record: this byte, then the key's index as u16 little-endian.
 const KEY: u8 = 0x01;
