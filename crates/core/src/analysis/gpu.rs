@@ -144,7 +144,12 @@ fn gpu_intervals(t: &Trace, device: Option<i64>, keep: impl Fn(usize) -> bool) -
 
 /// Temporal breakdown over all GPU work of the trace (kernels, memcpy, memset), DESIGN §4.
 pub fn temporal(t: &Trace) -> Temporal {
-    temporal_of(t, &gpu_intervals_named(t, |_| true))
+    temporal_of(&gpu_intervals_named(t, |_| true))
+}
+
+/// Per slice: whether HTA types its name as computation.
+fn computation(t: &Trace) -> Vec<bool> {
+    t.slice_name_test(|n| hta_kernel_type(n) == HtaKernelType::Computation)
 }
 
 /// The same breakdown over exactly the events HTA 0.5.0 keeps, for cross-checking:
@@ -167,7 +172,7 @@ pub fn temporal_hta_compat(t: &Trace) -> Temporal {
         }
     }
     let mut v = Vec::new();
-    for i in 0..s.len() {
+    for (i, &comp) in computation(t).iter().enumerate() {
         let on_gpu = t.tracks[s.track[i] as usize].kind == TrackKind::Gpu;
         let k = s.kind[i];
         let keep = if k.is_gpu_work() {
@@ -181,36 +186,33 @@ pub fn temporal_hta_compat(t: &Trace) -> Temporal {
             on_gpu && k == SliceKind::Runtime
         };
         if keep {
-            v.push((s.start[i], s.end(i), t.str(s.name[i])));
+            v.push((s.start[i], s.end(i), comp));
         }
     }
-    temporal_of(t, &v)
+    temporal_of(&v)
 }
 
-fn gpu_intervals_named(t: &Trace, keep: impl Fn(usize) -> bool) -> Vec<(Ns, Ns, &str)> {
+/// GPU work kept by `keep`, with whether each is computation.
+fn gpu_intervals_named(t: &Trace, keep: impl Fn(usize) -> bool) -> Vec<(Ns, Ns, bool)> {
     let s = &t.slices;
+    let comp = computation(t);
     t.gpu
         .slice
         .iter()
         .map(|&i| i as usize)
         .filter(|&i| s.kind[i].is_gpu_work() && keep(i))
-        .map(|i| (s.start[i], s.end(i), t.str(s.name[i])))
+        .map(|i| (s.start[i], s.end(i), comp[i]))
         .collect()
 }
 
-fn temporal_of(_t: &Trace, v: &[(Ns, Ns, &str)]) -> Temporal {
+fn temporal_of(v: &[(Ns, Ns, bool)]) -> Temporal {
     let busy = union(v.iter().map(|x| (x.0, x.1)).collect());
     let (Some(first), Some(last)) = (busy.first(), busy.last()) else {
         return Temporal::default();
     };
     let span = last.1 - first.0;
     let busy_ns = total(&busy);
-    let comp = union(
-        v.iter()
-            .filter(|x| hta_kernel_type(x.2) == HtaKernelType::Computation)
-            .map(|x| (x.0, x.1))
-            .collect(),
-    );
+    let comp = union(v.iter().filter(|x| x.2).map(|x| (x.0, x.1)).collect());
     let compute_ns = total(&comp);
     Temporal {
         kernel_span_ns: span,
@@ -223,13 +225,10 @@ fn temporal_of(_t: &Trace, v: &[(Ns, Ns, &str)]) -> Temporal {
 
 /// Communication vs compute overlap over all GPU work.
 pub fn overlap(t: &Trace) -> Overlap {
-    let ty = |i: usize| hta_kernel_type(t.str(t.slices.name[i]));
-    let comm = union(gpu_intervals(t, None, |i| {
-        ty(i) == HtaKernelType::Communication
-    }));
-    let comp = union(gpu_intervals(t, None, |i| {
-        ty(i) == HtaKernelType::Computation
-    }));
+    let is_comm = t.slice_name_test(|n| hta_kernel_type(n) == HtaKernelType::Communication);
+    let is_comp = t.slice_name_test(|n| hta_kernel_type(n) == HtaKernelType::Computation);
+    let comm = union(gpu_intervals(t, None, |i| is_comm[i]));
+    let comp = union(gpu_intervals(t, None, |i| is_comp[i]));
     let comm_ns = total(&comm);
     let overlap_ns = total(&intersect(&comm, &comp));
     Overlap {

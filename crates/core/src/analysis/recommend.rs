@@ -201,10 +201,11 @@ pub fn recommend(
 }
 
 fn slices_named(t: &Trace, f: impl Fn(&str) -> bool) -> Vec<u32> {
-    let s = &t.slices;
-    (0..s.len())
-        .filter(|&i| f(t.str(s.name[i])))
+    t.slice_name_test(f)
+        .iter()
+        .enumerate()
+        .filter(|x| *x.1)
         .take(20)
-        .map(|i| i as u32)
+        .map(|x| x.0 as u32)
         .collect()
 }

@@ -15,16 +15,24 @@ pub fn us_text_to_ns(text: &[u8]) -> Option<Ns> {
         b'-' => (true, &text[1..]),
         _ => (false, text),
     };
-    let mut int: i64 = 0;
     let mut i = 0;
-    let mut any = false;
     while i < digits.len() && digits[i].is_ascii_digit() {
-        int = int
-            .checked_mul(10)?
-            .checked_add(i64::from(digits[i] - b'0'))?;
         i += 1;
-        any = true;
     }
+    // Up to 15 integer digits nothing can overflow, even ×1000 below, so plain arithmetic: on wasm
+    // a checked 64-bit multiply is a call to a 128-bit multiply routine (`__multi3`), and this
+    // runs twice per event.
+    let small = i <= 15;
+    let mut int: i64 = 0;
+    for &d in &digits[..i] {
+        let d = i64::from(d - b'0');
+        int = if small {
+            int * 10 + d
+        } else {
+            int.checked_mul(10)?.checked_add(d)?
+        };
+    }
+    let mut any = i > 0;
     let mut frac: i64 = 0;
     let mut frac_digits = 0;
     let mut round_up = false;
@@ -60,7 +68,11 @@ pub fn us_text_to_ns(text: &[u8]) -> Option<Ns> {
         frac *= 10;
         frac_digits += 1;
     }
-    let mut ns = int.checked_mul(1000)?.checked_add(frac)?;
+    let mut ns = if small {
+        int * 1000 + frac
+    } else {
+        int.checked_mul(1000)?.checked_add(frac)?
+    };
     if round_up {
         ns = ns.checked_add(1)?;
     }

@@ -303,6 +303,21 @@ impl Trace {
         self.strings.resolve(id)
     }
 
+    /// `f` of every slice's name, evaluated once per distinct name: name tests (`contains` on
+    /// 200-character kernel names) were a tenth of the analyses' time when run per slice.
+    pub fn slice_name_test(&self, f: impl Fn(&str) -> bool) -> Vec<bool> {
+        let mut memo: Vec<Option<bool>> = vec![None; self.strings.len()];
+        self.slices
+            .name
+            .iter()
+            .map(|&id| match memo.get_mut(id.0 as usize) {
+                Some(Some(v)) => *v,
+                Some(slot) => *slot.insert(f(self.str(id))),
+                None => f(self.str(id)),
+            })
+            .collect()
+    }
+
     /// The args of slice `i` as compact JSON text (`{}` when it had none): the typed values kept
     /// in columns (ids, shapes, kernel launch parameters) first, then the rest as stored.
     pub fn slice_args(&self, i: usize) -> String {
