@@ -145,7 +145,7 @@ pub fn App() -> impl IntoView {
         // Optimize the reader and start its worker before a file is picked (see `load::prepare`).
         spawn_local(async {
             crate::load::yield_now().await;
-            crate::load::prepare();
+            crate::load::prepare().await;
         });
     }
 
