@@ -309,21 +309,22 @@ def matmul_run(out):
     return ref
 
 
-def snapshot_run(out, seed):
+def snapshot_run(out, seed, name="gpu_lm_bf16", batch=4, seq=128, steps=3, stacks="python",
+                 max_entries=200000):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
-    step, desc = lm_workload(seed, batch=4, seq=128)
-    for _ in range(3):
+    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks)
+    step, desc = lm_workload(seed, batch=batch, seq=seq)
+    for _ in range(steps):
         step()
     torch.cuda.synchronize()
-    path = os.path.join(out, "gpu_lm_bf16.snapshot.pickle")
+    path = os.path.join(out, name + ".snapshot.pickle")
     torch.cuda.memory._dump_snapshot(path)
     st = torch.cuda.memory_stats()
     ref = {
-        "file": "gpu_lm_bf16.snapshot.pickle",
-        "workload_desc": desc + " (3 steps, batch 4, seq 128)",
+        "file": name + ".snapshot.pickle",
+        "workload_desc": desc + f" ({steps} steps, batch {batch}, seq {seq}, stacks={stacks})",
         "allocated_bytes_before_history": base,
         "memory_allocated": torch.cuda.memory_allocated(),
         "memory_reserved": torch.cuda.memory_reserved(),
@@ -363,6 +364,9 @@ def main():
         "snapshot": lambda: snapshot_run(a.out, 3),
     }
     if a.big:
+        # A snapshot the size of a real run's (C++ frames too), for BENCHMARKS.md.
+        todo["snapshot_big"] = lambda: snapshot_run(a.out, 5, "gpu_lm_big", batch=16, seq=512,
+                                                    steps=12, stacks="all", max_entries=100000)
         todo["gpu_lm_big"] = lambda: profiled(a.out, "gpu_lm_big", *lm_workload(4, batch=16), 60,
                                               CFG, sync_each=False)
     for name, fn in todo.items():
@@ -371,7 +375,8 @@ def main():
         t0 = time.time()
         try:
             ref = fn()
-            stem = "gpu_lm_bf16.snapshot" if name == "snapshot" else name
+            stem = {"snapshot": "gpu_lm_bf16.snapshot",
+                    "snapshot_big": "gpu_lm_big.snapshot"}.get(name, name)
             write_json(os.path.join(a.out, stem + ".reference.json"), ref)
             print(f"{name}: ok in {time.time() - t0:.1f} s", flush=True)
         except Exception as e:
