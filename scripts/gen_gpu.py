@@ -366,7 +366,7 @@ def main():
     if a.big:
         # A snapshot the size of a real run's (C++ frames too), for BENCHMARKS.md.
         todo["snapshot_big"] = lambda: snapshot_run(a.out, 5, "gpu_lm_big", batch=16, seq=512,
-                                                    steps=12, stacks="all", max_entries=100000)
+                                                    steps=120, stacks="all", max_entries=100000)
         todo["gpu_lm_big"] = lambda: profiled(a.out, "gpu_lm_big", *lm_workload(4, batch=16), 60,
                                               CFG, sync_each=False)
     for name, fn in todo.items():
