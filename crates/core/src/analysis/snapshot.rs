@@ -344,6 +344,9 @@ pub enum FrameRank {
     User,
 }
 
+/// Group key of blocks whose allocation site the snapshot does not have.
+const BEFORE_TRACE: u32 = u32::MAX;
+
 /// Path fragments of C++ frames that are torch's machinery rather than the caller: the caching
 /// allocator, ATen kernels and dispatch, the Python bindings (`torch/csrc/`). Real dumps often carry
 /// bare file names (`CUDACachingAllocator.cpp`, `RegisterCUDA.cpp`) or none, so names count too.
@@ -557,17 +560,31 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         d.peak_blocks_count = live.len() as u64;
         live.sort_by(|a, b| b.size.cmp(&a.size).then(a.addr.cmp(&b.addr)));
         let mut ranks = FrameRanker::default();
-        let frame_name =
-            |f: Option<u32>| f.map_or_else(|| "<no stack>".into(), |f| frame_text(s, f));
+        let frame_name = |f: Option<u32>| match f {
+            Some(BEFORE_TRACE) => "<allocated before the trace>".to_owned(),
+            Some(f) => frame_text(s, f),
+            None => "<no stack>".into(),
+        };
+        // A block first seen at its free was allocated before the trace (or before what the ring
+        // buffer kept): its stack says where it was freed (`THPVariable_clear`, a backward node's
+        // `release_variables`), not who allocated it.
+        let freed_only = |e: &Element| e.start.is_none() && e.end.is_some();
         d.peak_blocks = live
             .iter()
             .take(MAX_PEAK_BLOCKS)
-            .map(|e| PeakBlock {
-                addr: e.addr,
-                size: e.size,
-                alloc_index: e.start,
-                top_frames: top_frames(s, e.stack),
-                frame: frame_name(attribution_frame(s, &mut ranks, e.stack)),
+            .map(|e| {
+                let f = frame_name(attribution_frame(s, &mut ranks, e.stack));
+                PeakBlock {
+                    addr: e.addr,
+                    size: e.size,
+                    alloc_index: e.start,
+                    top_frames: top_frames(s, e.stack),
+                    frame: if freed_only(e) {
+                        format!("<allocated before the trace; freed at {f}>")
+                    } else {
+                        f
+                    },
+                }
             })
             .collect();
         // Grouped by frame id (frames are unique by file, line and name, so ids and texts agree);
@@ -575,9 +592,13 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         let mut groups: FxHashMap<Option<u32>, (u64, u64, u64)> = FxHashMap::default();
         let mut frame_of: FxHashMap<StackId, Option<u32>> = FxHashMap::default();
         for e in &active.elements {
-            let frame = *frame_of
-                .entry(e.stack)
-                .or_insert_with(|| attribution_frame(s, &mut ranks, e.stack));
+            let frame = if freed_only(e) {
+                Some(BEFORE_TRACE)
+            } else {
+                *frame_of
+                    .entry(e.stack)
+                    .or_insert_with(|| attribution_frame(s, &mut ranks, e.stack))
+            };
             let g = groups.entry(frame).or_insert((0, 0, 0));
             g.0 += 1;
             g.1 += e.size;
