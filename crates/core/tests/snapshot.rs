@@ -941,6 +941,6 @@ fn frees_without_an_alloc_are_grouped_as_before_the_trace() {
         .by_stack
         .iter()
         .find(|g| g.frame == "<allocated before the trace>")
-        .expect("a before-the-trace group");
+        .unwrap();
     assert_eq!((g.allocs, g.total_bytes), (11, 55_557_652));
 }
