@@ -638,38 +638,29 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
         };
         rows.push(row);
     }
-    for &gi in &t.gpu.slice {
-        let i = gi as usize;
-        if !s.kind[i].is_gpu_work() {
-            continue;
-        }
-        let dims = u32::MAX;
-        let key = (s.name[i], false, dims, true, false);
-        let r = *index.entry(key).or_insert_with(|| {
-            rows.push(new_row(t, i, false, true, false));
-            rows.len() - 1
-        });
-        let row = &mut rows[r];
-        row.calls += 1;
-        row.self_device_ns += s.dur[i];
-        row.device_total_ns += s.dur[i];
-    }
-    // GPU-side user annotations (`gpu_user_annotation`, the device span of a record_function)
-    // are device rows of their own, as in key_averages; `ProfilerStep#N` merges like on the CPU.
+    // Device rows: kernels, memcpy and memset, and the GPU side of user annotations
+    // (`gpu_user_annotation`, a record_function's device span), as in key_averages; on the
+    // device, `ProfilerStep#N` merges too.
     for i in 0..s.len() {
-        if s.kind[i] != SliceKind::GpuAnnotation {
+        let ua = s.kind[i] == SliceKind::GpuAnnotation;
+        if !(ua || s.kind[i].is_gpu_work()) {
             continue;
         }
-        let (nid, step) = name_key(s.name[i]);
-        let key = (nid, step, u32::MAX, true, true);
-        let r = *index.entry(key).or_insert_with(|| {
-            let mut row = new_row(t, i, step, true, true);
-            if opts.group_by_input_shape {
-                row.input_shapes = Some("[]".to_owned());
-            }
-            rows.push(row);
-            rows.len() - 1
-        });
+        let (nid, step) = if ua {
+            name_key(s.name[i])
+        } else {
+            (s.name[i], false)
+        };
+        let r = *index
+            .entry((nid, step, u32::MAX, true, ua))
+            .or_insert_with(|| {
+                let mut row = new_row(t, i, step, true, ua);
+                if ua && opts.group_by_input_shape {
+                    row.input_shapes = Some("[]".to_owned());
+                }
+                rows.push(row);
+                rows.len() - 1
+            });
         let row = &mut rows[r];
         row.calls += 1;
         row.self_device_ns += s.dur[i];
