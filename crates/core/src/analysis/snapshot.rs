@@ -580,7 +580,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                     alloc_index: e.start,
                     top_frames: top_frames(s, e.stack),
                     frame: if freed_only(e) {
-                        format!("<allocated before the trace; freed at {f}>")
+                        format!("freed at {f}")
                     } else {
                         f
                     },
