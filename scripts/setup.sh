@@ -45,6 +45,25 @@ if ! [ -x node_modules/.bin/wasm-opt ] || ! [ -d node_modules/playwright-core ];
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 fi
 
+# trunk 0.21.14 takes a tool from PATH when its version is the pinned one, else from its cache
+# (~/.cache/trunk/<tool>-<version>/), and downloads only when neither has it. Copies of the pinned
+# tools in its cache make plain `trunk build --release` and `trunk serve` work from any shell,
+# without scripts/ on PATH and without a download (the npm binaryen package is self-contained:
+# bin/wasm-opt is node plus binaryen compiled to wasm).
+TRUNK_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/trunk"
+WO_VERSION="$(awk -F'"' '/^wasm_opt = /{print $2}' Trunk.toml)"
+if ! "$TRUNK_CACHE/wasm-opt-$WO_VERSION/bin/wasm-opt" --version 2>/dev/null | grep -q "($WO_VERSION)"; then
+  log "copying wasm-opt ($WO_VERSION) into trunk's tool cache $TRUNK_CACHE"
+  mkdir -p "$TRUNK_CACHE"
+  rm -rf "$TRUNK_CACHE/wasm-opt-$WO_VERSION"
+  cp -a node_modules/binaryen "$TRUNK_CACHE/wasm-opt-$WO_VERSION"
+fi
+if ! "$TRUNK_CACHE/wasm-bindgen-$WB_VERSION/wasm-bindgen" --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
+  log "copying wasm-bindgen $WB_VERSION into trunk's tool cache $TRUNK_CACHE"
+  mkdir -p "$TRUNK_CACHE/wasm-bindgen-$WB_VERSION"
+  cp "$(command -v wasm-bindgen)" "$TRUNK_CACHE/wasm-bindgen-$WB_VERSION/wasm-bindgen"
+fi
+
 if [ ! -f web/demo/demo.pt.trace.json.gz ]; then
   log "generating the demo trace"
   cargo run -q --release -p tracelight-synth -- web/demo/demo.pt.trace.json.gz --steps 10 --layers 6
