@@ -132,96 +132,171 @@ pub fn table(rest: &[String]) -> Result<String, CliError> {
     Ok(render(&tab, opts))
 }
 
-/// `diff A B [--json]`: per-op (CPU total) and per-kernel (GPU total) deltas, by |delta|.
-pub fn diff(rest: &[String]) -> Result<String, CliError> {
-    let files = positional(rest);
-    let [a, b] = files.as_slice() else {
-        return Err(CliError::Usage("diff takes two files".into()));
-    };
-    let (ta, tb) = (trace(a)?, trace(b)?);
-    let (aa, ab) = (Analysis::of(a, &ta), Analysis::of(b, &tb));
-    let ops = diff_rows(
-        aa.ops
-            .rows
-            .iter()
-            .filter(|r| !r.on_device)
-            .map(|r| (r.name.as_str(), r.cpu_total_ns, r.calls)),
-        ab.ops
-            .rows
-            .iter()
-            .filter(|r| !r.on_device)
-            .map(|r| (r.name.as_str(), r.cpu_total_ns, r.calls)),
-    );
-    let kernels = diff_rows(
-        aa.kernels
-            .rows
-            .iter()
-            .map(|r| (r.name.as_str(), r.total_ns, r.calls)),
-        ab.kernels
-            .rows
-            .iter()
-            .map(|r| (r.name.as_str(), r.total_ns, r.calls)),
-    );
-    if rest.iter().any(|f| f == "--json") {
-        let v = serde_json::json!({"a": a, "b": b, "ops": ops, "kernels": kernels});
-        return Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n");
+/// One side of `diff`: a trace file, or every Kineto trace under a run folder (one per rank;
+/// files that are not traces, such as execution traces or snapshots, are left out).
+fn side_traces(path: &str) -> Result<Vec<(String, Box<Trace>)>, CliError> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        CliError::Input(
+            tracelight_core::Error::new(tracelight_core::ErrorKind::Io(e.to_string()), 0)
+                .in_file(path),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![(path.to_owned(), trace(path)?)]);
     }
-    let mut s = format!("# diff\n\n- A: {a}\n- B: {b}\n");
-    for (title, rows) in [
-        ("Operators (CPU total)", &ops),
-        ("Kernels (GPU total)", &kernels),
-    ] {
-        s += &format!("\n## {title}\n\n| name | A µs | B µs | Δ µs | A calls | B calls |\n|---|---:|---:|---:|---:|---:|\n");
-        for r in rows.iter().take(30) {
-            s += &format!(
-                "| {} | {:.3} | {:.3} | {:+.3} | {} | {} |\n",
-                r["name"].as_str().unwrap_or(""),
-                r["a_us"].as_f64().unwrap_or(0.0),
-                r["b_us"].as_f64().unwrap_or(0.0),
-                r["delta_us"].as_f64().unwrap_or(0.0),
-                r["a_calls"],
-                r["b_calls"]
-            );
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(path)];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
+            {
+                files.push(p.to_string_lossy().into_owned());
+            }
         }
     }
-    Ok(s)
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        if let Ok(Loaded::Trace(t)) = load(&f) {
+            out.push((f, t));
+        }
+    }
+    if out.is_empty() {
+        return Err(CliError::Input(
+            tracelight_core::Error::new(
+                tracelight_core::ErrorKind::Incompatible("no Kineto trace in this folder".into()),
+                0,
+            )
+            .in_file(path),
+        ));
+    }
+    Ok(out)
 }
 
-/// (A time, B time, A calls, B calls).
-type Pair = (i64, i64, u64, u64);
+/// `diff A B [--json] [--group-by-input-shape]`: the A/B diff of two traces or run folders
+/// (`report::diff`): per-step overview, verdict, matched ops and kernels.
+pub fn diff(rest: &[String]) -> Result<String, CliError> {
+    use tracelight_core::report::diff::{
+        json::diff_json, markdown::diff_markdown, side::Side, Diff,
+    };
+    let files = positional(rest);
+    let [a, b] = files.as_slice() else {
+        return Err(CliError::Usage(
+            "diff takes two files or run folders".into(),
+        ));
+    };
+    let by_shapes = rest.iter().any(|f| f == "--group-by-input-shape");
+    let side = |path: &str| -> Result<Side, CliError> {
+        let traces = side_traces(path)?;
+        let analyses: Vec<Analysis> = traces.iter().map(|(p, t)| Analysis::of(p, t)).collect();
+        let pairs: Vec<(&Trace, &Analysis)> = traces
+            .iter()
+            .zip(&analyses)
+            .map(|((_, t), a)| (&**t, a))
+            .collect();
+        Ok(Side::of(path, &pairs, by_shapes))
+    };
+    let d = Diff::of(side(a)?, side(b)?);
+    if rest.iter().any(|f| f == "--json") {
+        return Ok(serde_json::to_string_pretty(&diff_json(&d)).unwrap_or_default() + "\n");
+    }
+    Ok(diff_markdown(&d))
+}
 
-fn diff_rows<'a>(
-    a: impl Iterator<Item = (&'a str, i64, u64)>,
-    b: impl Iterator<Item = (&'a str, i64, u64)>,
-) -> Vec<serde_json::Value> {
-    use std::collections::BTreeMap;
-    let mut m: BTreeMap<&str, Pair> = BTreeMap::new();
-    for (n, t, c) in a {
-        let e = m.entry(n).or_default();
-        e.0 += t;
-        e.2 += c;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    /// Two steps of `step_us`, each with one 100 µs gemm kernel.
+    fn trace(rank: i64, step_us: f64) -> String {
+        let mut v = Vec::new();
+        for k in 0..2 {
+            let t0 = k as f64 * step_us;
+            v.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{k}","pid":1,"tid":1,"ts":{t0},"dur":{step_us}}}"#));
+            v.push(format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{},"dur":8}}"#,
+                t0 + 1.0
+            ));
+            v.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{k}}}}}"#, t0 + 2.0));
+            v.push(format!(r#"{{"ph":"X","cat":"kernel","name":"sgemm","pid":0,"tid":7,"ts":{},"dur":100,"args":{{"device":0,"stream":7,"correlation":{k}}}}}"#, t0 + 10.0));
+        }
+        format!(
+            r#"{{"distributedInfo":{{"rank":{rank},"world_size":2}},"traceEvents":[{}]}}"#,
+            v.join(",")
+        )
     }
-    for (n, t, c) in b {
-        let e = m.entry(n).or_default();
-        e.1 += t;
-        e.3 += c;
+
+    fn run_folder(name: &str, steps: [f64; 2]) -> String {
+        let dir =
+            std::env::temp_dir().join(format!("tracelight-diff-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(dir.join("device")).unwrap();
+        for (r, s) in steps.iter().enumerate() {
+            std::fs::write(
+                dir.join(format!("device/rank-{r}.json")),
+                trace(r as i64, *s),
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
+        dir.to_string_lossy().into_owned()
     }
-    let mut rows: Vec<(&str, Pair)> = m.into_iter().collect();
-    rows.sort_by(|x, y| {
-        let dx = (x.1 .1 - x.1 .0).abs();
-        let dy = (y.1 .1 - y.1 .0).abs();
-        dy.cmp(&dx).then_with(|| x.0.cmp(y.0))
-    });
-    rows.into_iter()
-        .map(|(n, (ta, tb, ca, cb))| {
-            serde_json::json!({
-                "name": n,
-                "a_us": ta as f64 / 1e3,
-                "b_us": tb as f64 / 1e3,
-                "delta_us": (tb - ta) as f64 / 1e3,
-                "a_calls": ca,
-                "b_calls": cb,
-            })
-        })
-        .collect()
+
+    #[test]
+    fn diff_of_two_run_folders_compares_rank_by_rank_and_rank_means() {
+        let (a, b) = (
+            run_folder("a", [1000.0, 1200.0]),
+            run_folder("b", [900.0, 1000.0]),
+        );
+        let args: Vec<String> = vec![a.clone(), b.clone(), "--json".into()];
+        let Ok(out) = diff(&args) else {
+            panic!("diff failed")
+        };
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["step"]["a"]["mean_us"], 1100.0);
+        assert_eq!(v["step"]["b"]["mean_us"], 950.0);
+        assert_eq!(v["step"]["delta_us"], -150.0);
+        let ranks = v["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 2);
+        assert_eq!(
+            (
+                ranks[1]["rank"].as_i64(),
+                ranks[1]["a_step_us"].as_f64(),
+                ranks[1]["b_step_us"].as_f64()
+            ),
+            (Some(1), Some(1200.0), Some(1000.0))
+        );
+        // The contract's row fields: totals over both ranks (2 ranks × 2 steps × 100 µs).
+        let k = &v["kernels"][0];
+        assert_eq!(
+            (k["name"].as_str(), k["a_us"].as_f64(), k["b_us"].as_f64()),
+            (Some("sgemm"), Some(400.0), Some(400.0))
+        );
+        assert_eq!(
+            (
+                k["delta_us"].as_f64(),
+                k["a_calls"].as_u64(),
+                k["b_calls"].as_u64()
+            ),
+            (Some(0.0), Some(4), Some(4))
+        );
+        assert_eq!(k["delta_step_us"], 0.0);
+        let Ok(md) = diff(&[a.clone(), b.clone()]) else {
+            panic!("diff failed")
+        };
+        assert!(md.contains("**B is 13.6% faster per step"), "{md}");
+        assert!(md.contains("### Ranks (mean step)"));
+        for d in [a, b] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
 }

@@ -10,7 +10,9 @@ pub const USAGE: &str = "usage:
   tracelight analyze FILE... --json    one JSON object with the analytics
   tracelight table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]
                                        key_averages()-style operator table
-  tracelight diff A B [--json]         per-op and per-kernel time deltas";
+  tracelight diff A B [--json] [--group-by-input-shape]
+                                       A/B diff of two traces or run folders: per-step
+                                       overview, verdict, matched ops and kernels";
 
 /// The CLI's one error type.
 pub enum CliError {

@@ -544,7 +544,15 @@ pub struct OpOptions {
 
 /// Builds the table, sorted by Self CPU descending (then device total, then name).
 pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
+    op_table_indexed(t, opts).0
+}
+
+/// The table, the tree it was built from, and each tree entry's row in the table ([`NONE`] for
+/// entries that form no row: `python_function` frames). The A/B diff walks the tree to match ops
+/// renamed between two traces through their parents (`report::diff`).
+pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32>) {
     let tree = op_tree(t);
+    let mut row_of_entry = vec![NONE; tree.slice.len()];
     let s = &t.slices;
     // Key: (name id or step marker, input dims, on_device, user annotation).
     let mut index: FxHashMap<(StrId, bool, u32, bool, bool), usize> = FxHashMap::default();
@@ -562,7 +570,7 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
         }
     };
     let mut flops_cache: FxHashMap<(StrId, StrId), (f64, FlopsSource)> = FxHashMap::default();
-    for e in 0..tree.slice.len() {
+    for (e, row_of) in row_of_entry.iter_mut().enumerate() {
         let i = tree.slice[e] as usize;
         if s.kind[i] == SliceKind::PythonFunction {
             continue;
@@ -602,6 +610,7 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
             rows.push(row);
             rows.len() - 1
         });
+        *row_of = r as u32;
         let row = &mut rows[r];
         row.calls += 1;
         row.self_cpu_ns += tree.self_cpu[e];
@@ -678,8 +687,22 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
         rows,
         grouped_by_input_shape: opts.group_by_input_shape,
     };
-    sort_rows(&mut table.rows, SortKey::SelfCpu);
-    table
+    // Sorted through an index so the entries' rows can follow.
+    let mut idx: Vec<usize> = (0..table.rows.len()).collect();
+    idx.sort_by(|&x, &y| row_order(SortKey::SelfCpu, &table.rows[x], &table.rows[y]));
+    let mut new_pos = vec![NONE; idx.len()];
+    for (p, &o) in idx.iter().enumerate() {
+        new_pos[o] = p as u32;
+    }
+    let mut old: Vec<Option<OpRow>> = std::mem::take(&mut table.rows)
+        .into_iter()
+        .map(Some)
+        .collect();
+    table.rows = idx.iter().filter_map(|&o| old[o].take()).collect();
+    for r in row_of_entry.iter_mut().filter(|r| **r != NONE) {
+        *r = new_pos[*r as usize];
+    }
+    (table, tree, row_of_entry)
 }
 
 fn new_row(t: &Trace, i: usize, step: bool, dev: bool, ua: bool) -> OpRow {
@@ -710,6 +733,10 @@ fn new_row(t: &Trace, i: usize, step: bool, dev: bool, ua: bool) -> OpRow {
 /// Sorts descending by `key` (ascending for [`SortKey::Name`]); ties by name, then shapes, so the
 /// output is deterministic.
 pub fn sort_rows(rows: &mut [OpRow], key: SortKey) {
+    rows.sort_by(|a, b| row_order(key, a, b));
+}
+
+fn row_order(key: SortKey, a: &OpRow, b: &OpRow) -> std::cmp::Ordering {
     let v = |r: &OpRow| -> f64 {
         match key {
             SortKey::SelfCpu => r.self_cpu_ns as f64,
@@ -727,10 +754,8 @@ pub fn sort_rows(rows: &mut [OpRow], key: SortKey) {
             SortKey::Name => 0.0,
         }
     };
-    rows.sort_by(|a, b| {
-        v(b).total_cmp(&v(a))
-            .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.input_shapes.cmp(&b.input_shapes))
-            .then_with(|| a.on_device.cmp(&b.on_device))
-    });
+    v(b).total_cmp(&v(a))
+        .then_with(|| a.name.cmp(&b.name))
+        .then_with(|| a.input_shapes.cmp(&b.input_shapes))
+        .then_with(|| a.on_device.cmp(&b.on_device))
 }
