@@ -64,6 +64,12 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
         return Err(CliError::Usage("no input file".into()));
     }
     let json = cmd == "analyze" || rest.iter().any(|f| f == "--json");
+    if let [dir] = files.as_slice() {
+        let p = std::path::Path::new(dir.as_str());
+        if p.is_dir() {
+            return crate::run::run_dir(p, json);
+        }
+    }
     let mut all = Vec::new();
     let mut out = String::new();
     let mut memory = Vec::new();

@@ -6,8 +6,9 @@ use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::report::memory as memory_report;
 
 pub const USAGE: &str = "usage:
-  tracelight summary FILE...           Markdown summary
-  tracelight analyze FILE... --json    one JSON object with the analytics
+  tracelight summary FILE...|DIR       Markdown summary (DIR: a run folder, all its ranks)
+  tracelight analyze FILE...|DIR --json
+                                       one JSON object with the analytics
   tracelight table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]
                                        key_averages()-style operator table
   tracelight diff A B [--json] [--group-by-input-shape]

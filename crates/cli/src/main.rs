@@ -5,6 +5,7 @@
 
 mod analyze;
 mod commands;
+mod run;
 
 use std::process::ExitCode;
 

@@ -19,6 +19,7 @@ pub mod error;
 pub mod ingest;
 pub mod model;
 pub mod report;
+pub mod run;
 pub mod view;
 pub mod warnings;
 

@@ -2,6 +2,8 @@
 //! per analysis. Each file names the definition it implements (DESIGN §4) and the reference it is
 //! checked against (torch `key_averages`, HTA, the TensorBoard plugin).
 
+pub mod collectives;
+pub mod comm_calls;
 pub mod flops;
 pub mod gaps;
 pub mod gpu;

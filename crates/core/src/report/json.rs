@@ -3,6 +3,7 @@
 //! sizes in bytes as integers), adding `ranks` and `straggler` when there is more than one trace.
 
 use crate::analysis::{
+    collectives::{calls, Call},
     flops::{summarize, FlopsSummary},
     gpu::{gpu_summary, GpuSummary},
     kernels::{categories, kernel_table, Categories, KernelTable},
@@ -31,6 +32,8 @@ pub struct Analysis {
     pub flops: FlopsSummary,
     pub recommendations: Vec<Recommendation>,
     pub rank: Option<i64>,
+    /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
+    pub collectives: Vec<Call>,
     pub warnings: Vec<String>,
 }
 
@@ -65,6 +68,7 @@ impl Analysis {
                 .as_ref()
                 .and_then(|d| d.rank)
                 .or_else(|| crate::ingest::ranks::rank_from_name(path)),
+            collectives: calls(t),
             warnings: t.warnings.lines(),
         }
     }
@@ -181,6 +185,12 @@ pub fn trace_json(a: &Analysis) -> Value {
 
 /// The whole `analyze --json` object for one or more traces.
 pub fn analyze_json(all: &[Analysis]) -> Value {
+    analyze_json_with(all, &[])
+}
+
+/// [`analyze_json`] with each trace's allocator-snapshot peaks (active, reserved), when a run
+/// folder pairs them (index = trace index; missing entries = none).
+pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]) -> Value {
     let files: Vec<Value> = all
         .iter()
         .map(|a| json!({"path": a.path, "format": "kineto", "events": a.events}))
@@ -208,35 +218,30 @@ pub fn analyze_json(all: &[Analysis]) -> Value {
         o.insert("files".into(), Value::Array(files));
         o.insert("warnings".into(), json!(warnings));
         if all.len() > 1 {
-            let (ranks, straggler) = ranks_json(all);
-            o.insert("ranks".into(), ranks);
-            o.insert("straggler".into(), straggler);
+            ranks_json(all, snapshot_peaks).insert_into(o);
         }
     }
     obj
 }
 
-/// Per-rank step time / compute / comm / idle and the straggler (see [`super::ranks`]).
-fn ranks_json(all: &[Analysis]) -> (Value, Value) {
-    let refs: Vec<&Analysis> = all.iter().collect();
-    let (rows, straggler) = super::ranks::ranks(&refs);
-    let ranks: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            json!({
-                "rank": r.rank,
-                "file": r.file,
-                "step_time_us": us(r.step_time_ns),
-                "compute_us": us(r.compute_ns),
-                "comm_us": us(r.comm_ns),
-                "idle_us": us(r.idle_ns),
-                "exposed_comm_us": us(r.exposed_comm_ns),
-            })
+/// Per-rank step time / compute / comm / idle and the straggler (see [`super::ranks`]), plus the
+/// run's collectives and alignment (see [`super::run`]).
+fn ranks_json(all: &[Analysis], peaks: &[Option<(u64, u64)>]) -> super::run_json::RunJson {
+    super::run_json::run_json(&super::run::run_figures(&rank_inputs(all, peaks)))
+}
+
+/// The traces as ranks of one run: rank = the trace's own (`distributedInfo`, else its name),
+/// else its position.
+pub fn rank_inputs<'a>(
+    all: &'a [Analysis],
+    peaks: &[Option<(u64, u64)>],
+) -> Vec<super::run::RankInput<'a>> {
+    all.iter()
+        .enumerate()
+        .map(|(k, a)| super::run::RankInput {
+            rank: a.rank.unwrap_or(k as i64),
+            analysis: a,
+            snapshot_peak: peaks.get(k).copied().flatten(),
         })
-        .collect();
-    let straggler = match straggler {
-        Some(s) => json!({"rank": s.rank, "vs_median": s.vs_median}),
-        None => Value::Null,
-    };
-    (Value::Array(ranks), straggler)
+        .collect()
 }

@@ -5,5 +5,7 @@ pub mod facts;
 pub mod json;
 pub mod memory;
 pub mod ranks;
+pub mod run;
+pub mod run_json;
 pub mod summary;
 pub mod table;

@@ -1,0 +1,283 @@
+//! `summary DIR` / `analyze DIR --json` on a run folder: the folder is walked, every file sniffed
+//! from its first bytes and placed by [`tracelight_core::run::layout`]; the traces of each cycle
+//! are analysed as the ranks of one run. Files that are none of ours are listed as skipped, and a
+//! file that fails to load is listed with its error: neither stops the run.
+
+use crate::commands::{load, CliError};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tracelight_core::analysis::snapshot::summarize;
+use tracelight_core::ingest::Loaded;
+use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis};
+use tracelight_core::report::run::run_figures;
+use tracelight_core::report::run_json::{run_json, run_markdown};
+use tracelight_core::run::layout::{recognise, Artifact, RunLayout};
+use tracelight_core::run::{entry_from_head, HEAD_BYTES};
+
+/// Every regular file under `dir`, sorted, hidden ones (`.git`, `.ipynb_checkpoints`) left out.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut items: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    items.sort_by_key(|e| e.file_name());
+    for e in items {
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> CliError {
+    CliError::Input(
+        tracelight_core::Error::new(tracelight_core::ErrorKind::Io(e.to_string()), 0)
+            .in_file(&path.display().to_string()),
+    )
+}
+
+/// Lays out a run folder from names and the first bytes of each file.
+pub fn layout(dir: &Path) -> Result<RunLayout, CliError> {
+    let mut files = Vec::new();
+    walk(dir, &mut files).map_err(|e| io_err(dir, e))?;
+    let mut entries = Vec::new();
+    for p in &files {
+        let mut head = Vec::new();
+        std::fs::File::open(p)
+            .and_then(|f| f.take(HEAD_BYTES as u64).read_to_end(&mut head))
+            .map_err(|e| io_err(p, e))?;
+        let rel = p
+            .strip_prefix(dir)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        entries.push(entry_from_head(&rel, &head));
+    }
+    Ok(recognise(&entries))
+}
+
+struct Loaded1 {
+    cycle: u32,
+    analysis: Analysis,
+    peak: Option<(u64, u64)>,
+}
+
+/// `summary DIR` (Markdown) or `analyze DIR --json`.
+pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
+    let lay = layout(dir)?;
+    let full = |rel: &str| dir.join(rel).display().to_string();
+    let mut traces: Vec<Loaded1> = Vec::new();
+    let mut errors: Vec<(String, String)> = Vec::new();
+    let mut memory_files = Vec::new();
+    for u in &lay.units {
+        let peak = match u.file(Artifact::Snapshot) {
+            Some(rel) => match load(&full(rel)) {
+                Ok(Loaded::Snapshot(s)) => {
+                    let sum = summarize(&s);
+                    let m = crate::commands::MemoryFile::of(&full(rel), &Loaded::Snapshot(s));
+                    memory_files.push(m);
+                    let a = sum.devices.iter().map(|d| d.peak_active_bytes).max();
+                    let r = sum.devices.iter().map(|d| d.peak_reserved_bytes).max();
+                    a.zip(r)
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    errors.push((rel.to_owned(), e.to_string()));
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(rel) = u.file(Artifact::Trace) {
+            match load(&full(rel)) {
+                Ok(Loaded::Trace(t)) => {
+                    let mut a = Analysis::of(&full(rel), &t);
+                    a.rank = Some(u.rank);
+                    traces.push(Loaded1 {
+                        cycle: u.cycle,
+                        analysis: a,
+                        peak,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => errors.push((rel.to_owned(), e.to_string())),
+            }
+        }
+    }
+    let cycles = lay.cycles();
+    let cycle_of = |c: u32| -> (Vec<Analysis>, Vec<Option<(u64, u64)>>) {
+        traces
+            .iter()
+            .filter(|l| l.cycle == c)
+            .map(|l| (l.analysis.clone(), l.peak))
+            .unzip()
+    };
+    if json {
+        let (first, peaks) = cycle_of(0);
+        let mut v = analyze_json_with(&first, &peaks);
+        if let serde_json::Value::Object(o) = &mut v {
+            let files: Vec<serde_json::Value> = traces
+                .iter()
+                .map(|l| serde_json::json!({"path": l.analysis.path, "format": "kineto", "events": l.analysis.events}))
+                .collect();
+            o.insert("files".into(), serde_json::Value::Array(files));
+            o.insert("run".into(), layout_json(&lay, &errors));
+            o.insert("et".into(), et_json(&lay, &full));
+            if cycles > 1 {
+                let per: Vec<serde_json::Value> = (0..cycles)
+                    .map(|c| {
+                        let (all, peaks) = cycle_of(c);
+                        let mut o = serde_json::Map::new();
+                        o.insert("cycle".into(), serde_json::json!(c));
+                        o.insert(
+                            "stage".into(),
+                            serde_json::json!(lay
+                                .units
+                                .iter()
+                                .find(|u| u.cycle == c)
+                                .and_then(|u| u.stage.clone())),
+                        );
+                        o.insert(
+                            "files".into(),
+                            serde_json::json!(all
+                                .iter()
+                                .map(|a| a.path.clone())
+                                .collect::<Vec<_>>()),
+                        );
+                        o.insert(
+                            "step_time_us".into(),
+                            serde_json::json!(all
+                                .iter()
+                                .map(|a| a.step_time_ns() as f64 / 1e3)
+                                .collect::<Vec<_>>()),
+                        );
+                        if all.len() > 1 {
+                            run_json(&run_figures(&rank_inputs(&all, &peaks))).insert_into(&mut o);
+                        }
+                        serde_json::Value::Object(o)
+                    })
+                    .collect();
+                o.insert("cycles".into(), serde_json::Value::Array(per));
+            }
+        }
+        let mut out = serde_json::to_string_pretty(&v).unwrap_or_default();
+        out.push('\n');
+        return Ok(out);
+    }
+    let mut s = format!("# Run: {}\n\n", dir.display());
+    s += &layout_markdown(&lay, &errors);
+    for c in 0..cycles {
+        let (all, peaks) = cycle_of(c);
+        if all.len() < 2 {
+            continue;
+        }
+        if cycles > 1 {
+            s += &format!("\n# Cycle {c}\n\n");
+        }
+        s += &run_markdown(&run_figures(&rank_inputs(&all, &peaks)));
+    }
+    if traces.len() == 1 {
+        if let Some(l) = traces.first() {
+            s += &format!(
+                "\nOne trace: see `tracelight summary {}`.\n",
+                l.analysis.path
+            );
+        }
+    }
+    let _ = memory_files;
+    Ok(s)
+}
+
+fn layout_json(lay: &RunLayout, errors: &[(String, String)]) -> serde_json::Value {
+    let units: Vec<serde_json::Value> = lay
+        .units
+        .iter()
+        .map(|u| {
+            let mut files = serde_json::Map::new();
+            for a in Artifact::ALL {
+                files.insert(
+                    serde_json::to_value(a)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    serde_json::json!(u.file(a)),
+                );
+            }
+            serde_json::json!({
+                "rank": u.rank,
+                "cycle": u.cycle,
+                "stage": u.stage,
+                "files": files,
+                "missing": lay.missing(u),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "layout": lay.kind,
+        "ranks": lay.ranks(),
+        "cycles": lay.cycles(),
+        "expected": lay.expected,
+        "units": units,
+        "skipped": lay.skipped,
+        "errors": errors.iter().map(|(p, e)| serde_json::json!({"path": p, "error": e})).collect::<Vec<_>>(),
+    })
+}
+
+/// Execution traces of the run, per rank. Their reader is a separate piece of work: until it
+/// lands they are recognised (by content) and listed, not read.
+fn et_json(lay: &RunLayout, full: &dyn Fn(&str) -> String) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = lay
+        .units
+        .iter()
+        .filter_map(|u| {
+            u.file(Artifact::ExecutionTrace).map(|p| {
+                serde_json::json!({"rank": u.rank, "cycle": u.cycle, "path": full(p), "status": "reader pending"})
+            })
+        })
+        .collect();
+    serde_json::Value::Array(v)
+}
+
+fn layout_markdown(lay: &RunLayout, errors: &[(String, String)]) -> String {
+    let kind = serde_json::to_value(lay.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut s = format!(
+        "Layout: **{kind}**, {} rank(s), {} cycle(s).\n\n| rank | cycle | stage | trace | ET | snapshot | memory timeline | missing |\n|---:|---:|---|---|---|---|---|---|\n",
+        lay.ranks().len(),
+        lay.cycles()
+    );
+    for u in &lay.units {
+        let cell = |a: Artifact| match u.file(a) {
+            Some(p) if a == Artifact::ExecutionTrace => format!("`{p}` (reader pending)"),
+            Some(p) => format!("`{p}`"),
+            None => "—".into(),
+        };
+        let missing: Vec<&str> = lay.missing(u).iter().map(|a| a.label()).collect();
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            u.rank,
+            u.cycle,
+            u.stage.as_deref().unwrap_or(""),
+            cell(Artifact::Trace),
+            cell(Artifact::ExecutionTrace),
+            cell(Artifact::Snapshot),
+            cell(Artifact::MemoryTimeline),
+            missing.join(", ")
+        );
+    }
+    if !lay.skipped.is_empty() {
+        s += "\nSkipped:\n\n";
+        for k in &lay.skipped {
+            s += &format!("- `{}`: {}\n", k.path, k.reason);
+        }
+    }
+    for (p, e) in errors {
+        s += &format!("- `{p}` could not be read: {e}\n");
+    }
+    s
+}

@@ -1,0 +1,208 @@
+//! `tracelight analyze DIR --json` / `summary DIR` on run folders: the real 8-rank DLRM run
+//! (checked against figures computed here from its raw JSON), and a NeMo-layout folder assembled
+//! in a temporary directory from the same corpus files (symlinks; nothing lands in the repo).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+
+fn dlrm() -> Option<PathBuf> {
+    let p = Path::new(CORPUS).join("param/dlrm_8rank");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("note: {} absent; skipping", p.display());
+        None
+    }
+}
+
+fn tracelight(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tracelight"))
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn analyze(dir: &Path) -> Value {
+    serde_json::from_str(&tracelight(&["analyze", dir.to_str().unwrap(), "--json"])).unwrap()
+}
+
+/// Per rank (by distributedInfo): raw NCCL kernels (name, ts µs, dur µs) in start order, and the
+/// ProfilerStep duration, read straight from the file.
+/// (rank, NCCL kernels as (name, ts µs, dur µs), ProfilerStep duration µs).
+type RawRank = (i64, Vec<(String, f64, f64)>, f64);
+
+fn raw_rank(path: &Path) -> RawRank {
+    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let rank = v["distributedInfo"]["rank"].as_i64().unwrap();
+    let ev = v["traceEvents"].as_array().unwrap();
+    let mut k: Vec<(String, f64, f64)> = ev
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["name"].as_str().unwrap().starts_with("nccl"))
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["ts"].as_f64().unwrap(),
+                e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    k.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let step = ev
+        .iter()
+        .find(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ProfilerStep#"))
+        })
+        .unwrap();
+    (rank, k, step["dur"].as_f64().unwrap())
+}
+
+fn raw_ranks(dir: &Path) -> Vec<RawRank> {
+    let mut v: Vec<_> = std::fs::read_dir(dir.join("kineto"))
+        .unwrap()
+        .map(|e| raw_rank(&e.unwrap().path()))
+        .collect();
+    v.sort_by_key(|r| r.0);
+    v
+}
+
+/// Checks the run's figures against the raw files: the first SendRecv collective's skew, latest
+/// rank, latency and waits; the straggler's step ratio; the rank the others waited for.
+fn check_dlrm_figures(v: &Value, raw: &[RawRank]) {
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 8);
+    assert_eq!(v["alignment"]["method"], "collectives");
+    // One host: raw clocks agree, so the recovered offsets are within a few µs of 0.
+    for (_, o) in v["alignment"]["offsets_us"].as_object().unwrap() {
+        assert!(o.as_f64().unwrap().abs() <= 5.0, "offset {o}");
+    }
+    // 5 SendRecv + 3 AllReduce kernels per rank, all matched.
+    assert_eq!(v["collectives"].as_array().unwrap().len(), 8);
+    assert_eq!(v["unmatched_collective_calls"], 0);
+    let first: Vec<(f64, f64)> = raw.iter().map(|r| (r.1[0].1, r.1[0].2)).collect();
+    assert!(raw
+        .iter()
+        .all(|r| r.1[0].0.starts_with("ncclKernel_SendRecv")));
+    let max = first.iter().map(|x| x.0).fold(f64::MIN, f64::max);
+    let min = first.iter().map(|x| x.0).fold(f64::MAX, f64::min);
+    let last = raw[first.iter().position(|x| x.0 == max).unwrap()].0;
+    let c = v["collectives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sendrecv" && c["seq"] == 0)
+        .unwrap();
+    assert!((c["skew_us"].as_f64().unwrap() - (max - min)).abs() <= 10.0);
+    assert_eq!(c["latest_rank"], last);
+    let latency = first.iter().map(|x| x.1).fold(f64::MAX, f64::min);
+    assert_eq!(c["latency_us"].as_f64().unwrap(), latency);
+    for p in c["ranks"].as_array().unwrap() {
+        let r = p["rank"].as_i64().unwrap() as usize;
+        assert!((p["wait_us"].as_f64().unwrap() - (max - first[r].0)).abs() <= 10.0);
+    }
+    // Straggler (slowest step vs the median of all eight), from the raw step durations.
+    let mut steps: Vec<f64> = raw.iter().map(|r| r.2).collect();
+    let slow = raw
+        .iter()
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|r| r.0)
+        .unwrap();
+    steps.sort_by(f64::total_cmp);
+    let median = (steps[3] + steps[4]) / 2.0;
+    assert_eq!(v["straggler"]["rank"], slow);
+    let want = steps[7] / median;
+    assert!((v["straggler"]["vs_median"].as_f64().unwrap() - want).abs() < 1e-9);
+    assert_eq!(v["waited_for"]["rank"], last);
+}
+
+#[test]
+fn dlrm_run_folder_has_ranks_ets_collectives_and_the_straggler() {
+    let Some(dir) = dlrm() else { return };
+    let v = analyze(&dir);
+    assert_eq!(v["run"]["layout"], "trace_handler");
+    assert_eq!(
+        v["run"]["ranks"],
+        serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7])
+    );
+    assert_eq!(v["files"].as_array().unwrap().len(), 8);
+    let et = v["et"].as_array().unwrap();
+    assert_eq!(et.len(), 8);
+    assert!(et[3]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("et/dlrm_eg_3.json.gz"));
+    check_dlrm_figures(&v, &raw_ranks(&dir));
+    let md = tracelight(&["summary", dir.to_str().unwrap()]);
+    assert!(md.contains("### Collectives: 8 matched, 0 calls unmatched"));
+}
+
+#[test]
+fn nemo_layout_folder_assembled_from_the_corpus() {
+    let Some(dlrm) = dlrm() else { return };
+    let snap = Path::new(CORPUS).join("snapshots/cs336_silmont_tiny_mem_snapshot.pickle");
+    let tmp = std::env::temp_dir().join(format!("tracelight-nemo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("traces/device")).unwrap();
+    std::fs::create_dir_all(tmp.join("traces/host")).unwrap();
+    let raw = raw_ranks(&dlrm);
+    for e in std::fs::read_dir(dlrm.join("kineto")).unwrap() {
+        let p = e.unwrap().path();
+        let r = raw_rank(&p).0;
+        std::os::unix::fs::symlink(&p, tmp.join(format!("traces/device/rank-{r}.json"))).unwrap();
+        // NeMo names host ETs `.json`; these are gzip inside: content decides.
+        let et = dlrm.join(format!("et/dlrm_eg_{r}.json.gz"));
+        std::os::unix::fs::symlink(&et, tmp.join(format!("traces/host/rank-{r}.json"))).unwrap();
+    }
+    std::os::unix::fs::symlink(&snap, tmp.join("memory_rank0.pkl")).unwrap();
+    std::fs::write(
+        tmp.join("memory_rank0.html"),
+        "<!doctype html><p>memory_viz</p>",
+    )
+    .unwrap();
+    std::fs::write(tmp.join("train.py"), "import torch\n").unwrap();
+    let v = analyze(&tmp);
+    let md = tracelight(&["summary", tmp.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    let run = &v["run"];
+    assert_eq!(run["layout"], "nemo");
+    assert_eq!(
+        run["expected"],
+        serde_json::json!(["trace", "execution_trace", "snapshot"])
+    );
+    let units = run["units"].as_array().unwrap();
+    assert_eq!(units.len(), 8);
+    assert_eq!(units[0]["files"]["snapshot"], "memory_rank0.pkl");
+    assert_eq!(units[0]["missing"], serde_json::json!([]));
+    assert_eq!(
+        units[5]["files"]["execution_trace"],
+        "traces/host/rank-5.json"
+    );
+    assert_eq!(units[5]["missing"], serde_json::json!(["snapshot"]));
+    let skipped: Vec<&str> = run["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, vec!["memory_rank0.html", "train.py"]);
+    // The snapshot's replayed peak (crates/core/tests/scripts/snapshot_expected.py) on rank 0.
+    assert_eq!(
+        v["ranks"][0]["snapshot_peak_active_bytes"],
+        3_249_143_816u64
+    );
+    assert_eq!(v["ranks"][1]["snapshot_peak_active_bytes"], Value::Null);
+    check_dlrm_figures(&v, &raw);
+    assert!(md.contains("Layout: **nemo**, 8 rank(s)"));
+    assert!(md.contains("`memory_rank0.html`: an HTML page, not a profiler artifact"));
+}
