@@ -206,3 +206,62 @@ fn nemo_layout_folder_assembled_from_the_corpus() {
     assert!(md.contains("Layout: **nemo**, 8 rank(s)"));
     assert!(md.contains("`memory_rank0.html`: an HTML page, not a profiler artifact"));
 }
+
+/// A one-step trace: compute `late` µs longer than 1000, then an all_reduce (PG 0, `seq`) that
+/// ends for every rank at 1000 + `latest` + 100 µs after `clock`.
+fn cycle_trace(rank: i64, clock: i64, seq: i64, late: i64, latest: i64) -> String {
+    let k = |name: &str, ts: i64, dur: i64, extra: &str| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7{extra}}}}}"#
+        )
+    };
+    let comm = format!(
+        r#","Collective name":"allreduce","In msg nelems":1024,"dtype":"Float","Group size":2,"Process Group Name":"0","Seq":{seq}"#
+    );
+    let ar_start = 1000 + late;
+    let ar_end = 1000 + latest + 100;
+    format!(
+        r#"{{"distributedInfo":{{"rank":{rank},"world_size":2}},"traceEvents":[{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{seq}","pid":1,"tid":1,"ts":{clock},"dur":2000}},{},{}]}}"#,
+        k("gemm", clock, 1000 + late, ""),
+        k(
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+            clock + ar_start,
+            ar_end - ar_start,
+            &comm
+        )
+    )
+}
+
+#[test]
+fn trace_handler_cycles_are_matched_per_cycle_never_mixed() {
+    // repeat=2, two workers: rank 1 is 300 µs late in cycle 0, rank 0 is 700 µs late in cycle 1.
+    let tmp = std::env::temp_dir().join(format!("tracelight-cycles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (name, rank, clock, seq, late, latest) in [
+        ("hostA_11.1700000001000", 0, 1_000_000, 0, 0, 300),
+        ("hostB_22.1700000001002", 1, 5_000_000, 0, 300, 300),
+        ("hostA_11.1700000009000", 0, 9_000_000, 1, 700, 700),
+        ("hostB_22.1700000009001", 1, 77_000_000, 1, 0, 700),
+    ] {
+        let path = tmp.join(format!("{name}.pt.trace.json"));
+        std::fs::write(path, cycle_trace(rank, clock, seq, late, latest)).unwrap();
+    }
+    let v = analyze(&tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(v["run"]["layout"], "trace_handler");
+    assert_eq!(v["run"]["cycles"], 2);
+    assert_eq!(v["run"]["units"].as_array().unwrap().len(), 4);
+    let cycles = v["cycles"].as_array().unwrap();
+    for (c, skew, last) in [(0, 300.0, 1), (1, 700.0, 0)] {
+        let col = cycles[c]["collectives"].as_array().unwrap();
+        assert_eq!(col.len(), 1, "cycle {c}");
+        assert_eq!(col[0]["seq"], c as i64);
+        assert_eq!(col[0]["skew_us"], skew);
+        assert_eq!(col[0]["latest_rank"], last);
+        assert_eq!(col[0]["latency_us"], 100.0);
+        assert_eq!(cycles[c]["waited_for"]["rank"], last);
+    }
+    // The top level is cycle 0, as for a single-cycle run.
+    assert_eq!(v["collectives"][0]["skew_us"], 300.0);
+}
