@@ -29,6 +29,12 @@ pub enum WarningKind {
     UnmatchedEnd,
     /// A top-level key whose value could not be read.
     BadMetadata,
+    /// A `ts` or `dur` that is there but no usable time: NaN, Infinity, text, or beyond
+    /// ±[`crate::model::time::MAX_ABS_NS`] (`1e300`, a `dur` that overflows `i64` ns). A bad `ts`
+    /// drops the event; a bad `dur` keeps it with duration 0.
+    BadTime,
+    /// Names or categories holding bytes that are not UTF-8: kept with U+FFFD in their place.
+    InvalidUtf8,
     /// Anything else worth telling.
     Other,
 }
@@ -47,6 +53,11 @@ impl WarningKind {
             WarningKind::UnpairedFlow => "flow events without a partner",
             WarningKind::UnmatchedEnd => "end events without a begin",
             WarningKind::BadMetadata => "unreadable metadata values",
+            WarningKind::BadTime => {
+                "ts or dur not a usable time (NaN, Infinity, text, or out of range): \
+                 bad ts skipped the event, bad dur was kept as 0 ns"
+            }
+            WarningKind::InvalidUtf8 => "names with bytes that are not UTF-8 (shown as U+FFFD)",
             WarningKind::Other => "other",
         }
     }

@@ -25,28 +25,37 @@ pub(crate) struct RawStr<'a> {
 }
 
 impl<'a> RawStr<'a> {
-    /// Decodes into `scratch` when escapes are present; borrows otherwise.
-    pub fn decode<'s>(&self, scratch: &'s mut String) -> &'s str
+    /// [`RawStr::decode`], and whether bytes that are not UTF-8 were replaced by U+FFFD.
+    pub fn decode_checked<'s>(&self, scratch: &'s mut String) -> (&'s str, bool)
     where
         'a: 's,
     {
         if !self.escaped {
             return match std::str::from_utf8(self.bytes) {
-                Ok(s) => s,
+                Ok(s) => (s, false),
                 Err(_) => {
                     *scratch = String::from_utf8_lossy(self.bytes).into_owned();
-                    scratch
+                    (scratch, true)
                 }
             };
         }
         scratch.clear();
-        unescape_into(self.bytes, scratch);
-        scratch
+        let lossy = unescape_into(self.bytes, scratch);
+        (scratch, lossy)
+    }
+
+    /// Decodes into `scratch` when escapes are present; borrows otherwise.
+    pub fn decode<'s>(&self, scratch: &'s mut String) -> &'s str
+    where
+        'a: 's,
+    {
+        self.decode_checked(scratch).0
     }
 }
 
 /// JSON string unescaping, lenient: bad escapes are kept literally rather than failing the event.
-pub(crate) fn unescape_into(b: &[u8], out: &mut String) {
+/// Returns whether bytes that are not UTF-8 had to be replaced.
+pub(crate) fn unescape_into(b: &[u8], out: &mut String) -> bool {
     let mut bytes: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -96,7 +105,16 @@ pub(crate) fn unescape_into(b: &[u8], out: &mut String) {
             }
         }
     }
-    out.push_str(&String::from_utf8_lossy(&bytes));
+    match String::from_utf8(bytes) {
+        Ok(s) => {
+            out.push_str(&s);
+            false
+        }
+        Err(e) => {
+            out.push_str(&String::from_utf8_lossy(e.as_bytes()));
+            true
+        }
+    }
 }
 
 pub(crate) struct Cursor<'a> {
@@ -370,7 +388,7 @@ mod tests {
     #[test]
     fn unescape_handles_surrogate_pairs_and_keeps_bad_escapes() {
         let mut s = String::new();
-        unescape_into(br#"a\"b\u00e9\ud83d\ude00\q"#, &mut s);
+        let _ = unescape_into(br#"a\"b\u00e9\ud83d\ude00\q"#, &mut s);
         assert_eq!(s, "a\"bé😀\\q");
     }
 

@@ -102,13 +102,23 @@ fn num_i64(n: &Number) -> Option<i64> {
     n.as_i64().or_else(|| n.as_f64().map(|f| f as i64))
 }
 
-fn syntax(e: serde_json::Error) -> Error {
+/// serde's error with the byte offset its line and column point at.
+fn syntax(e: serde_json::Error, bytes: &[u8]) -> Error {
+    let line_start: usize = bytes
+        .split(|&c| c == b'\n')
+        .take(e.line().saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    let at = (line_start + e.column().saturating_sub(1)).min(bytes.len()) as u64;
     let kind = if e.is_eof() {
         ErrorKind::Truncated
     } else {
-        ErrorKind::Syntax(e.to_string())
+        ErrorKind::Syntax(format!(
+            "a memory timeline is [times, [[bytes per category]...]] or raw [[t, action, bytes, \
+             category]...]: {e}"
+        ))
     };
-    Error::new(kind, 0)
+    Error::new(kind, at)
 }
 
 /// Python's `int(t / 1000)` for an int `t`: true division (rounded to a double), then truncation.
@@ -128,7 +138,7 @@ pub fn parse(bytes: &[u8], format: Format) -> Result<MemoryTimeline> {
 
 fn parse_plot(bytes: &[u8]) -> Result<MemoryTimeline> {
     let (times, sizes): (Vec<Number>, Vec<Vec<Number>>) =
-        serde_json::from_slice(bytes).map_err(syntax)?;
+        serde_json::from_slice(bytes).map_err(|e| syntax(e, bytes))?;
     if times.len() != sizes.len() {
         return Err(Error::new(
             ErrorKind::Syntax(format!(
@@ -156,7 +166,7 @@ fn parse_plot(bytes: &[u8]) -> Result<MemoryTimeline> {
 }
 
 fn parse_raw(bytes: &[u8]) -> Result<MemoryTimeline> {
-    let rows: Vec<Vec<Number>> = serde_json::from_slice(bytes).map_err(syntax)?;
+    let rows: Vec<Vec<Number>> = serde_json::from_slice(bytes).map_err(|e| syntax(e, bytes))?;
     let mut m = MemoryTimeline {
         format: Format::MemoryTimelineRaw,
         times_us: Vec::new(),

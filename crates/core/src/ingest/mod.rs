@@ -22,6 +22,12 @@ pub use sniff::Format;
 /// Formats read whole (a pickle cannot be decoded in slices) stop growing their buffer here.
 pub const MAX_BUFFERED_BYTES: u64 = 2 << 30;
 
+/// The longest run of whitespace the loader accepts. No profiler writes more than a few bytes of
+/// indentation in a row; a run this long is a decompression bomb (2 GiB of spaces gzip to 2 MB) or
+/// padding, and reading it would only burn time: the load stops with a [`ErrorKind::Limit`] that
+/// says so, after 16 MiB instead of after gigabytes.
+pub const MAX_WHITESPACE_RUN: u64 = 16 << 20;
+
 /// What a file turned out to hold.
 #[derive(Debug, Clone)]
 pub enum Loaded {
@@ -63,6 +69,8 @@ pub struct Loader {
     threaded: bool,
     /// [`Loader::size_hint`]: bytes expected, 0 when unknown.
     size_hint: u64,
+    /// Whitespace bytes at the end of the decoded stream so far (see [`MAX_WHITESPACE_RUN`]).
+    ws_run: u64,
 }
 
 impl Loader {
@@ -78,6 +86,7 @@ impl Loader {
             inflated_truncated: false,
             threaded: false,
             size_hint: 0,
+            ws_run: 0,
         }
     }
 
@@ -179,6 +188,7 @@ impl Loader {
     }
 
     fn push_decoded(&mut self, data: &[u8]) -> Result<()> {
+        self.check_whitespace(data)?;
         self.decoded_bytes += data.len() as u64;
         match &mut self.inner {
             Inner::Kineto(r) => r.push(data),
@@ -191,6 +201,31 @@ impl Loader {
                 Ok(())
             }
         }
+    }
+
+    /// Tracks the run of whitespace at the end of the stream; costs a few byte tests per slice
+    /// of real data (the run ends at its first and last bytes).
+    fn check_whitespace(&mut self, data: &[u8]) -> Result<()> {
+        let is_ws = |c: &&u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+        let lead = data.iter().take_while(is_ws).count() as u64;
+        let run = self.ws_run + lead;
+        if run > MAX_WHITESPACE_RUN {
+            let from = self.decoded_bytes - self.ws_run;
+            return Err(Error::new(
+                ErrorKind::Limit(format!(
+                    "more than {} MiB of nothing but whitespace: no profiler writes that; if this is a small .gz, it is a decompression bomb (it would \
+                     inflate to gigabytes of blanks). Reading stopped",
+                    MAX_WHITESPACE_RUN >> 20
+                )),
+                from,
+            ));
+        }
+        self.ws_run = if lead == data.len() as u64 {
+            run
+        } else {
+            data.iter().rev().take_while(is_ws).count() as u64
+        };
+        Ok(())
     }
 
     fn decide(&mut self) -> Result<()> {

@@ -623,7 +623,9 @@ impl<'a> Machine<'a> {
                     }
                 }
                 0x95 => {
-                    self.take(8)?; // FRAME: a length hint; the opcodes inside are read as usual
+                    // FRAME: the opcodes inside are read as usual, but like CPython's unpickler
+                    // a frame longer than what remains is a truncated (or lying) file.
+                    self.len(8, at)?;
                 }
                 b'.' => {
                     let root = self.pop(at)?;

@@ -698,7 +698,21 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot> {
             (segs.map(|s| p.items(s)).unwrap_or(&[]), traces)
         }
         // torch 1.13 `memory_snapshot()` pickled: the bare list of segments.
-        PickleValue::List(_) => (p.items(root), None),
+        PickleValue::List(_) => {
+            let items = p.items(root);
+            if let Some(i) = items
+                .iter()
+                .position(|&v| !matches!(p.get(v), PickleValue::Dict(_)))
+            {
+                return Err(Error::new(
+                    ErrorKind::Incompatible(format!(
+                        "a pickled list whose item {i} is not a segment dict: not a CUDA memory snapshot"
+                    )),
+                    0,
+                ));
+            }
+            (items, None)
+        }
         _ => {
             return Err(Error::new(
                 ErrorKind::Incompatible("a pickle that is not a CUDA memory snapshot".into()),

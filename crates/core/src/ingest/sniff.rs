@@ -44,8 +44,40 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
 }
 
+/// Well-known file signatures, so a renamed file is refused by what it is.
+const MAGIC: &[(&[u8], &str)] = &[
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (
+        b"PK\x03\x04",
+        "a zip archive (torch.save checkpoints are zip files; profiler traces are JSON)",
+    ),
+    (b"\x7fELF", "an ELF executable"),
+    (
+        b"BZh",
+        "bzip2-compressed (only gzip is read: decompress it first)",
+    ),
+    (
+        b"\xfd7zXZ\x00",
+        "xz-compressed (only gzip is read: decompress it first)",
+    ),
+    (
+        b"\x28\xb5\x2f\xfd",
+        "zstd-compressed (only gzip is read: decompress it first)",
+    ),
+    (
+        b"SQLite format 3\x00",
+        "an SQLite database (an Nsight Systems export?)",
+    ),
+];
+
 /// Names the format of decoded bytes, or says why it is none of ours.
 pub fn sniff(prefix: &[u8]) -> Result<Format, String> {
+    if let Some((_, what)) = MAGIC.iter().find(|(m, _)| prefix.starts_with(m)) {
+        return Err(format!("this is {what}, not a profiler file"));
+    }
     let b = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     if b.len() >= 2 && b[0] == 0x80 && (2..=5).contains(&b[1]) {
         return Ok(Format::Snapshot);
@@ -98,8 +130,18 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, String> {
                 _ => Err("a JSON array that is neither trace events nor a memory timeline".into()),
             }
         }
+        Some(b'(') => Err(
+            "a text pickle (protocol 0 or 1)? Only binary pickles (protocols 2–5, \
+                           what torch writes) are read"
+                .into(),
+        ),
+        Some(b'<') => Err("an HTML or XML document, not JSON, gzip or a pickle".into()),
         Some(_) => Err("not JSON, gzip or a pickle".into()),
-        None => Err("the file is empty".into()),
+        None if b.is_empty() => Err("the file is empty".into()),
+        None => Err(format!(
+            "the first {} bytes are all whitespace",
+            b.len().min(SNIFF_BYTES)
+        )),
     }
 }
 
@@ -128,7 +170,13 @@ mod tests {
         );
         assert_eq!(sniff(&[0x80, 4, 0x95]), Ok(Format::Snapshot));
         assert!(sniff(b"hello").is_err());
-        assert!(sniff(b"").is_err());
+        assert_eq!(sniff(b""), Err("the file is empty".into()));
+        assert_eq!(
+            sniff(b" \n "),
+            Err("the first 3 bytes are all whitespace".into())
+        );
+        assert!(sniff(b"\x89PNG\r\n\x1a\n\0\0").is_err_and(|m| m.contains("PNG image")));
+        assert!(sniff(b"PK\x03\x04....").is_err_and(|m| m.contains("torch.save")));
         assert!(sniff(b"{\"a\": 1}").is_err());
     }
 }

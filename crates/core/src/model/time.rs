@@ -7,6 +7,11 @@
 /// Nanoseconds.
 pub type Ns = i64;
 
+/// The largest |ts| or |dur| a trace may hold: 4·10¹⁸ ns (year 2096 as epoch time). Any two such
+/// times differ, and a start plus a duration sums, within `i64`, so the analyses' arithmetic
+/// cannot overflow; a value beyond it (`1e300`, a `dur` of 9.3·10¹⁵ µs) is a broken event.
+pub const MAX_ABS_NS: Ns = 4_000_000_000_000_000_000;
+
 /// Converts a JSON number written in microseconds to integer nanoseconds, exactly for plain decimals
 /// (rounding half away from zero past the third fractional digit). Exponent forms fall back to `f64`.
 /// Returns `None` for text that is not a number.

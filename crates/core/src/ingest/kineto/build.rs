@@ -2,7 +2,7 @@
 
 use super::event::{ArgPair, ArgSpans, Ev};
 use crate::ingest::json::{parse_f64, parse_int, RawStr};
-use crate::model::time::us_text_to_ns;
+use crate::model::time::{us_text_to_ns, MAX_ABS_NS};
 use crate::model::*;
 use crate::warnings::WarningKind;
 use rustc_hash::FxHashMap;
@@ -31,12 +31,25 @@ pub(super) struct Builder {
     pub thread_names: FxHashMap<(IdVal, IdVal), (StrId, Option<i64>)>,
     pub counter_series: FxHashMap<(IdVal, StrId), u32>,
     scratch: String,
+    /// Offset of the event being ingested, for warnings.
+    at: u64,
 }
 
 impl Builder {
     fn intern_raw(&mut self, s: RawStr<'_>) -> StrId {
-        let Builder { trace, scratch, .. } = self;
-        let text = s.decode(scratch);
+        let Builder {
+            trace, scratch, at, ..
+        } = self;
+        let (text, lossy) = s.decode_checked(scratch);
+        if lossy {
+            let at = *at;
+            trace.warnings.add(WarningKind::InvalidUtf8, || {
+                format!(
+                    "{:?} at byte {at}",
+                    text.chars().take(40).collect::<String>()
+                )
+            });
+        }
         trace.strings.intern(text)
     }
 
@@ -167,6 +180,7 @@ impl Builder {
     }
 
     pub fn ingest(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
+        self.at = at;
         match ev.ph {
             b'X' | b'B' => self.slice(ev, buf, pairs, at),
             b'E' => self.end(ev),
@@ -183,24 +197,44 @@ impl Builder {
         }
     }
 
+    /// The event's `ts`; `None` when absent or, with a [`WarningKind::BadTime`], unusable.
     fn ts(&mut self, ev: &Ev<'_>) -> Option<Ns> {
-        ev.ts.and_then(us_text_to_ns).or_else(|| {
+        let t = ev.ts?;
+        let v = us_text_to_ns(t)
             // Some writers quote numbers.
-            let t = ev.ts?;
-            us_text_to_ns(t.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
-        })
+            .or_else(|| us_text_to_ns(t.strip_prefix(b"\"")?.strip_suffix(b"\"")?))
+            .filter(|v| v.abs() <= MAX_ABS_NS);
+        if v.is_none() {
+            self.bad_time("ts", t);
+        }
+        v
+    }
+
+    fn bad_time(&mut self, what: &str, text: &[u8]) {
+        let at = self.at;
+        self.trace.warnings.add(WarningKind::BadTime, || {
+            let t = String::from_utf8_lossy(&text[..text.len().min(40)]);
+            format!("{what} {t} at byte {at}")
+        });
     }
 
     fn slice(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
-        let Some(start) = self.ts(ev) else {
+        if ev.ts.is_none() {
             self.trace.warnings.add(WarningKind::MalformedEvent, || {
-                format!("slice without a numeric ts at byte {at}")
+                format!("slice without a ts at byte {at}")
             });
             return;
-        };
-        let mut dur = match (ev.ph, ev.dur.and_then(us_text_to_ns)) {
+        }
+        let Some(start) = self.ts(ev) else { return };
+        let mut dur = match (ev.ph, ev.dur) {
             (b'B', _) => -1,
-            (_, Some(d)) => d,
+            (_, Some(text)) => match us_text_to_ns(text).filter(|d| d.abs() <= MAX_ABS_NS) {
+                Some(d) => d,
+                None => {
+                    self.bad_time("dur", text);
+                    0
+                }
+            },
             (_, None) => {
                 self.trace
                     .warnings

@@ -82,6 +82,8 @@ pub struct KinetoReader {
     base: u64,
     state: State,
     saw_trace_events: bool,
+    /// `traceEvents` was there but not an array.
+    events_not_array: bool,
     bare_array: bool,
     event_count: u64,
     sink: Sink,
@@ -101,6 +103,7 @@ impl KinetoReader {
             base: 0,
             state: State::Start,
             saw_trace_events: false,
+            events_not_array: false,
             bare_array: false,
             event_count: 0,
             sink: Sink::Direct(Builder::default()),
@@ -200,12 +203,13 @@ impl KinetoReader {
     /// Ends the stream and builds the model. A stream cut inside `traceEvents` keeps what parsed and
     /// records a `Truncated` warning; a stream with no events at all is an error.
     pub fn finish(mut self) -> Result<Trace> {
+        let end = self.base + self.buf.len() as u64;
         // A final number touching the end of the stream is complete now.
         self.buf.push(b' ');
         let used = self.run()?;
         self.base += used as u64;
-        let leftover = self.buf.len().saturating_sub(used + 1);
-        let at = self.base;
+        let at = self.base.min(end);
+        let leftover = end - at;
         let truncated = match self.state {
             State::Done => false,
             State::Start => {
@@ -221,6 +225,12 @@ impl KinetoReader {
                 true
             }
         };
+        if !self.saw_trace_events && self.events_not_array {
+            return Err(Error::new(
+                ErrorKind::Syntax("`traceEvents` is not an array of events".into()),
+                0,
+            ));
+        }
         if !self.saw_trace_events && !self.bare_array {
             return Err(Error::new(
                 ErrorKind::Incompatible(
@@ -236,7 +246,7 @@ impl KinetoReader {
             b.trace.bytes_read = bytes;
             if truncated {
                 b.trace.warnings.add(WarningKind::Truncated, || {
-                    format!("stream ends at byte {} inside an unfinished value ({leftover} bytes dropped)", at + leftover as u64)
+                    format!("stream ends at byte {end} inside an unfinished value ({leftover} bytes dropped)")
                 });
             }
             b.finish()
@@ -264,6 +274,9 @@ impl KinetoReader {
         let base = self.base;
         let err = |kind: ErrorKind, at: usize| Error::new(kind, base + at as u64);
         loop {
+            // Whitespace is consumed here, never carried to the next slice: a long run of it
+            // between events is not one growing "value".
+            c.ws();
             let mark = c.i;
             match self.state {
                 State::Start => {
@@ -360,6 +373,7 @@ impl KinetoReader {
                 self.state = State::Events { bare: false };
             } else {
                 c.value()?;
+                self.events_not_array = true;
                 self.note(Note::EventsNotArray);
             }
             return Ok(());
