@@ -35,6 +35,8 @@ pub enum WarningKind {
     BadTime,
     /// Names or categories holding bytes that are not UTF-8: kept with U+FFFD in their place.
     InvalidUtf8,
+    /// An event giving one of its keys (`name`, `ts`, …) twice: the last value is kept.
+    DuplicateKey,
     /// Anything else worth telling.
     Other,
 }
@@ -58,6 +60,9 @@ impl WarningKind {
                  bad ts skipped the event, bad dur was kept as 0 ns"
             }
             WarningKind::InvalidUtf8 => "names with bytes that are not UTF-8 (shown as U+FFFD)",
+            WarningKind::DuplicateKey => {
+                "events with a key given twice (the last value kept, as JSON.parse does)"
+            }
             WarningKind::Other => "other",
         }
     }

@@ -183,6 +183,7 @@ fn duplicate_keys_keep_the_last_value_as_json_parse_does() {
     assert_eq!((t.slices.start[i], t.slices.dur[i]), (2_000, 4_000));
     // Both traceEvents arrays are read.
     assert_eq!(t.event_count, 2);
+    assert_eq!(t.warnings.count(WarningKind::DuplicateKey), 1);
 }
 
 #[test]

@@ -181,6 +181,11 @@ impl Builder {
 
     pub fn ingest(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
         self.at = at;
+        if ev.dup {
+            self.trace
+                .warnings
+                .add(WarningKind::DuplicateKey, || format!("byte {at}"));
+        }
         match ev.ph {
             b'X' | b'B' => self.slice(ev, buf, pairs, at),
             b'E' => self.end(ev),

@@ -117,6 +117,8 @@ pub(super) struct Ev<'a> {
     /// The whole `args` object, raw.
     pub args: Option<&'a [u8]>,
     pub a: ArgSpans<'a>,
+    /// A key read above appeared twice (the last value is kept, as `JSON.parse` does).
+    pub dup: bool,
 }
 
 /// An [`Ev`] as offsets into its window: what the threaded reader hands the builder thread along
@@ -133,6 +135,7 @@ pub(super) struct EvAt {
     id: Option<Span>,
     bp: Option<(Span, bool)>,
     args: Option<Span>,
+    dup: bool,
 }
 
 /// Builds `$ty` from `$e` field by field, strings through `$raw` and other spans through `$sp`: the
@@ -150,6 +153,7 @@ macro_rules! convert_ev {
             id: $sp($e.id),
             bp: $raw($e.bp),
             args: $sp($e.args),
+            dup: $e.dup,
             $($k: $v,)*
         }
     };
@@ -191,34 +195,65 @@ pub(super) fn scan_event<'a>(c: &mut Cursor<'a>, pairs: &mut Vec<ArgPair>) -> Sc
         c.i += 1;
         return Ok(ev);
     }
+    // One bit per key read below, to notice a key given twice.
+    let mut seen = 0u16;
     loop {
         let key = c.string()?;
         c.expect(b':', "expected ':' after a key")?;
-        match key.bytes {
+        let bit = match key.bytes {
             b"ph" => {
                 let v = c.value()?;
                 ev.ph = match v {
                     [b'"', p, ..] => *p,
                     _ => 0,
                 };
+                1
             }
-            b"name" => ev.name = Some(string_or_raw(c)?),
-            b"cat" => ev.cat = Some(string_or_raw(c)?),
-            b"pid" => ev.pid = Some(c.value()?),
-            b"tid" => ev.tid = Some(c.value()?),
-            b"ts" => ev.ts = Some(c.value()?),
-            b"dur" => ev.dur = Some(c.value()?),
-            b"id" => ev.id = Some(c.value()?),
-            b"bp" => ev.bp = Some(string_or_raw(c)?),
+            b"name" => {
+                ev.name = Some(string_or_raw(c)?);
+                2
+            }
+            b"cat" => {
+                ev.cat = Some(string_or_raw(c)?);
+                4
+            }
+            b"pid" => {
+                ev.pid = Some(c.value()?);
+                8
+            }
+            b"tid" => {
+                ev.tid = Some(c.value()?);
+                16
+            }
+            b"ts" => {
+                ev.ts = Some(c.value()?);
+                32
+            }
+            b"dur" => {
+                ev.dur = Some(c.value()?);
+                64
+            }
+            b"id" => {
+                ev.id = Some(c.value()?);
+                128
+            }
+            b"bp" => {
+                ev.bp = Some(string_or_raw(c)?);
+                256
+            }
             b"args" if c.peek()? == b'{' => {
                 let start = c.i;
                 scan_args(c, &mut ev.a, pairs)?;
                 ev.args = Some(&c.b[start..c.i]);
+                512
             }
             _ => {
                 c.value()?;
+                0
             }
-        }
+        };
+        ev.dup |= seen & bit != 0;
+        seen |= bit;
         if end_of_member(c, "expected ',' or '}' in an event")? {
             return Ok(ev);
         }
