@@ -263,10 +263,12 @@ pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
     out
 }
 
-/// Utilization, temporal breakdown, overlap and idle gaps.
-pub fn gpu_summary(t: &Trace) -> GpuSummary {
-    let (lo, hi, from_steps) = step_window(t);
-    let window = (hi - lo).max(0);
+/// Kernel intervals per device: what "GPU utilization" counts (DESIGN §4), here over the step
+/// window and on the timeline's utilization counter per pixel. Kernels only (memcpy / memset are
+/// not utilization); a kernel's device is its `device` arg, else its track's, else -1 (unknown,
+/// never filed under device 0). Devices ascending; a kernel is counted on every device that
+/// claims it (arg or track).
+pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
     let mut devs: Vec<i64> = t
         .gpu
         .slice
@@ -286,11 +288,21 @@ pub fn gpu_summary(t: &Trace) -> GpuSummary {
         .collect();
     devs.sort_unstable();
     devs.dedup();
+    devs.into_iter()
+        .map(|d| {
+            let iv = gpu_intervals(t, Some(d), |i| t.slices.kind[i] == SliceKind::Kernel);
+            (d, iv)
+        })
+        .collect()
+}
+
+/// Utilization, temporal breakdown, overlap and idle gaps.
+pub fn gpu_summary(t: &Trace) -> GpuSummary {
+    let (lo, hi, from_steps) = step_window(t);
+    let window = (hi - lo).max(0);
     let mut devices = Vec::new();
-    for &d in &devs {
-        let k = union(gpu_intervals(t, Some(d), |i| {
-            t.slices.kind[i] == SliceKind::Kernel
-        }));
+    for (d, iv) in kernel_intervals_by_device(t) {
+        let k = union(iv);
         let busy = total(&clip(&k, lo, hi));
         devices.push(DeviceUtil {
             device: d,

@@ -10,6 +10,7 @@
 //! - a finer one whose rules are data ([`FINE_RULES`]), so a UI can list them and a user can pass
 //!   their own list to [`fine_category_with`].
 
+use super::tensor_cores::{tensor_core_hint, TensorCores};
 use crate::model::{SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -223,6 +224,8 @@ pub struct KernelRow {
     pub pct_of_gpu: f64,
     pub category: &'static str,
     pub fine_category: String,
+    /// What the name says about tensor cores ([`tensor_core_hint`]), kernels only.
+    pub tensor_cores: Option<TensorCores>,
     /// Grid/block of the first call (kernels of one name usually share them).
     pub grid: Option<[u32; 3]>,
     pub block: Option<[u32; 3]>,
@@ -299,6 +302,11 @@ pub fn kernel_table(t: &Trace) -> KernelTable {
                 pct_of_gpu: 0.0,
                 category: seed_category(name),
                 fine_category: fine_category(name, kind),
+                tensor_cores: if is_kernel {
+                    tensor_core_hint(name)
+                } else {
+                    None
+                },
                 grid: is_kernel.then_some(g.grid[r]),
                 block: is_kernel.then_some(g.block[r]),
                 registers: (is_kernel && g.registers[r] > 0).then_some(g.registers[r]),

@@ -20,6 +20,7 @@ use crate::analysis::snapshot::replay;
 use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};
 use crate::ingest::snapshot::{Action, Snapshot, StackId};
 use crate::model::Trace;
+use crate::view::viewport::Viewport;
 
 /// Default number of allocations drawn as their own band (memory_viz draws its largest too).
 pub const MAX_BANDS: usize = 2000;
@@ -521,16 +522,15 @@ pub fn overlaps(a: (i64, i64), b: (i64, i64)) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
-/// x of `t` in a view `[v0, v1)` drawn `width` px wide.
+/// x of `t` in a view `[v0, v1)` drawn `width` px wide: the timeline's mapping
+/// ([`Viewport::x`]), so a chart and the timeline above it put a time at the same pixel.
 pub fn x_px(t: i64, view: (i64, i64), width: f64) -> f64 {
-    let span = (view.1 - view.0).max(1) as f64;
-    (t - view.0) as f64 / span * width
+    Viewport::new(view.0, view.1, width).x(t)
 }
 
-/// The time at pixel `px` of the view.
+/// The time at pixel `px` of the view ([`Viewport::ns_at`]).
 pub fn px_time(px: f64, view: (i64, i64), width: f64) -> i64 {
-    let span = (view.1 - view.0).max(1) as f64;
-    view.0 + (px / width.max(1.0) * span).round() as i64
+    Viewport::new(view.0, view.1, width).ns_at(px)
 }
 
 /// A brush from `px0` to `px1` (either order) → the zoomed view, or `None` for a click (< 3 px).

@@ -16,3 +16,4 @@ pub mod ops;
 pub mod recommend;
 pub mod snapshot;
 pub mod steps;
+pub mod tensor_cores;

@@ -7,6 +7,7 @@ use super::kernels::KernelTable;
 use super::launch::{LaunchStats, SyncGroup};
 use super::memory::DeviceMemory;
 use super::steps::Step;
+use super::tensor_cores::is_fp32_simt_gemm;
 use crate::model::{SliceKind, Trace};
 use serde::Serialize;
 
@@ -47,17 +48,6 @@ pub struct Recommendation {
     pub numbers: Vec<(String, f64)>,
     /// Slices to look at (at most 20).
     pub slices: Vec<u32>,
-}
-
-/// SIMT (non tensor core) fp32 GEMM kernel names: `sgemm` without a tensor-core marker.
-pub fn is_fp32_simt_gemm(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    l.contains("sgemm")
-        && ![
-            "tensorop", "xmma", "1688", "884", "tf32", "wmma", "hmma", "s16816",
-        ]
-        .iter()
-        .any(|m| l.contains(m))
 }
 
 /// Fires every rule that applies, in [`RuleId`] order.

@@ -1,5 +1,6 @@
 //! The columnar trace model: parallel `Vec`s indexed by `u32`, strings interned once, time in `i64` ns.
 
+pub mod arg_keys;
 pub mod args;
 pub mod strings;
 pub mod time;

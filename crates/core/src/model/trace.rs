@@ -4,6 +4,7 @@
 //! contiguous range and a parent always precedes its children. GPU-only details (grid, registers…)
 //! live in a sparse side table keyed by slice index, so CPU-heavy traces do not pay for them.
 
+use super::arg_keys::text as k;
 use super::args::ArgsArena;
 use super::strings::{Interner, StrId};
 use super::time::Ns;
@@ -330,9 +331,9 @@ impl Trace {
             }
         };
         for (key, v) in [
-            ("External id", s.external_id[i]),
-            ("Record function id", s.rf_id[i]),
-            ("correlation", s.correlation[i]),
+            (k::EXTERNAL_ID, s.external_id[i]),
+            (k::RECORD_FUNCTION_ID, s.rf_id[i]),
+            (k::CORRELATION, s.correlation[i]),
         ] {
             if v != NO_ID {
                 sep(&mut out);
@@ -340,8 +341,8 @@ impl Trace {
             }
         }
         for (key, v) in [
-            ("Input Dims", s.input_dims[i]),
-            ("Input type", s.input_types[i]),
+            (k::INPUT_DIMS, s.input_dims[i]),
+            (k::INPUT_TYPE, s.input_types[i]),
         ] {
             if v != StrId::EMPTY {
                 sep(&mut out);
@@ -350,7 +351,7 @@ impl Trace {
         }
         if let Some(r) = self.gpu.row(i as u32) {
             let g = &self.gpu;
-            for (key, v) in [("device", g.device[r]), ("stream", g.stream[r])] {
+            for (key, v) in [(k::DEVICE, g.device[r]), (k::STREAM, g.stream[r])] {
                 if v >= 0 {
                     sep(&mut out);
                     let _ = write!(out, "\"{key}\":{v}");
@@ -363,13 +364,18 @@ impl Trace {
                     sep(&mut out);
                     let _ = write!(
                         out,
-                        "\"grid\":[{a},{b},{c}],\"block\":[{x},{y},{z}],\"registers per thread\":{},\"shared memory\":{}",
-                        g.registers[r], g.shared_memory[r]
+                        "\"{}\":[{a},{b},{c}],\"{}\":[{x},{y},{z}],\"{}\":{},\"{}\":{}",
+                        k::GRID,
+                        k::BLOCK,
+                        k::REGISTERS,
+                        g.registers[r],
+                        k::SHARED_MEMORY,
+                        g.shared_memory[r]
                     );
                     for (key, v) in [
-                        ("blocks per SM", g.blocks_per_sm[r]),
-                        ("warps per SM", g.warps_per_sm[r]),
-                        ("est. achieved occupancy %", g.occupancy_pct[r]),
+                        (k::BLOCKS_PER_SM, g.blocks_per_sm[r]),
+                        (k::WARPS_PER_SM, g.warps_per_sm[r]),
+                        (k::OCCUPANCY, g.occupancy_pct[r]),
                     ] {
                         if v.is_finite() {
                             let _ = write!(out, ",\"{key}\":{v}");
@@ -378,9 +384,9 @@ impl Trace {
                 }
                 SliceKind::Memcpy | SliceKind::Memset => {
                     sep(&mut out);
-                    let _ = write!(out, "\"bytes\":{}", g.bytes[r]);
+                    let _ = write!(out, "\"{}\":{}", k::BYTES, g.bytes[r]);
                     if g.bandwidth_gbs[r].is_finite() {
-                        let _ = write!(out, ",\"memory bandwidth (GB/s)\":{}", g.bandwidth_gbs[r]);
+                        let _ = write!(out, ",\"{}\":{}", k::BANDWIDTH, g.bandwidth_gbs[r]);
                     }
                 }
                 _ => {}

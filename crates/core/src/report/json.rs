@@ -125,6 +125,7 @@ fn kernels_json(a: &Analysis) -> Vec<Value> {
                 "max_us": us(k.max_ns),
                 "category": k.category,
                 "fine_category": k.fine_category,
+                "tensor_cores": k.tensor_cores.map(|t| t.slug()),
                 "launching_op": k.launching_op,
             })
         })

@@ -1,11 +1,12 @@
 //! Counter tracks: memory allocated / reserved per device (from `[memory]` events), `ph: C`
-//! counters, and GPU utilization derived from kernel/memcpy/memset busy time per device.
+//! counters, and GPU utilization per device (kernel busy time, the Overview's definition).
 //!
 //! Step series carry a min/max pyramid so a zoomed-out frame reads one min/max per pixel column
 //! in O(log n), whatever the number of samples. Utilization is the busy fraction of each pixel's
 //! time range, from the union of device work with prefix sums (also O(log n) per column).
 
-use crate::model::{SliceKind, Trace};
+use crate::analysis::gpu::kernel_intervals_by_device;
+use crate::model::Trace;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
@@ -200,22 +201,17 @@ fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
     out
 }
 
+/// One "GPU N utilization" track per device: the busy fraction of each pixel's time range, with
+/// the Overview's definition ([`kernel_intervals_by_device`]: kernels only, unknown device apart).
 fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
-    let s = &t.slices;
-    let mut by_dev: std::collections::BTreeMap<i64, Vec<(i64, i64)>> = Default::default();
-    for tr in &t.tracks {
-        let dev = tr.device.unwrap_or(0);
-        let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-        for i in a..b.min(s.len()) {
-            if s.kind[i].is_gpu_work() && s.kind[i] != SliceKind::Other {
-                by_dev.entry(dev).or_default().push((s.start[i], s.end(i)));
-            }
-        }
-    }
-    by_dev
+    kernel_intervals_by_device(t)
         .into_iter()
         .map(|(d, iv)| CounterTrack {
-            label: format!("GPU {d} utilization"),
+            label: if d >= 0 {
+                format!("GPU {d} utilization")
+            } else {
+                "GPU (unknown device) utilization".to_owned()
+            },
             unit: Unit::Fraction,
             max: 1.0,
             data: SeriesData::Busy(BusySeries::new(iv)),
@@ -281,5 +277,32 @@ mod tests {
         assert_eq!(b.fraction(20, 25), 1.0);
         assert_eq!(b.fraction(30, 50), 0.0);
         assert_eq!(b.fraction(5, 5), 0.0);
+    }
+
+    #[test]
+    fn utilization_counts_kernels_per_device_like_the_overview() {
+        use crate::analysis::gpu::gpu_summary;
+        use crate::view::testutil::trace_json;
+        // Device 1: a 40 µs kernel and a 40 µs memcpy after it; a 10 µs kernel with no device
+        // anywhere (pid "gpu", no `device` arg) must not land on device 0.
+        let t = trace_json(concat!(
+            r#"{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,"ts":0,"dur":40,"args":{"device":1,"stream":7}},"#,
+            r#"{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":1,"tid":7,"ts":50,"dur":40,"args":{"device":1,"stream":7}},"#,
+            r#"{"ph":"X","cat":"kernel","name":"k2","pid":"gpu","tid":"s","ts":0,"dur":10}"#
+        ));
+        let tracks = utilization_tracks(&t);
+        let labels: Vec<&str> = tracks.iter().map(|c| c.label.as_str()).collect();
+        assert!(labels.contains(&"GPU 1 utilization"), "{labels:?}");
+        assert!(!labels.contains(&"GPU 0 utilization"), "{labels:?}");
+        let gpu1 = tracks.iter().find(|c| c.label == "GPU 1 utilization");
+        let Some(SeriesData::Busy(b)) = gpu1.map(|c| &c.data) else {
+            panic!("no busy series for GPU 1");
+        };
+        // Kernel time only: 40 of the first 100 µs (the memcpy's 40 µs are not utilization).
+        assert_eq!(b.fraction(0, 100_000), 0.4);
+        // The same busy time the Overview's utilization counts for device 1.
+        let g = gpu_summary(&t);
+        let d1 = g.devices.iter().find(|d| d.device == 1).map(|d| d.busy_ns);
+        assert_eq!(d1, Some(b.busy_before(i64::MAX)));
     }
 }

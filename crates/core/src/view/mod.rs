@@ -10,6 +10,7 @@ pub mod hit;
 pub mod layout;
 pub mod link;
 pub mod lod;
+pub mod palette;
 pub mod search;
 pub mod steps;
 pub mod viewport;

@@ -2,6 +2,7 @@
 
 use super::event::{ArgPair, ArgSpans, Ev};
 use crate::ingest::json::{parse_f64, parse_int, RawStr};
+use crate::model::arg_keys::bytes as k;
 use crate::model::time::{us_text_to_ns, MAX_ABS_NS};
 use crate::model::*;
 use crate::warnings::WarningKind;
@@ -518,19 +519,19 @@ fn gpu_row(g: &mut GpuDetails, idx: u32, a: &ArgSpans<'_>) {
 fn is_columnar(key: &[u8], value: &[u8], kind: SliceKind) -> bool {
     match key {
         // Ids are columns only when they parse as integers.
-        b"External id" | b"external id" | b"Record function id" | b"correlation" => {
+        k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER | k::RECORD_FUNCTION_ID | k::CORRELATION => {
             parse_int(value).is_some()
         }
-        b"Input Dims" | b"Input dims" | b"Input type" => true,
-        b"device" | b"stream" => kind.is_gpu_work(),
-        b"grid"
-        | b"block"
-        | b"registers per thread"
-        | b"shared memory"
-        | b"blocks per SM"
-        | b"warps per SM"
-        | b"est. achieved occupancy %" => kind == SliceKind::Kernel,
-        b"bytes" | b"memory bandwidth (GB/s)" => {
+        k::INPUT_DIMS | k::INPUT_DIMS_LOWER | k::INPUT_TYPE => true,
+        k::DEVICE | k::STREAM => kind.is_gpu_work(),
+        k::GRID
+        | k::BLOCK
+        | k::REGISTERS
+        | k::SHARED_MEMORY
+        | k::BLOCKS_PER_SM
+        | k::WARPS_PER_SM
+        | k::OCCUPANCY => kind == SliceKind::Kernel,
+        k::BYTES | k::BANDWIDTH => {
             matches!(kind, SliceKind::Memcpy | SliceKind::Memset)
         }
         _ => false,

@@ -1,6 +1,7 @@
 //! One `traceEvents` entry, scanned without allocating: every field is a borrowed span of the window.
 
 use crate::ingest::json::{Cursor, RawStr, Scan, Stop};
+use crate::model::arg_keys::bytes as k;
 
 /// Declares [`ArgSpans`] from its field list.
 macro_rules! arg_spans {
@@ -47,31 +48,31 @@ impl<'a> ArgSpans<'a> {
     fn slot(&mut self, key: &[u8]) -> Option<&mut Option<&'a [u8]>> {
         let a = self;
         Some(match key {
-            b"External id" | b"external id" => &mut a.external_id,
-            b"correlation" => &mut a.correlation,
-            b"Record function id" => &mut a.rf_id,
-            b"Input Dims" | b"Input dims" => &mut a.input_dims,
-            b"Input type" => &mut a.input_types,
-            b"flops" => &mut a.flops,
-            b"device" => &mut a.device,
-            b"stream" => &mut a.stream,
-            b"grid" => &mut a.grid,
-            b"block" => &mut a.block,
-            b"registers per thread" => &mut a.registers,
-            b"shared memory" => &mut a.shared_memory,
-            b"blocks per SM" => &mut a.blocks_per_sm,
-            b"warps per SM" => &mut a.warps_per_sm,
-            b"est. achieved occupancy %" => &mut a.occupancy,
-            b"bytes" | b"Bytes" => &mut a.bytes,
-            b"memory bandwidth (GB/s)" => &mut a.bandwidth,
-            b"Total Allocated" => &mut a.total_allocated,
-            b"Total Reserved" => &mut a.total_reserved,
-            b"Addr" => &mut a.addr,
-            b"Device Id" => &mut a.device_id,
-            b"Device Type" => &mut a.device_type,
-            b"name" => &mut a.name,
-            b"sort_index" => &mut a.sort_index,
-            b"labels" => &mut a.labels,
+            k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER => &mut a.external_id,
+            k::CORRELATION => &mut a.correlation,
+            k::RECORD_FUNCTION_ID => &mut a.rf_id,
+            k::INPUT_DIMS | k::INPUT_DIMS_LOWER => &mut a.input_dims,
+            k::INPUT_TYPE => &mut a.input_types,
+            k::FLOPS => &mut a.flops,
+            k::DEVICE => &mut a.device,
+            k::STREAM => &mut a.stream,
+            k::GRID => &mut a.grid,
+            k::BLOCK => &mut a.block,
+            k::REGISTERS => &mut a.registers,
+            k::SHARED_MEMORY => &mut a.shared_memory,
+            k::BLOCKS_PER_SM => &mut a.blocks_per_sm,
+            k::WARPS_PER_SM => &mut a.warps_per_sm,
+            k::OCCUPANCY => &mut a.occupancy,
+            k::BYTES | k::BYTES_UPPER => &mut a.bytes,
+            k::BANDWIDTH => &mut a.bandwidth,
+            k::TOTAL_ALLOCATED => &mut a.total_allocated,
+            k::TOTAL_RESERVED => &mut a.total_reserved,
+            k::ADDR => &mut a.addr,
+            k::DEVICE_ID => &mut a.device_id,
+            k::DEVICE_TYPE => &mut a.device_type,
+            k::NAME => &mut a.name,
+            k::SORT_INDEX => &mut a.sort_index,
+            k::LABELS => &mut a.labels,
             _ => return None,
         })
     }

@@ -1,0 +1,106 @@
+//! The one palette: the colour of each category of work, as data, for every place that draws one
+//! (timeline slices and legend, category bars, step breakdown, GPU time bars). One concept, one
+//! colour: a compute kernel is the same green on the timeline as in the bars, red is always a
+//! memory copy, brown always communication, whatever classification named it (slice kind, seed,
+//! finer rules, HTA kernel type, step-breakdown part).
+
+use crate::model::SliceKind;
+
+/// Colour of anything no entry names.
+pub const OTHER: &str = "#bab0ac";
+
+/// `(names, colour)`: every name of a concept across the classifications, then its colour.
+pub const COLORS: &[(&[&str], &str)] = &[
+    // CPU side (slice kinds, step part `cpu_exec`).
+    (&["cpu_op", "cpu_exec"], "#4e79a7"),
+    (&["user_annotation"], "#9c755f"),
+    (&["python_function"], "#b07aa1"),
+    (&["runtime", "cuda_runtime", "cuda_driver"], "#f28e2b"),
+    (&["dataloader"], "#ff9da7"),
+    // GPU compute: kernel kind, step part `kernel`, seed `matmul`, fine `gemm`, HTA `computation`.
+    (
+        &["kernel", "compute", "computation", "matmul", "gemm"],
+        "#59a14f",
+    ),
+    // Finer kernel categories: shades apart from each other and from the kinds above.
+    (&["attention"], "#8cd17d"),
+    (&["convolution"], "#499894"),
+    (&["triton"], "#86bcb6"),
+    (&["elementwise"], "#f1ce63"),
+    (&["reduction/norm/softmax"], "#a0cbe8"),
+    (&["optimizer"], "#ffbe7d"),
+    // Communication: NCCL kernels (seed / fine `comm`, HTA and step part `communication`).
+    (&["comm", "communication"], "#8c564b"),
+    // Memory copies: kind and fine `memcpy`, seed `memory`, HTA `memory`.
+    (&["memcpy", "memory", "gpu_memcpy"], "#e15759"),
+    (&["memset", "gpu_memset"], "#d37295"),
+    (&["gpu_user_annotation"], "#76b7b2"),
+    // GPU time that is neither: HTA's non-compute, idle.
+    (&["non-compute"], "#edc948"),
+    (&["idle"], "#d0d7de"),
+    (&["other"], OTHER),
+];
+
+/// The colour of category `name` (any classification's name for it); [`OTHER`] when unknown.
+pub fn color(name: &str) -> &'static str {
+    COLORS
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map_or(OTHER, |(_, c)| c)
+}
+
+/// The palette name of a slice kind; a kernel that is communication is `comm`.
+pub fn kind_name(kind: SliceKind, comm: bool) -> &'static str {
+    match kind {
+        SliceKind::CpuOp => "cpu_op",
+        SliceKind::UserAnnotation => "user_annotation",
+        SliceKind::PythonFunction => "python_function",
+        SliceKind::Runtime | SliceKind::Driver => "runtime",
+        SliceKind::Kernel if comm => "comm",
+        SliceKind::Kernel => "kernel",
+        SliceKind::Memcpy => "memcpy",
+        SliceKind::Memset => "memset",
+        SliceKind::GpuAnnotation => "gpu_user_annotation",
+        SliceKind::Other => "other",
+    }
+}
+
+/// The colour of a slice of `kind` ([`kind_name`]).
+pub fn kind_color(kind: SliceKind, comm: bool) -> &'static str {
+    color(kind_name(kind, comm))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{kernels, steps};
+
+    #[test]
+    fn every_classification_has_its_colours_and_one_concept_one_colour() {
+        // Each name of every classification is in the palette (none falls to the fallback).
+        let seed = kernels::SEED_RULES.iter().map(|(c, _)| *c);
+        let fine = kernels::FINE_RULES.iter().map(|(c, _)| *c);
+        let hta = ["communication", "memory", "computation", "other"];
+        for name in seed.chain(fine).chain(steps::CATEGORIES).chain(hta) {
+            assert!(COLORS.iter().any(|(n, _)| n.contains(&name)), "{name}");
+        }
+        // No name twice, no colour twice.
+        let names: Vec<&str> = COLORS.iter().flat_map(|(n, _)| n.iter().copied()).collect();
+        let mut dedup = names.clone();
+        dedup.sort_unstable();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len());
+        let mut colours: Vec<&str> = COLORS.iter().map(|(_, c)| *c).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert_eq!(colours.len(), COLORS.len());
+        // The same concept under its different names: a kernel, a copy, communication.
+        assert_eq!(kind_color(SliceKind::Kernel, false), color("matmul"));
+        assert_eq!(kind_color(SliceKind::Kernel, false), color("kernel"));
+        assert_eq!(kind_color(SliceKind::Kernel, true), color("communication"));
+        assert_eq!(kind_color(SliceKind::Memcpy, false), color("memory"));
+        assert_eq!(kind_color(SliceKind::CpuOp, false), color("cpu_exec"));
+        assert_ne!(color("comm"), color("memcpy"));
+        assert_eq!(color("no such category"), OTHER);
+    }
+}
