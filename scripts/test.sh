@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up what is missing, then runs every check CI runs: formatting, clippy (native and wasm32),
-# native tests (core, CLI, generator), the wasm tests in headless Chromium, a release build of the
-# app, and the end-to-end tests (node's test runner + playwright-core driving /usr/bin/chromium).
+# Sets up what is missing, then runs every check CI runs: formatting, the web crate's import rules,
+# clippy (native and wasm32), native tests (core, CLI, generator), the wasm tests in headless
+# Chromium, a release build of the app, and the end-to-end tests (node's test runner +
+# playwright-core driving /usr/bin/chromium).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
@@ -11,6 +12,9 @@ NATIVE=(-p tracelight-core -p tracelight-cli -p tracelight-synth)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "import rules of crates/web (tests/arch)"
+node --test tests/arch/
 
 step "clippy (native)"
 cargo clippy "${NATIVE[@]}" --all-targets -- -D warnings

@@ -1,9 +1,10 @@
 //! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
 use crate::load::{load_files, load_url, LoadCtx};
+use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
-use crate::state::{Content, Nav, Progress, Session, SessionRef, Tab, TimeWindow};
-use crate::timeline::view::Timeline;
+use crate::session::{Content, LoadedFile, Nav, Progress, Session, SessionRef, Tab, TimeWindow};
+use crate::timeline::view::{LaneFn, Timeline};
 use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
 use crate::views::open::OpenBar;
@@ -17,11 +18,11 @@ use std::sync::Arc;
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
 
-pub fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
-    params.get(name)
-}
+/// The memory lane under the timeline (the memory feature, composed here so the timeline does not
+/// import it).
+const MEMORY_LANE: LaneFn = |session, file, window| {
+    view! { <MemoryLane session=session file=file window=window /> }.into_any()
+};
 
 /// Tabs that have something to show for this session.
 fn available_tabs(s: &Session) -> Vec<Tab> {
@@ -57,14 +58,14 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| {
         let (tab, file) = (nav.tab.get(), nav.file.get());
         if session.with(|s| s.is_some()) {
-            crate::timeline::hash::update(|d| {
+            crate::platform::hash::update(|d| {
                 d.tab = Some(tab.slug().to_owned());
                 d.file = Some(file);
             });
         }
     });
 
-    let finish = move |gen: u64, files: Vec<crate::state::LoadedFile>, errors: Vec<String>| {
+    let finish = move |gen: u64, files: Vec<LoadedFile>, errors: Vec<String>| {
         if generation.get_value() != gen {
             return;
         }
@@ -85,7 +86,7 @@ pub fn App() -> impl IntoView {
         // The first load of the page honours a deep link's tab and file (`#tab=timeline&file=0…`).
         if !link_used.get_value() {
             link_used.set_value(true);
-            let link = crate::timeline::hash::read();
+            let link = crate::platform::hash::read();
             if let Some(f) = link.file.filter(|&f| s.trace(f).is_some()) {
                 nav.file.set(f);
             }
@@ -125,7 +126,7 @@ pub fn App() -> impl IntoView {
         open_list(
             files
                 .into_iter()
-                .filter(|f| !many || crate::drop::looks_openable(&f.name()))
+                .filter(|f| !many || crate::platform::drop::looks_openable(&f.name()))
                 .collect(),
         );
     });
@@ -139,12 +140,12 @@ pub fn App() -> impl IntoView {
         });
     };
     let on_demo = Callback::new(move |_| open_url(DEMO_URL.to_owned()));
-    if let Some(url) = query_param("url") {
+    if let Some(url) = crate::platform::url::query_param("url") {
         open_url(url);
     } else {
         // Optimize the reader and start its worker before a file is picked (see `load::prepare`).
         spawn_local(async {
-            crate::load::yield_now().await;
+            crate::platform::clock::yield_now().await;
             crate::load::prepare().await;
         });
     }
@@ -152,10 +153,12 @@ pub fn App() -> impl IntoView {
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
         let Some(dt) = ev.data_transfer() else { return };
-        let entries = crate::drop::entries(&dt);
+        let entries = crate::platform::drop::entries(&dt);
         if entries.iter().any(|e| e.is_directory()) {
             // Folders (e.g. a tensorboard_trace_handler log dir of rank files) are walked.
-            spawn_local(async move { open_list(crate::drop::collect_files(entries).await) });
+            spawn_local(
+                async move { open_list(crate::platform::drop::collect_files(entries).await) },
+            );
         } else if let Some(files) = dt.files() {
             open_files.run(files);
         }
@@ -172,7 +175,7 @@ pub fn App() -> impl IntoView {
                 let file = nav.file.get();
                 match nav.tab.get() {
                     Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
-                    Tab::Timeline => view! { <Timeline session=s file=file /> }.into_any(),
+                    Tab::Timeline => view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any(),
                     Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),

@@ -1,12 +1,22 @@
-//! Leptos client-side app over `tracelight-core`: loading (file, drop, `?url=`), state, DOM views
-//! and canvas painters. Parsing runs on the main thread in fixed slices that yield to the browser
-//! between them, so progress paints and Cancel works (DESIGN §2's accepted alternative to a worker).
+//! Leptos client-side app over `tracelight-core`: loading (file, drop, `?url=`), the session,
+//! DOM views and canvas painters. Parsing runs on the main thread in fixed slices that yield to the
+//! browser between them, so progress paints and Cancel works (DESIGN §2's accepted alternative to
+//! a worker).
+//!
+//! Layers, each importing only those before it (`tests/arch/imports.test.mjs` enforces it):
+//! `platform` (the browser) → `session` (files, derived data, navigation) → `load` (reading files
+//! into a session) and `widgets` (shared pieces) → features (`views`, `timeline`, `memory`,
+//! `ranks`, `compare`, `embed`), which never import each other → `app`, which composes them.
+//! ARCHITECTURE.md at the repository root walks the whole path from a dropped byte to a pixel.
 
 pub mod app;
-pub mod drop;
+pub mod compare;
+pub mod embed;
 pub mod load;
 pub mod memory;
-pub mod resize;
-pub mod state;
+pub mod platform;
+pub mod ranks;
+pub mod session;
 pub mod timeline;
 pub mod views;
+pub mod widgets;

@@ -6,7 +6,7 @@
 
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::{SliceKind, Trace};
-use tracelight_web::timeline::data::TimelineData;
+use tracelight_web::session::derived::TimelineData;
 use tracelight_web::timeline::layout::{self, Row, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
 use tracelight_web::timeline::paint::{paint, text::TextCache, PaintStats, Scene};
 use tracelight_web::timeline::theme::{kind_color, Cat, Theme};

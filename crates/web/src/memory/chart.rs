@@ -5,34 +5,21 @@
 use super::detail::{describe, Detail};
 use super::paint::{paint_axes, paint_data, Frame, Overlay};
 use super::source::Source;
-use crate::state::SessionRef;
+use crate::session::SessionRef;
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::memory_chart::{brush_window, px_time, zoom_window, MemoryChart};
-use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
 pub const AXIS_LEFT_PX: f64 = 74.0;
 const TOP_PX: f64 = 14.0;
 const BOTTOM_PX: f64 = 22.0;
 
-pub fn context2d(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
-    canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
-}
-
-/// Sizes the backing store for the device pixel ratio and scales the context to CSS px.
+/// A canvas sized for the device pixel ratio ([`crate::platform::canvas::prepare`]), cleared to
+/// the charts' white background.
 pub fn prepare(c: &web_sys::HtmlCanvasElement, w: f64, h: f64) -> Option<CanvasRenderingContext2d> {
-    let dpr = web_sys::window()
-        .map_or(1.0, |w| w.device_pixel_ratio())
-        .max(1.0);
-    let (bw, bh) = ((w * dpr).round() as u32, (h * dpr).round() as u32);
-    if c.width() != bw || c.height() != bh {
-        c.set_width(bw);
-        c.set_height(bh);
-    }
-    let ctx = context2d(c)?;
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    let ctx = crate::platform::canvas::prepare(c, w, h)?;
     ctx.set_fill_style_str("#ffffff");
     ctx.fill_rect(0.0, 0.0, w, h);
     Some(ctx)
@@ -65,7 +52,7 @@ pub fn ChartCanvas(
             width.set(f64::from(c.client_width()).max(200.0));
         }
     };
-    crate::resize::follow(canvas, measure);
+    crate::platform::resize::follow(canvas, measure);
 
     let painted = chart.clone();
     Effect::new(move |_| {

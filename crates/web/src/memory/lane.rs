@@ -1,5 +1,5 @@
 //! A memory chart drawn under the timeline on the same time axis, when a trace and a memory file of
-//! the same run are open together. Follows [`crate::state::TimeWindow`].
+//! the same run are open together. Follows [`crate::session::TimeWindow`].
 //!
 //! Clocks: the timeline's `window` is trace ns. Snapshot `time_us` and memory-timeline times are
 //! epoch µs; the trace's epoch offset comes from
@@ -12,9 +12,9 @@
 use super::chart::prepare;
 use super::paint::{paint_data, Frame, Overlay};
 use super::source::{chart, sources_of, Source};
-use crate::state::{Content, SessionRef};
-use crate::timeline::frame::Frames;
-use crate::timeline::layout::GUTTER_PX;
+use crate::platform::frame::Frames;
+use crate::session::{Content, SessionRef};
+use crate::widgets::geometry::GUTTER_PX;
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -119,7 +119,7 @@ pub fn MemoryLane(session: SessionRef, file: usize, window: RwSignal<(i64, i64)>
             }
         }
     };
-    crate::resize::follow(canvas, measure);
+    crate::platform::resize::follow(canvas, measure);
     let y_max = c.y_max + c.y_max / 20;
     // Painted on the next animation frame, like the timeline it follows: a wheel burst that moves
     // the window several times between two frames costs one paint.

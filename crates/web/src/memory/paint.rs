@@ -1,6 +1,7 @@
 //! Draws a [`MemoryChart`] synchronously: bands as step polygons merged per pixel column, lines,
 //! markers, axes. Used by the Memory tab and by the lane under the timeline.
 
+use crate::platform::canvas::dpr;
 use tracelight_core::analysis::memory_chart::{
     band_columns, category_name, line_columns, x_px, BandKind, Column, MarkerKind, MemoryChart,
     XUnit,
@@ -84,13 +85,6 @@ pub fn nice_step(span: f64, n: f64) -> f64 {
         10.0
     };
     k * p
-}
-
-/// Device pixels per CSS pixel, for snapping.
-fn dpr() -> f64 {
-    web_sys::window()
-        .map_or(1.0, |w| w.device_pixel_ratio())
-        .max(1.0)
 }
 
 /// The outline of a band: along its top edge left to right, back along its bottom edge. Vertical

@@ -3,7 +3,7 @@
 //! largest segment). Shows the state at dump time; hover names the segment or block.
 
 use super::chart::prepare;
-use crate::state::{Content, SessionRef};
+use crate::session::{Content, SessionRef};
 use leptos::html;
 use leptos::prelude::*;
 use tracelight_core::ingest::snapshot::Snapshot;
@@ -71,7 +71,7 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
             width.set(f64::from(c.client_width()).max(200.0));
         }
     };
-    crate::resize::follow(canvas, measure);
+    crate::platform::resize::follow(canvas, measure);
     let placed = std::sync::Arc::new(placed);
     let p2 = placed.clone();
     let sess = session.clone();

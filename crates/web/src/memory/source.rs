@@ -2,7 +2,7 @@
 //! `[memory]` events) and a cache of the charts and summaries built for them, so switching devices
 //! or tabs never recomputes.
 
-use crate::state::{Content, Session, SessionRef};
+use crate::session::{Content, Session, SessionRef};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};

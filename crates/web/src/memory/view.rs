@@ -7,7 +7,7 @@ use super::source::{chart, memory_files, snapshot_summary, sources_of, Source, S
 use super::tables::{
     OomTable, PeakTable, SnapshotFigures, StackTable, TimelineFigures, TraceFigures,
 };
-use crate::state::{Content, SessionRef};
+use crate::session::{Content, SessionRef};
 use leptos::prelude::*;
 use tracelight_core::analysis::memory::memory_summary;
 use tracelight_core::analysis::memory_chart::{category_name, BandKind, XUnit};

@@ -2,8 +2,8 @@
 //! built once per trace file right after it loads ([`TimelineData::build_yielding`], called by the
 //! loader), so the first view of the timeline is instant and switching tabs never rebuilds it.
 
-use crate::load::yield_now;
-use crate::state::SessionRef;
+use crate::platform::clock::{now_ms, yield_now};
+use crate::session::SessionRef;
 use std::sync::Arc;
 use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType};
 use tracelight_core::model::{SliceKind, Trace};
@@ -68,12 +68,6 @@ impl TimelineData {
 
 /// Work between two yields of [`TimelineData::build_yielding`].
 const BUDGET_MS: f64 = 30.0;
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
 
 /// The data of trace `file` of `session`: the one the loader built, or built now for a trace
 /// that did not come through the loader (tests).

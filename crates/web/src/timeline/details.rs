@@ -22,7 +22,7 @@ fn link(c: &Ctx, i: u32, testid: &'static str) -> impl IntoView {
 /// "All N occurrences": asks the timeline (through `Nav.reveal`, like any other view) to step
 /// through every slice with this name.
 fn occurrences(c: &Ctx, i: u32, name: &str) -> Option<impl IntoView> {
-    let nav = use_context::<crate::state::Nav>()?;
+    let nav = use_context::<crate::session::Nav>()?;
     let t = c.trace()?;
     let id = *t.slices.name.get(i as usize)?;
     let n = t.slices.name.iter().filter(|&&x| x == id).count();

@@ -6,5 +6,4 @@ pub use tracelight_core::view::layout::*;
 pub const RULER_PX: f64 = 38.0;
 /// Height of the step-marker band at the bottom of the ruler.
 pub const STEP_BAND_PX: f64 = 14.0;
-/// Width of the sticky track-label gutter.
-pub const GUTTER_PX: f64 = 210.0;
+pub use crate::widgets::geometry::GUTTER_PX;

@@ -3,10 +3,7 @@
 //! modules adapt it to the browser: data cache, theme, painters, input, panels and wiring.
 
 pub mod area;
-pub mod data;
 pub mod details;
-pub mod frame;
-pub mod hash;
 pub mod input;
 pub mod layout;
 pub mod paint;

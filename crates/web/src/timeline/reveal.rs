@@ -2,7 +2,7 @@
 //! shows "name — N occurrences", steps through them and dismisses.
 
 use super::tlstate::{Ctx, Revealed};
-use crate::state::Nav;
+use crate::session::Nav;
 use leptos::prelude::*;
 use std::sync::Arc;
 

@@ -134,9 +134,9 @@ pub fn is_group(rows: &[Row], y: f64) -> Option<usize> {
 #[derive(Clone)]
 pub struct Ctx {
     pub tl: Tl,
-    pub session: crate::state::SessionRef,
+    pub session: crate::session::SessionRef,
     pub file: usize,
-    pub data: Arc<super::data::TimelineData>,
+    pub data: Arc<crate::session::derived::TimelineData>,
     pub rows: Memo<Arc<Vec<Row>>>,
 }
 

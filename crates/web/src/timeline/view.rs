@@ -2,9 +2,6 @@
 //! state and state to the one animation-frame painter through effects (STYLE 10), and lays out the
 //! toolbar, canvas and memory lane, with the details / area panel at the side.
 
-use super::data::cached;
-use super::frame::Frames;
-use super::hash;
 use super::input::{self, Drag};
 use super::layout::{self, total_height, GUTTER_PX, RULER_PX};
 use super::paint::{paint, text::TextCache, Scene};
@@ -14,24 +11,16 @@ use super::side::SidePanel;
 use super::theme::{self, Cat, Theme};
 use super::tlstate::{track_rows, Ctx, Tl};
 use super::viewport::Viewport;
-use crate::memory::lane::MemoryLane;
-use crate::state::{SessionRef, TimeWindow};
+use crate::platform::canvas::dpr;
+use crate::platform::clock::now_ms;
+use crate::platform::frame::Frames;
+use crate::platform::hash;
+use crate::session::derived::cached;
+use crate::session::{SessionRef, TimeWindow};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::view::details::details;
-use wasm_bindgen::JsCast;
-use web_sys::CanvasRenderingContext2d;
-
-fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
-    canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
-}
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
 
 /// Rows as JSON for tests (`data-rows` on the canvas): label, track, y and height in content px.
 fn rows_json(rows: &[layout::Row]) -> String {
@@ -52,8 +41,17 @@ fn rows_json(rows: &[layout::Row]) -> String {
     format!("[{}]", items.join(","))
 }
 
+/// A lane drawn under the timeline on its time axis: given the session, the trace file and the
+/// shown window `[start_ns, end_ns)` in trace ns. `App` passes the memory lane; the timeline knows
+/// no other feature.
+pub type LaneFn = fn(SessionRef, usize, RwSignal<(i64, i64)>) -> AnyView;
+
 #[component]
-pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
+pub fn Timeline(
+    session: SessionRef,
+    file: usize,
+    #[prop(optional)] lane: Option<LaneFn>,
+) -> impl IntoView {
     let Some(data) = cached(&session, file) else {
         return ().into_any();
     };
@@ -114,7 +112,7 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
             }
         }
     };
-    crate::resize::follow(wrap, measure);
+    crate::platform::resize::follow(wrap, measure);
     Effect::new(move |_| {
         if wrap.get().is_some() {
             tl.theme.set(Theme::from_css());
@@ -156,16 +154,9 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
             if w <= 0.0 {
                 return;
             }
-            let dpr = web_sys::window()
-                .map_or(1.0, |w| w.device_pixel_ratio())
-                .max(1.0);
-            let (pw, ph) = ((w * dpr).round() as u32, (h * dpr).round() as u32);
-            if c.width() != pw || c.height() != ph {
-                c.set_width(pw);
-                c.set_height(ph);
-            }
-            let Some(ctx2d) = context(&c) else { return };
-            let _ = ctx2d.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+            let Some(ctx2d) = crate::platform::canvas::prepare(&c, w, h) else {
+                return;
+            };
             let rows = rows.get_untracked();
             let track_row = track_rows(&rows, f.trace.tracks.len());
             let theme = tl.theme.get_untracked();
@@ -183,7 +174,7 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 scroll: tl.scroll.get_untracked(),
                 width: w,
                 height: h,
-                dpr,
+                dpr: dpr(),
                 theme: &theme,
                 selected: tl.selected.get_untracked(),
                 links: &links,
@@ -340,7 +331,7 @@ pub fn Timeline(session: SessionRef, file: usize) -> impl IntoView {
                 />
                 <div style=spacer></div>
             </div>
-            <MemoryLane session=session.clone() file=file window=window_signal />
+            {lane.map(|f| f(session.clone(), file, window_signal))}
             </div>
             <SidePanel ctx=ctx.clone() />
             </div>

@@ -2,11 +2,12 @@
 //! gaps per stream (and the longest ones, each linked to the timeline), launch delays and sync
 //! points, and with several ranks the per-rank table with the straggler.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::bars::{color_of, Bar, StackBar};
-use crate::views::fmt;
+use crate::session::{Nav, SessionRef};
 use crate::views::ranks::RankTable;
-use crate::views::table::{Col, VTable};
+use crate::widgets::bars::{Bar, StackBar};
+use crate::widgets::fmt;
+use crate::widgets::palette::color_of;
+use crate::widgets::table::{Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::gaps::{largest_gaps, Gap};

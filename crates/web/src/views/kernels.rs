@@ -2,35 +2,17 @@
 //! (DESIGN §4; the finer rules are listed and editable here), launch geometry, registers,
 //! occupancy and a tensor-core hint; a row opens its occurrences in the timeline.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::bars::{color_of, Bar, Bars};
-use crate::views::table::{Col, Sort, VTable};
-use crate::views::{fmt, reveal};
+use crate::session::reveal;
+use crate::session::{Nav, SessionRef};
+use crate::widgets::bars::{Bar, Bars};
+use crate::widgets::fmt;
+use crate::widgets::palette::color_of;
+use crate::widgets::table::{Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::kernels::{
     default_fine_rules, fine_category_with, FineRule, KernelRow, SEED_RULES,
 };
-use tracelight_core::analysis::recommend::is_fp32_simt_gemm;
-
-/// Names that mark tensor-core kernels (HMMA/IMMA/GMMA instruction shapes, CUTLASS/cuBLAS tags).
-const TENSOR_CORE_MARKS: &[&str] = &[
-    "tensorop", "xmma", "hmma", "wmma", "gmma", "1688", "16816", "884", "tf32", "bf16", "f16",
-    "fp16", "nvjet", "flash",
-];
-
-/// "yes" for names carrying a tensor-core mark, "no — fp32 SIMT" for plain `sgemm`s, else empty.
-fn tensor_core_hint(name: &str) -> &'static str {
-    if is_fp32_simt_gemm(name) {
-        return "no — fp32 SIMT";
-    }
-    let l = name.to_ascii_lowercase();
-    if TENSOR_CORE_MARKS.iter().any(|m| l.contains(m)) {
-        "yes"
-    } else {
-        ""
-    }
-}
 
 /// When the seed's bare `mm` rule files communication kernels under matmul (`ncclDevComm` in the
 /// signature), say how much, so the seed bars are not misread.
@@ -71,6 +53,11 @@ fn parse_rules(text: &str) -> Vec<FineRule> {
             })
         })
         .collect()
+}
+
+/// The tensor-core hint's cell (core's [`KernelRow::tensor_cores`]); empty when the name says nothing.
+fn tensor_cores(k: &KernelRow) -> &'static str {
+    k.tensor_cores.map_or("", |t| t.label())
 }
 
 fn dims(d: Option<[u32; 3]>) -> String {
@@ -145,7 +132,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                         "name" => rows[i].name.clone(),
                         "category" => rows[i].category.to_owned(),
                         "fine" => f.get(i).cloned().unwrap_or_default(),
-                        "tc" => tensor_core_hint(&rows[i].name).to_owned(),
+                        "tc" => tensor_cores(&rows[i]).to_owned(),
                         "launching_op" => rows[i].launching_op.clone().unwrap_or_default(),
                         "grid" => dims(rows[i].grid),
                         "block" => dims(rows[i].block),
@@ -201,7 +188,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                 "max" => fmt::dur(k.max_ns),
                 "category" => k.category.to_owned(),
                 "fine" => f.get(i).cloned().unwrap_or_default(),
-                "tc" => tensor_core_hint(&k.name).to_owned(),
+                "tc" => tensor_cores(k).to_owned(),
                 "grid" => dims(k.grid),
                 "block" => dims(k.block),
                 "registers" => k.registers.map(|r| r.to_string()).unwrap_or_default(),

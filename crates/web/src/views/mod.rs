@@ -1,10 +1,8 @@
-//! DOM views. One module per tab; `open` and `session_bar` frame them; `table`, `bars`, `fmt`,
-//! `export` and `reveal` are the pieces the analysis views share.
+//! The analysis tabs (Overview, Operators, Kernels, GPU) and the frame around them (`open`, the
+//! open bar; `session_bar`, the file list and tab bar). One module per tab; `facts`, `recs`,
+//! `steps` and `ranks` are Overview / GPU panels. Shared pieces are in `crate::widgets`.
 
-pub mod bars;
-pub mod export;
 pub mod facts;
-pub mod fmt;
 pub mod gpu;
 pub mod kernels;
 pub mod open;
@@ -12,7 +10,5 @@ pub mod operators;
 pub mod overview;
 pub mod ranks;
 pub mod recs;
-pub mod reveal;
 pub mod session_bar;
 pub mod steps;
-pub mod table;

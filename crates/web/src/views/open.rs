@@ -1,6 +1,6 @@
 //! Opening files: the file button, the drop zone, the demo button, progress with MB/s and Cancel.
 
-use crate::state::Progress;
+use crate::session::Progress;
 use leptos::prelude::*;
 
 #[component]

@@ -3,9 +3,11 @@
 //! a row opens its occurrences in the timeline. Exports: the `key_averages().table()` text to the
 //! clipboard, and CSV.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::table::{Col, Sort, VTable};
-use crate::views::{export, fmt, reveal};
+use crate::platform::export;
+use crate::session::reveal;
+use crate::session::{Nav, SessionRef};
+use crate::widgets::fmt;
+use crate::widgets::table::{Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpRow, OpTable};

@@ -3,14 +3,16 @@
 //! achieved TFLOPS / MFU, the recommendations (each linked to its events in the timeline), the
 //! Markdown summary download, then the file's facts and tracks.
 
-use crate::state::{Content, Nav, SessionRef, Tab};
-use crate::views::bars::{color_of, Bar, Bars};
+use crate::platform::export;
+use crate::session::reveal;
+use crate::session::{Content, Nav, SessionRef, Tab};
 use crate::views::facts::{FactsPanel, TrackList};
-use crate::views::fmt;
 use crate::views::recs::Recommendations;
 use crate::views::steps::StepBreakdown;
-use crate::views::table::{Col, VTable};
-use crate::views::{export, reveal};
+use crate::widgets::bars::{Bar, Bars};
+use crate::widgets::fmt;
+use crate::widgets::palette::color_of;
+use crate::widgets::table::{Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::memory::headline_peak;

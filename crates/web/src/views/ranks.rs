@@ -1,9 +1,9 @@
 //! With several rank files in the session: per rank step time, compute, communication, idle and
 //! exposed communication (`tracelight analyze`'s `ranks`), with the straggler marked.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::fmt;
-use crate::views::table::{Col, VTable};
+use crate::session::{Nav, SessionRef};
+use crate::widgets::fmt;
+use crate::widgets::table::{Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::report::json::Analysis;

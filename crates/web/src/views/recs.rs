@@ -1,7 +1,7 @@
 //! The recommendations with the numbers that fired them, each linked to its events in the timeline.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::fmt;
+use crate::session::{Nav, SessionRef};
+use crate::widgets::fmt;
 use leptos::prelude::*;
 
 /// A fired rule's figure, formatted by its name's suffix (`_share` %, `_us` time, `_bytes` size).

@@ -1,6 +1,6 @@
 //! Above the tabs: which files are open (ranks, snapshots) and which trace the views show.
 
-use crate::state::{Content, Nav, SessionRef, Tab};
+use crate::session::{Content, Nav, SessionRef, Tab};
 use leptos::prelude::*;
 
 #[component]

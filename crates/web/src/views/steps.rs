@@ -1,9 +1,10 @@
 //! The step breakdown (TensorBoard plugin priorities, DESIGN §4): all steps together as one stacked
 //! bar, then each step as its own bar with its time; a step links to it in the timeline.
 
-use crate::state::{Nav, SessionRef};
-use crate::views::bars::{color_of, Bar, StackBar};
-use crate::views::fmt;
+use crate::session::{Nav, SessionRef};
+use crate::widgets::bars::{Bar, StackBar};
+use crate::widgets::fmt;
+use crate::widgets::palette::color_of;
 use leptos::prelude::*;
 use tracelight_core::analysis::steps::CATEGORIES;
 

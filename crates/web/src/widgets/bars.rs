@@ -12,34 +12,6 @@ pub struct Bar {
     pub color: &'static str,
 }
 
-/// Palette for categories, in a fixed order so a category keeps its colour across views.
-pub const PALETTE: [&str; 12] = [
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac", "#86bcb6", "#d37295",
-];
-
-/// A colour for a category name (kernel categories and step parts share these).
-pub fn color_of(cat: &str) -> &'static str {
-    match cat {
-        "kernel" | "matmul" | "gemm" => "#4e79a7",
-        "memcpy" | "memory" => "#f28e2b",
-        "memset" => "#edc948",
-        "communication" | "comm" => "#e15759",
-        "runtime" => "#b07aa1",
-        "dataloader" => "#ff9da7",
-        "cpu_exec" | "elementwise" => "#59a14f",
-        "attention" => "#76b7b2",
-        "convolution" => "#9c755f",
-        "reduction/norm/softmax" => "#86bcb6",
-        "optimizer" => "#d37295",
-        "triton" => "#8cd17d",
-        "compute" => "#4e79a7",
-        "non-compute" => "#f28e2b",
-        "idle" => "#d0d7de",
-        _ => "#bab0ac",
-    }
-}
-
 /// Horizontal bars, longest first as given; % of `total_ns` with one decimal.
 #[component]
 pub fn Bars(bars: Vec<Bar>, total_ns: i64, testid: &'static str) -> impl IntoView {

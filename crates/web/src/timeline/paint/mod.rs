@@ -9,14 +9,11 @@ pub mod ruler;
 pub mod slices;
 pub mod text;
 
-/// Kept here for the views that colour by kind (`views/facts.rs`).
-pub use super::theme::kind_color;
-
-use super::data::TimelineData;
 use super::layout::{visible, Row, RowKind, GUTTER_PX, RULER_PX};
 use super::theme::Theme;
 use super::tlstate::Area;
 use super::viewport::Viewport;
+use crate::session::derived::TimelineData;
 use tracelight_core::model::Trace;
 use web_sys::CanvasRenderingContext2d;
 

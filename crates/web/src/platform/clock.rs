@@ -1,0 +1,41 @@
+//! Time and scheduling on the page's main thread: the one `now_ms`, the one way to yield to the
+//! browser, and the size of the wasm memory.
+
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Milliseconds since the page started (`performance.now()`), 0 where there is no window.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Lets the browser paint and handle input. A `MessageChannel` message is a new task, like
+/// `setTimeout(0)`, without the 4 ms clamp nested timers get.
+pub async fn yield_now() {
+    let p = js_sys::Promise::new(&mut |resolve, _| match web_sys::MessageChannel::new() {
+        Ok(ch) => {
+            ch.port1().set_onmessage(Some(resolve.unchecked_ref()));
+            let _ = ch.port2().post_message(&JsValue::NULL);
+        }
+        Err(_) => {
+            if let Some(w) = web_sys::window() {
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+/// Size of the wasm linear memory: it only grows, so after a load it is the load's peak.
+pub fn wasm_memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size::<0>() as u64 * 65536
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}

@@ -1,0 +1,13 @@
+//! The browser, wrapped: clocks and yielding, the URL (query and hash), canvases sized for the
+//! device pixel ratio, element resizes, animation frames, drops and folder walks, downloads and
+//! the clipboard. Imports nothing of this crate (`tests/arch/imports.test.mjs` checks), so every
+//! other folder may use it.
+
+pub mod canvas;
+pub mod clock;
+pub mod drop;
+pub mod export;
+pub mod frame;
+pub mod hash;
+pub mod resize;
+pub mod url;

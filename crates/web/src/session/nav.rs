@@ -1,0 +1,128 @@
+//! Navigation between views (tab, file, "show in timeline"), the trace time the timeline shows,
+//! and the load in flight: signals shared through Leptos context.
+
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Progress of the load in flight, measured in raw bytes read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub name: String,
+    pub done: u64,
+    pub total: Option<u64>,
+    pub mb_per_s: f64,
+    pub phase: &'static str,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> Option<f64> {
+        self.total
+            .filter(|&t| t > 0)
+            .map(|t| (self.done as f64 / t as f64).min(1.0))
+    }
+}
+
+/// The views of a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tab {
+    Overview,
+    Timeline,
+    Operators,
+    Kernels,
+    Gpu,
+    Memory,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 6] = [
+        Tab::Overview,
+        Tab::Timeline,
+        Tab::Operators,
+        Tab::Kernels,
+        Tab::Gpu,
+        Tab::Memory,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Overview => "Overview",
+            Tab::Timeline => "Timeline",
+            Tab::Operators => "Operators",
+            Tab::Kernels => "Kernels",
+            Tab::Gpu => "GPU",
+            Tab::Memory => "Memory",
+        }
+    }
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Tab::Overview => "overview",
+            Tab::Timeline => "timeline",
+            Tab::Operators => "operators",
+            Tab::Kernels => "kernels",
+            Tab::Gpu => "gpu",
+            Tab::Memory => "memory",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<Tab> {
+        Tab::ALL.into_iter().find(|t| t.slug() == s)
+    }
+}
+
+/// A request from any view to show slices in the timeline ("row click → occurrences").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reveal {
+    /// Index of the trace file in the session.
+    pub file: usize,
+    /// Slice indices to highlight; the timeline zooms to the first and lets the user step through.
+    pub slices: Arc<Vec<u32>>,
+    /// What they are, for the timeline's banner ("aten::mm — 120 occurrences").
+    pub label: String,
+}
+
+/// Navigation state shared by all views through context (`use_context::<Nav>()`).
+#[derive(Clone, Copy)]
+pub struct Nav {
+    pub tab: RwSignal<Tab>,
+    /// The trace file (index into `Session::files`) the trace views show.
+    pub file: RwSignal<usize>,
+    pub reveal: RwSignal<Option<Reveal>>,
+}
+
+impl Nav {
+    pub fn new() -> Self {
+        Nav {
+            tab: RwSignal::new(Tab::Overview),
+            file: RwSignal::new(0),
+            reveal: RwSignal::new(None),
+        }
+    }
+
+    /// Switches to the timeline showing `slices` of trace file `file`.
+    pub fn reveal(&self, file: usize, slices: Vec<u32>, label: String) {
+        // Only real changes: setting the same tab or file re-renders (remounts) the active view.
+        if self.file.get_untracked() != file {
+            self.file.set(file);
+        }
+        self.reveal.set(Some(Reveal {
+            file,
+            slices: Arc::new(slices),
+            label,
+        }));
+        if self.tab.get_untracked() != Tab::Timeline {
+            self.tab.set(Tab::Timeline);
+        }
+    }
+}
+
+impl Default for Nav {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The trace time the timeline shows, `[start_ns, end_ns)` in the trace's own clock; other views
+/// (the memory lane under the timeline) follow it. Provided through context by `App`.
+#[derive(Clone, Copy)]
+pub struct TimeWindow(pub RwSignal<(i64, i64)>);

@@ -1,0 +1,9 @@
+//! Pieces every view shares and no view owns: the virtualized table, bar charts, number and
+//! duration formatting, the palette and shared canvas geometry. Widgets know no view; they may use
+//! `platform` only (`tests/arch/imports.test.mjs`).
+
+pub mod bars;
+pub mod fmt;
+pub mod geometry;
+pub mod palette;
+pub mod table;
