@@ -1,12 +1,16 @@
 //! The kernel table and kernel categories (DESIGN §4 "Kernel categories").
 //!
 //! Two classifications are shown side by side:
-//! - the seed classification (KempnerForge), reproduced exactly: substring match on the lowercased
-//!   name, checked in this order — matmul: `gemm mm matmul dot bmm cublas nvjet cutlass`; comm:
-//!   `nccl allreduce allgather reduce_scatter`; memory: `memcpy memset`; everything else `other`.
-//!   Quirk kept on purpose: the bare `mm` hits any name containing "mm", so
-//!   `ncclDevKernel_..._comm_...`-style names and `..._mma_...`, `summary`, `immediate` land in
-//!   matmul before comm is ever checked; flash attention, softmax and elementwise are `other`.
+//! - the seed classification (KempnerForge): substring match on the lowercased name — matmul:
+//!   `gemm mm matmul dot bmm cublas nvjet cutlass`; comm: `nccl allreduce allgather
+//!   reduce_scatter`; memory: `memcpy memset`; everything else `other` (flash attention, softmax
+//!   and elementwise are `other` on purpose: the seed wants a conservative matmul share).
+//!   [`seed_category`], used by every headline figure, checks **comm before matmul**: checked in
+//!   the seed's literal order, the bare `mm` hits `ncclDevComm…`-style NCCL names (and `..._mma_`,
+//!   `summary`, `immediate`) before comm is ever tried, which put 42% of the A100 rank-0-of-16
+//!   trace's GPU time (its NCCL kernels) under matmul while the finer classification beside it
+//!   said comm. [`seed_category_literal`] keeps the literal order for the one place where being
+//!   bit-compatible with KempnerForge's `summary.md` is the point, and is labelled so.
 //! - a finer one whose rules are data ([`FINE_RULES`]), so a UI can list them and a user can pass
 //!   their own list to [`fine_category_with`].
 
@@ -15,7 +19,8 @@ use crate::model::{SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-/// The seed's rules, in order.
+/// The seed's rules, in the seed's literal order (matmul, comm, memory). [`seed_category`] tries
+/// the comm rule first; [`seed_category_literal`] tries them in this order.
 pub const SEED_RULES: &[(&str, &[&str])] = &[
     (
         "matmul",
@@ -30,15 +35,29 @@ pub const SEED_RULES: &[(&str, &[&str])] = &[
     ("memory", &["memcpy", "memset"]),
 ];
 
-/// Seed category of a kernel name: `matmul`, `comm`, `memory` or `other`.
+/// The order [`seed_category`] tries [`SEED_RULES`] in: comm, matmul, memory.
+const HEADLINE_ORDER: [usize; 3] = [1, 0, 2];
+
+/// Seed category of a kernel name for every headline figure: `matmul`, `comm`, `memory` or
+/// `other`, with comm tested before matmul (see the module doc).
 pub fn seed_category(name: &str) -> &'static str {
     let lower = name.to_ascii_lowercase();
-    for (cat, subs) in SEED_RULES {
-        if subs.iter().any(|s| lower.contains(s)) {
-            return cat;
-        }
-    }
-    "other"
+    HEADLINE_ORDER
+        .iter()
+        .map(|&i| SEED_RULES[i])
+        .find(|(_, subs)| subs.iter().any(|s| lower.contains(s)))
+        .map_or("other", |(cat, _)| cat)
+}
+
+/// Seed category with the rules checked in KempnerForge's literal order (matmul first), for
+/// output that must be bit-compatible with that project's `summary.md`. Not a headline figure:
+/// it calls NCCL kernels whose name holds "mm" (`ncclDevComm`) matmul.
+pub fn seed_category_literal(name: &str) -> &'static str {
+    let lower = name.to_ascii_lowercase();
+    SEED_RULES
+        .iter()
+        .find(|(_, subs)| subs.iter().any(|s| lower.contains(s)))
+        .map_or("other", |(cat, _)| cat)
 }
 
 /// One rule of the finer classification: the first rule with a matching substring wins.
@@ -246,8 +265,11 @@ pub struct KernelTable {
 /// Time per category, in ns, seed and fine.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Categories {
-    /// Always the four seed keys, in order matmul, comm, memory, other.
+    /// Always the four seed keys, in order matmul, comm, memory, other; comm tested first.
     pub seed: Vec<(&'static str, i64)>,
+    /// The same four keys from [`seed_category_literal`] (KempnerForge's literal rule order):
+    /// only for output that must match that project's `summary.md` bit for bit.
+    pub seed_literal: Vec<(&'static str, i64)>,
     /// Fine categories with time, sorted by time descending then name.
     pub fine: Vec<(String, i64)>,
 }
@@ -361,16 +383,25 @@ pub fn kernel_table(t: &Trace) -> KernelTable {
 /// GPU time per category from a kernel table.
 pub fn categories(k: &KernelTable) -> Categories {
     let mut seed = vec![("matmul", 0i64), ("comm", 0), ("memory", 0), ("other", 0)];
+    let mut seed_literal = seed.clone();
     let mut fine: FxHashMap<&str, i64> = FxHashMap::default();
     for r in &k.rows {
         if let Some(x) = seed.iter_mut().find(|x| x.0 == r.category) {
+            x.1 += r.total_ns;
+        }
+        let lit = seed_category_literal(&r.name);
+        if let Some(x) = seed_literal.iter_mut().find(|x| x.0 == lit) {
             x.1 += r.total_ns;
         }
         *fine.entry(r.fine_category.as_str()).or_default() += r.total_ns;
     }
     let mut fine: Vec<(String, i64)> = fine.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     fine.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Categories { seed, fine }
+    Categories {
+        seed,
+        seed_literal,
+        fine,
+    }
 }
 
 #[cfg(test)]
@@ -378,16 +409,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_classification_keeps_its_order_and_quirks() {
+    fn seed_classification_tests_comm_before_matmul() {
         assert_eq!(seed_category("ampere_sgemm_128x64_nn"), "matmul");
         assert_eq!(
             seed_category("ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
             "comm"
         );
-        // The bare "mm" matches before comm is checked.
+        // The name of every NCCL kernel of the A100 rank-0-of-16 corpus trace.
+        let nccl =
+            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)";
+        assert_eq!(seed_category(nccl), "comm");
+        // Only the literal order (KempnerForge's summary.md) lets the bare "mm" win.
+        assert_eq!(seed_category_literal(nccl), "matmul");
+        assert_eq!(seed_category_literal("ampere_sgemm_128x64_nn"), "matmul");
         assert_eq!(
-            seed_category("ncclKernel_AllGather_RING_LL_comm_Sum"),
-            "matmul"
+            seed_category_literal("Memcpy HtoD (Pageable -> Device)"),
+            "memory"
         );
         assert_eq!(seed_category("Memcpy HtoD (Pageable -> Device)"), "memory");
         assert_eq!(seed_category("flash_fwd_kernel"), "other");

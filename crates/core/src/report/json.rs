@@ -138,6 +138,10 @@ pub fn trace_json(a: &Analysis) -> Value {
     for (k, v) in &a.categories.seed {
         cats.insert((*k).to_owned(), json!(us(*v)));
     }
+    let mut cats_literal = serde_json::Map::new();
+    for (k, v) in &a.categories.seed_literal {
+        cats_literal.insert((*k).to_owned(), json!(us(*v)));
+    }
     let t = &a.gpu.temporal;
     let (peak_alloc, peak_res) = headline_peak(&a.memory);
     let steps: Vec<Value> = a
@@ -157,6 +161,9 @@ pub fn trace_json(a: &Analysis) -> Value {
         "ops": ops_json(a),
         "kernels": kernels_json(a),
         "categories": cats,
+        // KempnerForge's literal rule order (matmul before comm), only for scripts that compare
+        // with that project's summary.md; `categories` is the headline (comm tested first).
+        "categories_kempnerforge_literal_order": cats_literal,
         "fine_categories": a.categories.fine.iter().map(|(k, v)| json!({"name": k, "us": us(*v)})).collect::<Vec<_>>(),
         "gpu": {
             "utilization": a.gpu.utilization,
