@@ -1,6 +1,7 @@
 //! The first facts about a loaded trace: what the page's header and `tracelight summary` show.
 
 use crate::model::{time::format_duration, Trace, TrackKind};
+use crate::warnings::Severity;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,7 +25,10 @@ pub struct Facts {
     pub rank: Option<i64>,
     pub world_size: Option<i64>,
     pub tracks: Vec<TrackFacts>,
+    /// What the user must know: data lost or repaired ([`Severity::Warning`]).
     pub warnings: Vec<String>,
+    /// Expected of the producer, changes no figure ([`Severity::Info`]): shown collapsed.
+    pub info: Vec<String>,
 }
 
 /// Device names, identical ones collapsed as "8 × NVIDIA A100…" (traces list every GPU of the host).
@@ -65,7 +69,8 @@ impl Facts {
                     max_depth: tr.max_depth,
                 })
                 .collect(),
-            warnings: t.warnings.lines(),
+            warnings: t.warnings.lines_of(Severity::Warning),
+            info: t.warnings.lines_of(Severity::Info),
         }
     }
 
@@ -104,6 +109,12 @@ impl Facts {
         if !self.warnings.is_empty() {
             s += "\n## Warnings\n\n";
             for w in &self.warnings {
+                s += &format!("- {w}\n");
+            }
+        }
+        if !self.info.is_empty() {
+            s += "\n## Info (expected of the profiler, no figure changes)\n\n";
+            for w in &self.info {
                 s += &format!("- {w}\n");
             }
         }

@@ -14,6 +14,7 @@ use crate::analysis::{
     steps::{steps, Step, CATEGORIES},
 };
 use crate::model::Trace;
+use crate::warnings::Severity;
 use serde_json::{json, Value};
 
 /// Everything the summary and the JSON show for one trace.
@@ -34,7 +35,10 @@ pub struct Analysis {
     pub rank: Option<i64>,
     /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
     pub collectives: Vec<Call>,
+    /// What the user must know (truncation, dropped or repaired data).
     pub warnings: Vec<String>,
+    /// Expected of the producer (flows without a partner …): no figure changes.
+    pub info: Vec<String>,
 }
 
 impl Analysis {
@@ -69,7 +73,8 @@ impl Analysis {
                 .and_then(|d| d.rank)
                 .or_else(|| crate::ingest::ranks::rank_from_name(path)),
             collectives: calls(t),
-            warnings: t.warnings.lines(),
+            warnings: t.warnings.lines_of(Severity::Warning),
+            info: t.warnings.lines_of(Severity::Info),
         }
     }
 
@@ -207,6 +212,10 @@ pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]
         .iter()
         .flat_map(|a| a.warnings.iter().map(move |w| format!("{}: {w}", a.path)))
         .collect();
+    let info: Vec<String> = all
+        .iter()
+        .flat_map(|a| a.info.iter().map(move |w| format!("{}: {w}", a.path)))
+        .collect();
     let mut obj = match all.first() {
         Some(a) if all.len() == 1 => trace_json(a),
         _ => {
@@ -225,6 +234,7 @@ pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]
     if let Value::Object(o) = &mut obj {
         o.insert("files".into(), Value::Array(files));
         o.insert("warnings".into(), json!(warnings));
+        o.insert("info".into(), json!(info));
         if all.len() > 1 {
             ranks_json(all, snapshot_peaks).insert_into(o);
         }
