@@ -99,7 +99,10 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
             if let Some(tf) = a.flops.achieved_tflops_window {
                 let _ = write!(s, "- achieved {tf:.2} TFLOPS over the window");
                 if let (Some(m), Some(p)) = (a.flops.mfu, a.flops.peak_tflops) {
-                    let _ = write!(s, ", MFU {:.1}% of {p} TFLOPS", 100.0 * m);
+                    let _ = write!(s, ", MFU {:.1}% of {p:.1} TFLOPS", 100.0 * m);
+                    if let Some(src) = &a.flops.peak_source {
+                        let _ = write!(s, " ({src})");
+                    }
                 }
                 let _ = writeln!(s);
             }
