@@ -137,6 +137,29 @@ fn kernels_json(a: &Analysis) -> Vec<Value> {
         .collect()
 }
 
+/// Launch delays (HTA's definition over the sound pairs) split into queued behind earlier work
+/// on the stream and waited with the stream idle; see [`crate::analysis::launch`].
+fn launch_json(a: &Analysis) -> Value {
+    let l = &a.launch;
+    json!({
+        "launched": l.launched,
+        "median_delay_us": us(l.median_delay_ns),
+        "p95_delay_us": us(l.p95_delay_ns),
+        "max_delay_us": us(l.max_delay_ns),
+        "median_queued_us": us(l.median_queued_ns),
+        "queued_total_us": us(l.queued_total_ns),
+        "median_ready_us": us(l.median_ready_ns),
+        "p95_ready_us": us(l.p95_ready_ns),
+        "max_ready_us": us(l.max_ready_ns),
+        "ready_total_us": us(l.ready_total_ns),
+        "mostly_queued": l.mostly_queued,
+        "late_launches": l.late_launches,
+        "late_launch_idle_us": us(l.late_launch_idle_ns),
+        "blocking_pairs": l.blocking_pairs,
+        "short_kernels": l.short_kernels,
+    })
+}
+
 /// One trace's part of the object (everything but `files`, `ranks`, `straggler`).
 pub fn trace_json(a: &Analysis) -> Value {
     let mut cats = serde_json::Map::new();
@@ -192,6 +215,7 @@ pub fn trace_json(a: &Analysis) -> Value {
             "peak_reserved_bytes": peak_res,
         },
         "flops": a.flops,
+        "launch": launch_json(a),
         "recommendations": a.recommendations,
     })
 }

@@ -88,12 +88,17 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
                 );
             }
             if a.launch.launched > 0 {
+                let l = &a.launch;
                 let _ = writeln!(
                     s,
-                    "- launch delay median {}, p95 {}; {} kernels shorter than their launch call",
-                    t(a.launch.median_delay_ns),
-                    t(a.launch.p95_delay_ns),
-                    a.launch.short_kernels
+                    "- launch delay median {} (queued behind earlier work on the stream {}, stream idle {}), p95 {}; {} kernels shorter than their launch call; {} late launches left the GPU idle {}",
+                    t(l.median_delay_ns),
+                    t(l.median_queued_ns),
+                    t(l.median_ready_ns),
+                    t(l.p95_delay_ns),
+                    l.short_kernels,
+                    l.late_launches,
+                    t(l.late_launch_idle_ns)
                 );
             }
             if let Some(tf) = a.flops.achieved_tflops_window {
