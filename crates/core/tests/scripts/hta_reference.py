@@ -37,6 +37,25 @@ FILES = [
     "kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
     "param/dlrm_8rank/kineto/worker0_step_12.1694128201545.pt.trace.json",
     "param/et_pairs/linear_kineto.json.gz",
+    # Every other real trace with GPU work (issue 18: every real GPU trace, not a subset).
+    "edge/large_integer_u64_rank-70.pt.trace.json.gz",
+    "edge/tiny_old_categories_inference_rank_1.json.gz",
+    "hta/sampled_2of128/rank-1.json.gz",
+    "kineto/resnet50_2021-01_toplevel_array.worker0.pt.trace.json.gz",
+    "kineto/resnet50_2021-02_schemaVersion1_no_deviceProperties.worker0.pt.trace.json.gz",
+    "kineto/resnet50_v100_2021-06_num_workers_4.worker0.1623212756351.pt.trace.json.gz",
+    "kineto/tb_plugin_gpu_metrics_input.json",
+    "param/et_pairs/resnet_kineto.json.gz",
+] + [
+    f"param/dlrm_8rank/kineto/{n}" for n in [
+        "worker1_step_12.1694128201556.pt.trace.json",
+        "worker2_step_12.1694128201554.pt.trace.json",
+        "worker3_step_12.1694128201557.pt.trace.json",
+        "worker4_step_12.1694128201547.pt.trace.json",
+        "worker5_step_12.1694128201549.pt.trace.json",
+        "worker6_step_12.1694128201553.pt.trace.json",
+        "worker7_step_12.1694128201553.pt.trace.json",
+    ]
 ]
 
 
