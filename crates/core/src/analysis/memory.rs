@@ -14,6 +14,9 @@ pub struct DeviceMemory {
     pub events: u64,
     pub peak_allocated_bytes: i64,
     pub peak_reserved_bytes: i64,
+    /// Whether any event of this device recorded `Total Reserved` (CPU events never do): show
+    /// reserved only then, since "Peak reserved 0 B" reads as data.
+    pub reserved_recorded: bool,
     pub peak_ts_ns: Ns,
     pub peak_op: Option<String>,
     pub peak_op_slice: Option<u32>,
@@ -56,7 +59,7 @@ pub fn curve(t: &Trace, device_type: i16, device_id: i16) -> Vec<MemPoint> {
 }
 
 /// Innermost cpu_op/user_annotation on `track` containing `ts`.
-fn op_at(t: &Trace, track: u32, ts: Ns) -> u32 {
+pub(crate) fn op_at(t: &Trace, track: u32, ts: Ns) -> u32 {
     let Some(tr) = t.tracks.get(track as usize) else {
         return NONE;
     };
@@ -106,6 +109,7 @@ pub fn memory_summary(t: &Trace) -> Vec<DeviceMemory> {
             events: n,
             peak_allocated_bytes: m.total_allocated[pk],
             peak_reserved_bytes: peak_res,
+            reserved_recorded: peak_res > 0,
             peak_ts_ns: m.ts[pk],
             peak_op: (op != NONE).then(|| t.str(t.slices.name[op as usize]).to_owned()),
             peak_op_slice: (op != NONE).then_some(op),

@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod launch;
 pub mod memory;
 pub mod memory_chart;
+pub mod memory_ops;
 pub mod mfu;
 pub mod ops;
 pub mod peaks;

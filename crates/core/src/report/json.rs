@@ -5,10 +5,11 @@
 use crate::analysis::{
     collectives::{calls, Call},
     flops::{summarize, FlopsSummary},
-    gpu::{gpu_summary, GpuSummary},
+    gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
     kernels::{categories, kernel_table, Categories, KernelTable},
     launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
     memory::{headline_peak, memory_summary, DeviceMemory},
+    memory_ops::{op_memory_table, OpMemoryRow},
     ops::{op_table, OpOptions, OpTable},
     recommend::{recommend, Recommendation},
     steps::{steps, Step, CATEGORIES},
@@ -26,8 +27,12 @@ pub struct Analysis {
     pub kernels: KernelTable,
     pub categories: Categories,
     pub gpu: GpuSummary,
+    /// The temporal breakdown over the events HTA keeps ([`temporal_hta_compat`]).
+    pub temporal_hta: Temporal,
     pub steps: Vec<Step>,
     pub memory: Vec<DeviceMemory>,
+    /// Per-operator allocations from `[memory]` events ([`op_memory_table`]).
+    pub memory_ops: Vec<OpMemoryRow>,
     pub launch: LaunchStats,
     pub sync: Vec<SyncGroup>,
     pub flops: FlopsSummary,
@@ -60,8 +65,10 @@ impl Analysis {
             kernels,
             categories: cats,
             gpu,
+            temporal_hta: temporal_hta_compat(t),
             steps,
             memory,
+            memory_ops: op_memory_table(t),
             launch,
             sync,
             flops,
@@ -137,6 +144,16 @@ fn kernels_json(a: &Analysis) -> Vec<Value> {
         .collect()
 }
 
+fn temporal_json(t: &Temporal) -> Value {
+    json!({
+        "kernel_span_us": us(t.kernel_span_ns),
+        "busy_us": us(t.busy_ns),
+        "compute_us": us(t.compute_ns),
+        "non_compute_us": us(t.non_compute_ns),
+        "idle_us": us(t.idle_ns),
+    })
+}
+
 /// Launch delays (HTA's definition over the sound pairs) split into queued behind earlier work
 /// on the stream and waited with the stream idle; see [`crate::analysis::launch`].
 fn launch_json(a: &Analysis) -> Value {
@@ -198,13 +215,10 @@ pub fn trace_json(a: &Analysis) -> Value {
             "busy_us": us(a.gpu.busy_ns),
             "idle_us": us(a.gpu.idle_ns),
             "window_us": us(a.gpu.window_ns),
-            "temporal": {
-                "kernel_span_us": us(t.kernel_span_ns),
-                "busy_us": us(t.busy_ns),
-                "compute_us": us(t.compute_ns),
-                "non_compute_us": us(t.non_compute_ns),
-                "idle_us": us(t.idle_ns),
-            },
+            "temporal": temporal_json(t),
+            // What HTA 0.5.0's get_temporal_breakdown computes (its event selection; see
+            // analysis::gpu::temporal_hta_compat), beside the DESIGN definition above.
+            "temporal_hta": temporal_json(&a.temporal_hta),
             "comm_us": us(a.gpu.overlap.comm_ns),
             "exposed_comm_us": us(a.gpu.overlap.exposed_comm_ns),
             "overlap_pct": a.gpu.overlap.overlap_pct,
@@ -213,6 +227,8 @@ pub fn trace_json(a: &Analysis) -> Value {
         "memory": {
             "peak_allocated_bytes": peak_alloc,
             "peak_reserved_bytes": peak_res,
+            "reserved_recorded": a.memory.iter().any(|m| m.reserved_recorded),
+            "ops": a.memory_ops,
         },
         "flops": a.flops,
         "launch": launch_json(a),
