@@ -425,3 +425,34 @@ fn hta_trace_diff_pair_agrees_with_the_raw_events() {
         Some("fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function")
     );
 }
+
+#[test]
+fn grouped_by_input_shapes_the_same_op_with_new_shapes_is_matched_as_a_shape_change() {
+    let build = |n: u32| {
+        let mut v = Vec::new();
+        step(&mut v, 1, 0.0, 1000.0);
+        v.push(x(
+            "cpu_op",
+            "aten::mm",
+            1,
+            10.0,
+            40.0,
+            &format!(r#""Input Dims":[[8,16],[16,{n}]]"#),
+        ));
+        v
+    };
+    let shaped = |label: &str, n: u32| {
+        let t = load(&build(n));
+        let a = Analysis::of(label, &t);
+        Side::of(label, &[(&t, &a)], true)
+    };
+    let d = Diff::of(shaped("a", 32), shaped("b", 64));
+    let r = row(&d.ops, "aten::mm");
+    assert_eq!(r.matched_by, Some(MatchedBy::Shapes));
+    assert_eq!(r.shapes.as_deref(), Some("[[8, 16], [16, 32]]"));
+    assert_eq!(r.b_shapes.as_deref(), Some("[[8, 16], [16, 64]]"));
+    assert_eq!((r.a_calls, r.b_calls), (1, 1));
+    // Without shapes the two are one row, matched by name.
+    let d = Diff::of(side("a", &build(32)), side("b", &build(64)));
+    assert_eq!(row(&d.ops, "aten::mm").matched_by, Some(MatchedBy::Name));
+}
