@@ -3,7 +3,9 @@
 use crate::load::{load_files, load_url, LoadCtx};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
-use crate::session::{Content, LoadedFile, Nav, Progress, Session, SessionRef, Tab, TimeWindow};
+use crate::session::{
+    Content, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
+};
 use crate::timeline::view::{LaneFn, Timeline};
 use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
@@ -41,10 +43,22 @@ fn available_tabs(s: &Session) -> Vec<Tab> {
         .collect()
 }
 
+/// The errors (or the warnings) among `notices`, one per line.
+fn notice_text(notices: RwSignal<Vec<Notice>>, errors: bool) -> String {
+    notices.with(|n| {
+        n.iter()
+            .filter(|x| x.is_error() == errors)
+            .map(Notice::text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     let session = RwSignal::new(None::<SessionRef>);
-    let error = RwSignal::new(None::<String>);
+    // What the last load has to say: errors and warnings, decided from the typed error.
+    let notices = RwSignal::new(Vec::<Notice>::new());
     let progress = RwSignal::new(None::<Progress>);
     let cancel = RwSignal::new(false);
     let ctx = LoadCtx { progress, cancel };
@@ -65,12 +79,14 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    let finish = move |gen: u64, files: Vec<LoadedFile>, errors: Vec<String>| {
+    let finish = move |gen: u64, files: Vec<LoadedFile>, errors: Vec<tracelight_core::Error>| {
         if generation.get_value() != gen {
             return;
         }
         progress.set(None);
-        error.set((!errors.is_empty()).then(|| errors.join("\n")));
+        let mut said: Vec<Notice> = errors.iter().filter_map(Notice::of_error).collect();
+        said.extend(files.iter().flat_map(Notice::of_file));
+        notices.set(said);
         // A failed load keeps the previous session on screen.
         if files.is_empty() {
             return;
@@ -108,9 +124,9 @@ pub fn App() -> impl IntoView {
     };
     let open_list = move |files: Vec<web_sys::File>| {
         if files.is_empty() {
-            error.set(Some(
+            notices.set(vec![Notice::Error(
                 "nothing to open: no .json, .json.gz or .pickle files found".into(),
-            ));
+            )]);
             return;
         }
         let g = start();
@@ -205,10 +221,16 @@ pub fn App() -> impl IntoView {
                 <h1>"Tracelight"</h1>
                 <OpenBar on_files=open_files on_demo=on_demo progress=progress cancel=cancel />
             </header>
-            <Show when=move || error.get().is_some()>
+            <Show when=move || notices.with(|n| n.iter().any(Notice::is_error))>
                 <div class="error" role="alert" data-testid="error">
-                    <span>{move || error.get().unwrap_or_default()}</span>
-                    <button class="button" on:click=move |_| error.set(None)>"Dismiss"</button>
+                    <span>{move || notice_text(notices, true)}</span>
+                    <button class="button" on:click=move |_| notices.update(|n| n.retain(|x| !x.is_error()))>"Dismiss"</button>
+                </div>
+            </Show>
+            <Show when=move || notices.with(|n| n.iter().any(|x| !x.is_error()))>
+                <div class="error warning" role="status" data-testid="load-warnings">
+                    <span>{move || notice_text(notices, false)}</span>
+                    <button class="button" on:click=move |_| notices.update(|n| n.retain(Notice::is_error))>"Dismiss"</button>
                 </div>
             </Show>
             {body}

@@ -7,6 +7,7 @@ use crate::session::derived::TimelineData;
 use crate::session::{Content, LoadedFile, Progress, TraceFile};
 use leptos::prelude::*;
 use tracelight_core::ingest::{Loaded, Loader};
+use tracelight_core::{Error, ErrorKind};
 
 /// Raw bytes per slice: small enough that parsing one (gzip included) stays well under 50 ms.
 pub const SLICE_BYTES: u64 = 1 << 20;
@@ -56,10 +57,15 @@ impl Feed {
     /// Parses `bytes` in [`SLICE_BYTES`] pieces, yielding to the browser whenever the budget is
     /// spent; progress and the cancel flag are checked at each yield. `inflated` carries the
     /// source bytes read so far when the bytes were already decompressed by the platform.
-    pub(super) async fn push(&mut self, bytes: &[u8], inflated: Option<u64>) -> Result<(), String> {
+    /// The error a cancel ends the load with (the page shows nothing for it).
+    fn cancelled(&self) -> Error {
+        Error::new(ErrorKind::Cancelled, self.loader.raw_bytes()).in_file(self.loader.name())
+    }
+
+    pub(super) async fn push(&mut self, bytes: &[u8], inflated: Option<u64>) -> Result<(), Error> {
         for piece in bytes.chunks(SLICE_BYTES as usize) {
             if self.ctx.cancel.get_untracked() {
-                return Err(format!("{}: load cancelled", self.loader.name()));
+                return Err(self.cancelled());
             }
             let t0 = now_ms();
             if self.first_bytes == 0.0 {
@@ -69,7 +75,7 @@ impl Feed {
                 Some(raw) => self.loader.push_inflated(piece, raw),
                 None => self.loader.push(piece),
             }
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.in_file(self.loader.name()))?;
             let now = now_ms();
             self.busy_ms += now - t0;
             if now - self.last_yield >= BUDGET_MS {
@@ -87,12 +93,12 @@ impl Feed {
             }
         }
         if self.ctx.cancel.get_untracked() {
-            return Err(format!("{}: load cancelled", self.loader.name()));
+            return Err(self.cancelled());
         }
         Ok(())
     }
 
-    pub(super) async fn finish(self) -> Result<LoadedFile, String> {
+    pub(super) async fn finish(self) -> Result<LoadedFile, Error> {
         let name = self.loader.name().to_owned();
         let bytes = self.loader.raw_bytes();
         let decoded_bytes = self.loader.decoded_bytes();
@@ -104,7 +110,7 @@ impl Feed {
         yield_now().await;
         let t0 = now_ms();
         let mut model = 0.0;
-        let content = match self.loader.finish().map_err(|e| e.to_string())? {
+        let content = match self.loader.finish()? {
             Loaded::Trace(t) => {
                 let tf = TraceFile::new(&name, *t);
                 model = now_ms();

@@ -13,7 +13,8 @@ pub use warm::{prepare, warm_up};
 use crate::session::{Content, LoadedFile, Progress};
 use feed::Feed;
 use leptos::prelude::*;
-use reader::{Chunk, Source};
+use reader::{read_error, Chunk, Source};
+use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::JsValue;
 
 /// Signals a load reports into.
@@ -29,12 +30,12 @@ async fn read_all(
     name: &str,
     label: &str,
     ctx: LoadCtx,
-) -> Result<LoadedFile, String> {
+) -> Result<LoadedFile, Error> {
     // While the worker starts and the first bytes arrive; counted in the load time.
     warm_up();
     let (total, inflated) = match source.next(label).await? {
         Chunk::Start(total, inflated) => (total, inflated),
-        _ => return Err(format!("{label}: the reader did not start")),
+        _ => return Err(read_error(label, "the reader did not start".into())),
     };
     let mut feed = Feed::new(name, total, ctx, source.1);
     // One slice at a time from the worker's chunk: a chunk-sized buffer would be wasm
@@ -56,11 +57,11 @@ async fn read_all(
             Chunk::GzipFailed(truncated, message) => {
                 feed.loader
                     .inflate_failed(truncated, &message)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| e.in_file(name))?;
                 break;
             }
             Chunk::Done => break,
-            Chunk::Start(..) => return Err(format!("{label}: the reader started twice")),
+            Chunk::Start(..) => return Err(read_error(label, "the reader started twice".into())),
         }
     }
     drop(source);
@@ -68,13 +69,13 @@ async fn read_all(
 }
 
 /// Reads a `File` (picked or dropped) through the reader worker.
-pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, String> {
+pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = file.name();
     read_all(Source::open(&file, &name)?, &name, &name, ctx).await
 }
 
 /// Fetches `url` (same origin or CORS) in the reader worker and streams the body into the loader.
-pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
+pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = url
         .rsplit('/')
         .next()
@@ -86,12 +87,12 @@ pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, String> {
 
 /// Opens several files as one session: each is read in turn; the ones that fail are reported by
 /// name and the rest stay open. Trace ranks are assigned as [`tracelight_core::ingest::ranks`] says.
-pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<String>) {
+pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<Error>) {
     let mut ok = Vec::new();
     let mut errors = Vec::new();
     for f in files {
         if ctx.cancel.get_untracked() {
-            errors.push(format!("{}: load cancelled", f.name()));
+            errors.push(Error::new(ErrorKind::Cancelled, 0).in_file(&f.name()));
             continue;
         }
         match load_file(f, ctx).await {

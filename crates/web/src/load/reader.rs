@@ -5,12 +5,18 @@
 use crate::platform::clock::now_ms;
 use crate::platform::url::query_param;
 use js_sys::{Reflect, Uint8Array};
+use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// Bytes per chunk the reader worker hands over (each is one message and one copy into wasm).
 const READ_BYTES: u64 = 4 << 20;
+
+/// A read failure of `label` (the file or URL) with the browser's message.
+pub(super) fn read_error(label: &str, message: String) -> Error {
+    Error::new(ErrorKind::Io(message), 0).in_file(label)
+}
 
 pub(super) fn js_err(v: JsValue) -> String {
     v.as_string()
@@ -69,18 +75,18 @@ fn inflate_in_worker() -> bool {
 }
 
 impl Source {
-    pub(super) fn open(src: &JsValue, label: &str) -> Result<Self, String> {
+    pub(super) fn open(src: &JsValue, label: &str) -> Result<Self, Error> {
         let asked = now_ms();
         let source = ChunkSource::new(src, READ_BYTES as f64, READ_AHEAD, inflate_in_worker())
             .map(|c| Source(c, asked))
-            .map_err(|e| format!("{label}: {}", js_err(e)))?;
+            .map_err(|e| read_error(label, js_err(e)))?;
         Ok(source)
     }
 
-    pub(super) async fn next(&self, label: &str) -> Result<Chunk, String> {
+    pub(super) async fn next(&self, label: &str) -> Result<Chunk, Error> {
         let m = JsFuture::from(self.0.next())
             .await
-            .map_err(|e| format!("{label}: {}", js_err(e)))?;
+            .map_err(|e| read_error(label, js_err(e)))?;
         let get = |k: &str| Reflect::get(&m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
         match get("kind").as_string().as_deref() {
             Some("start") => Ok(Chunk::Start(
@@ -90,17 +96,17 @@ impl Source {
             Some("chunk") => get("bytes")
                 .dyn_into()
                 .map(|b| Chunk::Bytes(b, get("raw").as_f64().unwrap_or(0.0) as u64))
-                .map_err(|_| format!("{label}: a chunk that is not bytes")),
+                .map_err(|_| read_error(label, "a chunk that is not bytes".into())),
             Some("gzip-error") => Ok(Chunk::GzipFailed(
                 get("truncated").as_bool().unwrap_or(false),
                 get("message").as_string().unwrap_or_default(),
             )),
             Some("done") => Ok(Chunk::Done),
-            _ => Err(format!(
-                "{label}: {}",
+            _ => Err(read_error(
+                label,
                 get("message")
                     .as_string()
-                    .unwrap_or_else(|| "the read failed".into())
+                    .unwrap_or_else(|| "the read failed".into()),
             )),
         }
     }

@@ -3,9 +3,11 @@
 
 pub mod derived;
 mod nav;
+mod notice;
 pub mod reveal;
 
 pub use nav::{Nav, Progress, Reveal, Tab, TimeWindow};
+pub use notice::Notice;
 
 use derived::TimelineData;
 use std::sync::{Arc, OnceLock};

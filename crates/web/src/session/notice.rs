@@ -1,0 +1,50 @@
+//! What the page shows of a load, decided from the core's typed error ([`tracelight_core::Error`])
+//! rather than from its text: a cancel shows nothing (the user asked for it), a truncation is a
+//! warning (what parsed is kept where the format allows), anything else (a refusal, malformed
+//! input, a limit, gzip, a read failure) is an error. Parse warnings of files no view lists
+//! (CUDA snapshots) become warnings here too.
+
+use super::{Content, LoadedFile};
+use tracelight_core::{Error, ErrorKind};
+
+/// One line of the banner under the open bar.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    Warning(String),
+    Error(String),
+}
+
+impl Notice {
+    /// What to show of a failed load; `None` for a cancel.
+    pub fn of_error(e: &Error) -> Option<Notice> {
+        match e.kind {
+            ErrorKind::Cancelled => None,
+            ErrorKind::Truncated => Some(Notice::Warning(e.to_string())),
+            _ => Some(Notice::Error(e.to_string())),
+        }
+    }
+
+    /// The warnings of a loaded file that its views do not show: a snapshot's parse warnings
+    /// (a trace's are listed in the Overview's facts panel).
+    pub fn of_file(f: &LoadedFile) -> Vec<Notice> {
+        match &f.content {
+            Content::Snapshot(s) => s
+                .warnings
+                .lines()
+                .into_iter()
+                .map(|w| Notice::Warning(format!("{}: {w}", f.name)))
+                .collect(),
+            Content::Trace(_) | Content::MemoryTimeline(_) => Vec::new(),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Notice::Error(_))
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            Notice::Warning(s) | Notice::Error(s) => s,
+        }
+    }
+}
