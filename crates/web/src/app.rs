@@ -4,7 +4,7 @@ use crate::load::{load_files, load_url, LoadCtx};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
 use crate::session::{
-    Content, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
+    Content, FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
 use crate::timeline::view::{LaneFn, Timeline};
 use crate::views::gpu::GpuView;
@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
     let ctx = LoadCtx { progress, cancel };
     let nav = Nav::new();
     provide_context(nav);
+    provide_context(FineRules::new());
     provide_context(TimeWindow(RwSignal::new((0, 1))));
     // Each load gets a number; a late result from an older load is ignored.
     let generation = StoredValue::new(0u64);

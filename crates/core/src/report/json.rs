@@ -6,7 +6,7 @@ use crate::analysis::{
     collectives::{calls, Call},
     flops::{summarize, FlopsSummary},
     gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
-    kernels::{categories, kernel_table, Categories, KernelTable},
+    kernels::{categories, fine_category_with, kernel_table, Categories, FineRule, KernelTable},
     launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
     memory::{headline_peak, memory_summary, DeviceMemory},
     memory_ops::{op_memory_table, OpMemoryRow},
@@ -47,6 +47,17 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// This analysis with the kernels' finer categories (rows and totals) under `rules`: a
+    /// user's edited rules, applied the same way wherever the categories are shown or exported.
+    pub fn with_fine_rules(&self, rules: &[FineRule]) -> Analysis {
+        let mut a = self.clone();
+        for r in &mut a.kernels.rows {
+            r.fine_category = fine_category_with(rules, &r.name, r.kind);
+        }
+        a.categories = categories(&a.kernels);
+        a
+    }
+
     pub fn of(path: &str, t: &Trace) -> Analysis {
         let ops = op_table(t, OpOptions::default());
         let kernels = kernel_table(t);
@@ -302,4 +313,44 @@ pub fn rank_inputs<'a>(
             snapshot_peak: peaks.get(k).copied().flatten(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::kernels::default_fine_rules;
+    use crate::ingest::{load_bytes, Loaded};
+
+    #[test]
+    fn edited_fine_rules_reclassify_rows_and_totals() {
+        let json = br#"{"traceEvents":[
+            {"ph":"X","cat":"kernel","name":"mystery_kernel","pid":0,"tid":7,"ts":0,"dur":100,"args":{"device":0,"stream":7}},
+            {"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":200,"dur":50,"args":{"device":0,"stream":7}}
+        ]}"#;
+        let Ok(Loaded::Trace(t)) = load_bytes("t.json", json) else {
+            panic!("the hand-built trace did not load");
+        };
+        let a = Analysis::of("t.json", &t);
+        let fine = |a: &Analysis, c: &str| a.categories.fine.iter().find(|x| x.0 == c).map(|x| x.1);
+        assert_eq!(fine(&a, "other"), Some(100_000));
+        assert_eq!(fine(&a, "gemm"), Some(50_000));
+        // The default rules as an edit change nothing.
+        let same = a.with_fine_rules(&default_fine_rules());
+        assert_eq!(same.categories.fine, a.categories.fine);
+        // A user's rule ahead of the defaults takes the mystery kernel; the seed stays as it was.
+        let mut rules = default_fine_rules();
+        rules.insert(
+            0,
+            FineRule {
+                category: "mine".into(),
+                contains: vec!["myst".into()],
+            },
+        );
+        let b = a.with_fine_rules(&rules);
+        assert_eq!(fine(&b, "mine"), Some(100_000));
+        assert_eq!(fine(&b, "other"), None);
+        assert_eq!(fine(&b, "gemm"), Some(50_000));
+        assert_eq!(b.categories.seed, a.categories.seed);
+        assert!(b.kernels.rows.iter().any(|r| r.fine_category == "mine"));
+    }
 }

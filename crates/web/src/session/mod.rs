@@ -6,11 +6,13 @@ mod nav;
 mod notice;
 pub mod reveal;
 
-pub use nav::{Nav, Progress, Reveal, Tab, TimeWindow};
+pub use nav::{FineRules, Nav, Progress, Reveal, Tab, TimeWindow};
 pub use notice::Notice;
 
 use derived::TimelineData;
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
+use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::model::Trace;
@@ -55,6 +57,16 @@ impl TraceFile {
     pub fn analysis(&self) -> &Analysis {
         self.analysis
             .get_or_init(|| Analysis::of(&self.facts.file, &self.trace))
+    }
+
+    /// The analysis with the finer kernel categories under `rules` (the user's edits); the
+    /// cached one, not a copy, while the rules are the defaults.
+    pub fn analysis_with(&self, rules: &[FineRule]) -> Cow<'_, Analysis> {
+        if rules == default_fine_rules().as_slice() {
+            Cow::Borrowed(self.analysis())
+        } else {
+            Cow::Owned(self.analysis().with_fine_rules(rules))
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use std::sync::Arc;
+use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
 
 /// Progress of the load in flight, measured in raw bytes read.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,3 +127,26 @@ impl Default for Nav {
 /// (the memory lane under the timeline) follow it. Provided through context by `App`.
 #[derive(Clone, Copy)]
 pub struct TimeWindow(pub RwSignal<(i64, i64)>);
+
+/// The finer kernel-category rules in force: the defaults until the user edits them on the
+/// Kernels tab; kept for the session (a tab switch keeps them) and applied by every view that
+/// shows or exports the finer categories (`TraceFile::analysis_with`). Provided by `App`.
+#[derive(Clone, Copy)]
+pub struct FineRules(pub RwSignal<Vec<FineRule>>);
+
+impl FineRules {
+    pub fn new() -> Self {
+        FineRules(RwSignal::new(default_fine_rules()))
+    }
+
+    /// The session's rules, or the defaults outside an `App` (tests).
+    pub fn current() -> Self {
+        use_context::<FineRules>().unwrap_or_default()
+    }
+}
+
+impl Default for FineRules {
+    fn default() -> Self {
+        Self::new()
+    }
+}

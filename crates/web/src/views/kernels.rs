@@ -3,7 +3,7 @@
 //! occupancy and a tensor-core hint; a row opens its occurrences in the timeline.
 
 use crate::session::reveal;
-use crate::session::{Nav, SessionRef};
+use crate::session::{FineRules, Nav, SessionRef};
 use crate::widgets::bars::{Bar, Bars};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
@@ -96,8 +96,9 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
             }
         })
     };
-    let rules = RwSignal::new(default_fine_rules());
-    let rules_draft = RwSignal::new(rules_text(&default_fine_rules()));
+    // The session's rules: an edit outlives a tab switch and reaches the Overview and its export.
+    let rules = FineRules::current().0;
+    let rules_draft = RwSignal::new(rules_text(&rules.get_untracked()));
     // Fine category per row under the current rules.
     let fine = Memo::new(move |_| {
         let r = rules.get();

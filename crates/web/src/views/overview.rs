@@ -5,7 +5,7 @@
 
 use crate::platform::export;
 use crate::session::reveal;
-use crate::session::{Content, Nav, SessionRef, Tab};
+use crate::session::{Content, FineRules, Nav, SessionRef, Tab};
 use crate::views::facts::{FactsPanel, TrackList};
 use crate::views::recs::Recommendations;
 use crate::views::steps::StepBreakdown;
@@ -31,11 +31,13 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return view! { <FactsPanel session=session.clone() file=file /> }.into_any();
     };
-    let a = tf.analysis();
+    // Finer categories under the session's rules (edited on the Kernels tab), here and in the export.
+    let rules = FineRules::current().0;
+    let a = tf.analysis_with(&rules.get_untracked());
     let s2 = session.clone();
     let on_summary = move |_| {
         if let Some(tf) = s2.trace(file) {
-            let md = markdown(&tf.facts, tf.analysis());
+            let md = markdown(&tf.facts, &tf.analysis_with(&rules.get_untracked()));
             let _ = export::download(
                 &format!("{}.summary.md", tf.facts.file),
                 "text/markdown",
