@@ -36,10 +36,14 @@ pub struct PeakBlock {
     pub size: u64,
     /// Trace index of the alloc, `None` for allocations that predate the trace.
     pub alloc_index: Option<usize>,
-    /// Innermost first, memory_viz's frame filter applied, `file:line:name`.
+    /// The allocation stack, innermost first, memory_viz's frame filter applied,
+    /// `file:line:name`; empty when the allocation predates the trace and only its free was seen.
     pub top_frames: Vec<String>,
-    /// The frame it is attributed to ([`attribution_frame`]), `file:line:name` or `<no stack>`.
+    /// The frame it is attributed to ([`attribution_frame`]), `file:line:name`, `<no stack>`, or
+    /// `<allocated before the trace>`: never a free stack (issue 18), that one is [`Self::freed_at`].
     pub frame: String,
+    /// For a block seen only at its free: the frame that freed it (`THPVariable_clear`, …).
+    pub freed_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -574,16 +578,22 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
             .take(MAX_PEAK_BLOCKS)
             .map(|e| {
                 let f = frame_name(attribution_frame(s, &mut ranks, e.stack));
+                let freed = freed_only(e);
                 PeakBlock {
                     addr: e.addr,
                     size: e.size,
                     alloc_index: e.start,
-                    top_frames: top_frames(s, e.stack),
-                    frame: if freed_only(e) {
-                        format!("freed at {f}")
+                    top_frames: if freed {
+                        Vec::new()
                     } else {
-                        f
+                        top_frames(s, e.stack)
                     },
+                    frame: if freed {
+                        frame_name(Some(BEFORE_TRACE))
+                    } else {
+                        f.clone()
+                    },
+                    freed_at: freed.then_some(f),
                 }
             })
             .collect();
