@@ -65,6 +65,11 @@ pub struct MemoryFile {
 }
 
 impl MemoryFile {
+    /// Its `files` entry (DESIGN §5).
+    pub fn file_json(&self) -> serde_json::Value {
+        serde_json::json!({"path": self.path, "format": self.format, "events": self.events})
+    }
+
     pub fn of(path: &str, loaded: &Loaded) -> MemoryFile {
         use tracelight_core::analysis::snapshot::summarize;
         use tracelight_core::ingest::memory_timeline::peak;

@@ -7,8 +7,9 @@ use crate::commands::{load, CliError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use tracelight_core::analysis::snapshot::summarize;
+use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::ingest::Loaded;
-use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis};
+use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis, RankMemory};
 use tracelight_core::report::run::run_figures;
 use tracelight_core::report::run_json::{run_json, run_markdown};
 use tracelight_core::run::layout::{recognise, Artifact, RunLayout};
@@ -62,7 +63,7 @@ pub fn layout(dir: &Path) -> Result<RunLayout, CliError> {
 struct Loaded1 {
     cycle: u32,
     analysis: Analysis,
-    peak: Option<(u64, u64)>,
+    memory: RankMemory,
 }
 
 /// `summary DIR` (Markdown) or `analyze DIR --json`.
@@ -91,6 +92,28 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
             },
             None => None,
         };
+        let timeline = match u.file(Artifact::MemoryTimeline) {
+            Some(rel) => match load(&full(rel)) {
+                Ok(Loaded::MemoryTimeline(t)) => {
+                    let p = timeline_peak(&t).peak_total_bytes;
+                    memory_files.push(crate::commands::MemoryFile::of(
+                        &full(rel),
+                        &Loaded::MemoryTimeline(t),
+                    ));
+                    Some(p)
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    errors.push((rel.to_owned(), e.to_string()));
+                    None
+                }
+            },
+            None => None,
+        };
+        let memory = RankMemory {
+            snapshot_peak: peak,
+            timeline_peak: timeline,
+        };
         if let Some(rel) = u.file(Artifact::Trace) {
             match load(&full(rel)) {
                 Ok(Loaded::Trace(t)) => {
@@ -99,7 +122,7 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
                     traces.push(Loaded1 {
                         cycle: u.cycle,
                         analysis: a,
-                        peak,
+                        memory,
                     });
                 }
                 Ok(_) => {}
@@ -108,11 +131,11 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
         }
     }
     let cycles = lay.cycles();
-    let cycle_of = |c: u32| -> (Vec<Analysis>, Vec<Option<(u64, u64)>>) {
+    let cycle_of = |c: u32| -> (Vec<Analysis>, Vec<RankMemory>) {
         traces
             .iter()
             .filter(|l| l.cycle == c)
-            .map(|l| (l.analysis.clone(), l.peak))
+            .map(|l| (l.analysis.clone(), l.memory))
             .unzip()
     };
     if json {
@@ -122,6 +145,7 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
             let files: Vec<serde_json::Value> = traces
                 .iter()
                 .map(|l| serde_json::json!({"path": l.analysis.path, "format": "kineto", "events": l.analysis.events}))
+                .chain(memory_files.iter().map(crate::commands::MemoryFile::file_json))
                 .collect();
             o.insert("files".into(), serde_json::Value::Array(files));
             o.insert("run".into(), layout_json(&lay, &errors));
@@ -129,35 +153,8 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
             if cycles > 1 {
                 let per: Vec<serde_json::Value> = (0..cycles)
                     .map(|c| {
-                        let (all, peaks) = cycle_of(c);
-                        let mut o = serde_json::Map::new();
-                        o.insert("cycle".into(), serde_json::json!(c));
-                        o.insert(
-                            "stage".into(),
-                            serde_json::json!(lay
-                                .units
-                                .iter()
-                                .find(|u| u.cycle == c)
-                                .and_then(|u| u.stage.clone())),
-                        );
-                        o.insert(
-                            "files".into(),
-                            serde_json::json!(all
-                                .iter()
-                                .map(|a| a.path.clone())
-                                .collect::<Vec<_>>()),
-                        );
-                        o.insert(
-                            "step_time_us".into(),
-                            serde_json::json!(all
-                                .iter()
-                                .map(|a| a.step_time_ns() as f64 / 1e3)
-                                .collect::<Vec<_>>()),
-                        );
-                        if all.len() > 1 {
-                            run_json(&run_figures(&rank_inputs(&all, &peaks))).insert_into(&mut o);
-                        }
-                        serde_json::Value::Object(o)
+                        let (all, mem) = cycle_of(c);
+                        cycle_json(c, &lay, &all, &mem)
                     })
                     .collect();
                 o.insert("cycles".into(), serde_json::Value::Array(per));
@@ -187,8 +184,75 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
             );
         }
     }
-    let _ = memory_files;
+    if cycles > 1 && lay.ranks().len() == 1 {
+        s += &cycles_markdown(&lay, &traces);
+    }
     Ok(s)
+}
+
+/// One cycle (or nanochat stage) of the run: its files, step times and memory peaks, and the
+/// multi-rank fields when it has several ranks.
+fn cycle_json(c: u32, lay: &RunLayout, all: &[Analysis], mem: &[RankMemory]) -> serde_json::Value {
+    let stage = lay
+        .units
+        .iter()
+        .find(|u| u.cycle == c)
+        .and_then(|u| u.stage.clone());
+    let mut o = serde_json::Map::new();
+    o.insert("cycle".into(), serde_json::json!(c));
+    o.insert("stage".into(), serde_json::json!(stage));
+    let col = |f: &dyn Fn(usize) -> serde_json::Value| -> serde_json::Value {
+        serde_json::Value::Array((0..all.len()).map(f).collect())
+    };
+    o.insert("files".into(), col(&|k| serde_json::json!(all[k].path)));
+    o.insert(
+        "step_time_us".into(),
+        col(&|k| serde_json::json!(all[k].step_time_ns() as f64 / 1e3)),
+    );
+    o.insert(
+        "snapshot_peak_active_bytes".into(),
+        col(&|k| serde_json::json!(mem.get(k).and_then(|m| m.snapshot_peak).map(|p| p.0))),
+    );
+    o.insert(
+        "memory_timeline_peak_bytes".into(),
+        col(&|k| serde_json::json!(mem.get(k).and_then(|m| m.timeline_peak))),
+    );
+    if all.len() > 1 {
+        run_json(&run_figures(&rank_inputs(all, mem))).insert_into(&mut o);
+    }
+    serde_json::Value::Object(o)
+}
+
+/// One rank, several cycles or stages (nanochat): a row each, in order.
+fn cycles_markdown(lay: &RunLayout, traces: &[Loaded1]) -> String {
+    let mut s = String::from(
+        "\n## Cycles\n\n| cycle | stage | steps | step ms (mean) | GPU util | peak alloc MB | snapshot peak MB |\n|---:|---|---:|---:|---:|---:|---:|\n",
+    );
+    for l in traces {
+        let a = &l.analysis;
+        let stage = lay
+            .units
+            .iter()
+            .find(|u| u.cycle == l.cycle)
+            .and_then(|u| u.stage.clone())
+            .unwrap_or_default();
+        let (pa, _) = tracelight_core::analysis::memory::headline_peak(&a.memory);
+        s += &format!(
+            "| {} | {} | {} | {:.3} | {} | {:.1} | {} |\n",
+            l.cycle,
+            stage,
+            a.steps.len(),
+            a.step_time_ns() as f64 / 1e6,
+            a.gpu
+                .utilization
+                .map_or("—".into(), |u| format!("{:.1}%", u * 100.0)),
+            pa as f64 / 1e6,
+            l.memory
+                .snapshot_peak
+                .map_or("—".into(), |p| format!("{:.1}", p.0 as f64 / 1e6)),
+        );
+    }
+    s
 }
 
 fn layout_json(lay: &RunLayout, errors: &[(String, String)]) -> serde_json::Value {

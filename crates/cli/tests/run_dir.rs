@@ -265,3 +265,74 @@ fn trace_handler_cycles_are_matched_per_cycle_never_mixed() {
     // The top level is cycle 0, as for a single-cycle run.
     assert_eq!(v["collectives"][0]["skew_us"], 300.0);
 }
+
+#[test]
+fn nanochat_stages_pair_trace_snapshot_and_memory_timeline() {
+    let gen = Path::new(CORPUS).join("../generated");
+    let t1 = gen.join("lstm_mem.1795343595561069429.pt.trace.json");
+    let t2 = gen.join("lstm_mem.1795343595695003232.pt.trace.json");
+    let tl = gen.join("resnet_all.1795343593430138415.memory_timeline.json");
+    let snap = Path::new(CORPUS).join("snapshots/cs336_silmont_tiny_mem_snapshot.pickle");
+    if ![&t1, &t2, &tl, &snap].iter().all(|p| p.exists()) {
+        println!("note: corpus absent; skipping");
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("tracelight-nanochat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (src, name) in [
+        (&t1, "stage1-base_trace.json"),
+        (&snap, "stage1-base_mem.pickle"),
+        (&tl, "stage1-base_memory_timeline.json"),
+        (&t2, "stage2-mid_trace.json"),
+    ] {
+        std::os::unix::fs::symlink(src, tmp.join(name)).unwrap();
+    }
+    std::fs::write(tmp.join("stage2-mid_mem.html"), "<html></html>").unwrap();
+    let v = analyze(&tmp);
+    let md = tracelight(&["summary", tmp.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(v["run"]["layout"], "nanochat");
+    let units = v["run"]["units"].as_array().unwrap();
+    assert_eq!(units.len(), 2);
+    assert_eq!(units[0]["stage"], "stage1-base");
+    assert_eq!(units[0]["files"]["snapshot"], "stage1-base_mem.pickle");
+    assert_eq!(
+        units[0]["files"]["memory_timeline"],
+        "stage1-base_memory_timeline.json"
+    );
+    assert_eq!(units[1]["stage"], "stage2-mid");
+    assert_eq!(units[1]["missing"], serde_json::json!(["snapshot"]));
+    assert_eq!(v["run"]["skipped"][0]["path"], "stage2-mid_mem.html");
+    let formats: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["format"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        formats,
+        vec!["kineto", "kineto", "cuda_snapshot", "memory_timeline"]
+    );
+    let c = &v["cycles"];
+    assert_eq!(c[1]["stage"], "stage2-mid");
+    assert_eq!(c[0]["snapshot_peak_active_bytes"][0], 3_249_143_816u64);
+    // The timeline's peak: the largest sum over categories of any sample, read here.
+    let raw: Value = serde_json::from_slice(&std::fs::read(&tl).unwrap()).unwrap();
+    let peak = raw[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .sum::<i64>()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(c[0]["memory_timeline_peak_bytes"][0], peak);
+    assert!(md.contains("## Cycles"));
+    assert!(md.contains("| 1 | stage2-mid |"));
+}

@@ -252,9 +252,17 @@ pub fn analyze_json(all: &[Analysis]) -> Value {
     analyze_json_with(all, &[])
 }
 
-/// [`analyze_json`] with each trace's allocator-snapshot peaks (active, reserved), when a run
-/// folder pairs them (index = trace index; missing entries = none).
-pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]) -> Value {
+/// Memory files a run folder pairs with a trace: the allocator snapshot's (peak active, peak
+/// reserved) bytes and the memory timeline's peak total.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RankMemory {
+    pub snapshot_peak: Option<(u64, u64)>,
+    pub timeline_peak: Option<i64>,
+}
+
+/// [`analyze_json`] with each trace's paired memory files (index = trace index; missing entries
+/// = none).
+pub fn analyze_json_with(all: &[Analysis], memory: &[RankMemory]) -> Value {
     let files: Vec<Value> = all
         .iter()
         .map(|a| json!({"path": a.path, "format": "kineto", "events": a.events}))
@@ -287,7 +295,7 @@ pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]
         o.insert("warnings".into(), json!(warnings));
         o.insert("info".into(), json!(info));
         if all.len() > 1 {
-            ranks_json(all, snapshot_peaks).insert_into(o);
+            ranks_json(all, memory).insert_into(o);
         }
     }
     obj
@@ -295,7 +303,7 @@ pub fn analyze_json_with(all: &[Analysis], snapshot_peaks: &[Option<(u64, u64)>]
 
 /// Per-rank step time / compute / comm / idle and the straggler (see [`super::ranks`]), plus the
 /// run's collectives and alignment (see [`super::run`]).
-fn ranks_json(all: &[Analysis], peaks: &[Option<(u64, u64)>]) -> super::run_json::RunJson {
+fn ranks_json(all: &[Analysis], peaks: &[RankMemory]) -> super::run_json::RunJson {
     super::run_json::run_json(&super::run::run_figures(&rank_inputs(all, peaks)))
 }
 
@@ -303,14 +311,15 @@ fn ranks_json(all: &[Analysis], peaks: &[Option<(u64, u64)>]) -> super::run_json
 /// else its position.
 pub fn rank_inputs<'a>(
     all: &'a [Analysis],
-    peaks: &[Option<(u64, u64)>],
+    memory: &[RankMemory],
 ) -> Vec<super::run::RankInput<'a>> {
     all.iter()
         .enumerate()
         .map(|(k, a)| super::run::RankInput {
             rank: a.rank.unwrap_or(k as i64),
             analysis: a,
-            snapshot_peak: peaks.get(k).copied().flatten(),
+            snapshot_peak: memory.get(k).and_then(|m| m.snapshot_peak),
+            timeline_peak: memory.get(k).and_then(|m| m.timeline_peak),
         })
         .collect()
 }

@@ -37,6 +37,8 @@ pub struct RankInput<'a> {
     pub analysis: &'a Analysis,
     /// (peak active, peak reserved) bytes of this rank's allocator snapshot, when the run has one.
     pub snapshot_peak: Option<(u64, u64)>,
+    /// Peak total bytes of this rank's `export_memory_timeline`, when the run has one.
+    pub timeline_peak: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -72,6 +74,7 @@ pub struct RankFigures {
     pub peak_allocated_bytes: i64,
     pub peak_reserved_bytes: i64,
     pub snapshot_peak: Option<(u64, u64)>,
+    pub timeline_peak: Option<i64>,
     /// Start of its first step on the aligned clock, relative to the earliest rank's.
     pub first_step_start_ns: Option<Ns>,
 }
@@ -293,6 +296,7 @@ pub fn run_figures(inputs: &[RankInput]) -> RunFigures {
                 peak_allocated_bytes: pa,
                 peak_reserved_bytes: pr,
                 snapshot_peak: r.snapshot_peak,
+                timeline_peak: r.timeline_peak,
                 first_step_start_ns: None,
             }
         })

@@ -61,6 +61,7 @@ pub fn run_json(f: &RunFigures) -> RunJson {
                 "snapshot_peak_active_bytes": r.snapshot_peak.map(|p| p.0),
                 "snapshot_peak_reserved_bytes": r.snapshot_peak.map(|p| p.1),
                 "first_step_start_us": r.first_step_start_ns.map(us),
+                "memory_timeline_peak_bytes": r.timeline_peak,
             })
         })
         .collect();

@@ -202,10 +202,17 @@ fn stage_name(name: &str) -> Option<(u32, String)> {
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let k: u32 = digits.parse().ok()?;
     let stem = name.split('.').next().unwrap_or(name);
-    let stem = ["_trace", "_mem", "-trace", "-mem"]
-        .iter()
-        .find_map(|s| stem.strip_suffix(s))
-        .unwrap_or(stem);
+    let stem = [
+        "_memory_timeline",
+        "_trace",
+        "_mem",
+        "-memory_timeline",
+        "-trace",
+        "-mem",
+    ]
+    .iter()
+    .find_map(|s| stem.strip_suffix(s))
+    .unwrap_or(stem);
     Some((k, stem.to_owned()))
 }
 
