@@ -31,6 +31,7 @@ pub fn FactsPanel(session: SessionRef, file: usize) -> impl IntoView {
         0.0
     };
     let warnings = f.warnings.clone();
+    let info = f.info.clone();
     view! {
         <section class="facts" data-testid="facts">
             <h2 data-testid="file-name">{f.file.clone()}</h2>
@@ -46,6 +47,13 @@ pub fn FactsPanel(session: SessionRef, file: usize) -> impl IntoView {
                 <details class="warnings" data-testid="warnings" open=true>
                     <summary>{format!("{} warning kinds", warnings.len())}</summary>
                     <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                </details>
+            })}
+            // Expected of the profiler, no figure changes (core `Severity::Info`): collapsed.
+            {(!info.is_empty()).then(|| view! {
+                <details class="warnings info" data-testid="info">
+                    <summary>{format!("{} notes (expected of the profiler)", info.len())}</summary>
+                    <ul>{info.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
                 </details>
             })}
         </section>
