@@ -1,5 +1,6 @@
 //! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
+use crate::compare::view::CompareView;
 use crate::load::{load_files, load_url, LoadCtx};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
@@ -157,8 +158,40 @@ pub fn App() -> impl IntoView {
         });
     };
     let on_demo = Callback::new(move |_| open_url(DEMO_URL.to_owned()));
+    // B of the Compare tab: loaded after A, kept while A changes; a failed load keeps the old B.
+    let compare = RwSignal::new(None::<SessionRef>);
+    let finish_compare = move |files: Vec<LoadedFile>, errors: Vec<tracelight_core::Error>| {
+        progress.set(None);
+        if !errors.is_empty() {
+            notices.set(errors.iter().filter_map(Notice::of_error).collect());
+        }
+        if !files.is_empty() {
+            compare.set(Some(Arc::new(Session { files })));
+            nav.tab.set(Tab::Compare);
+        }
+    };
+    let open_compare = Callback::new(move |list: web_sys::FileList| {
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        spawn_local(async move {
+            let (ok, errors) = load_files(files, ctx).await;
+            finish_compare(ok, errors);
+        });
+    });
     if let Some(url) = crate::platform::url::query_param("url") {
-        open_url(url);
+        let g = start();
+        spawn_local(async move {
+            match load_url(&url, ctx).await {
+                Ok(f) => finish(g, vec![f], Vec::new()),
+                Err(e) => finish(g, Vec::new(), vec![e]),
+            }
+            // `?url=A&compare=B`: B once A is open.
+            if let Some(b) = crate::platform::url::query_param("compare") {
+                match load_url(&b, ctx).await {
+                    Ok(f) => finish_compare(vec![f], Vec::new()),
+                    Err(e) => finish_compare(Vec::new(), vec![e]),
+                }
+            }
+        });
     } else {
         // Optimize the reader and start its worker before a file is picked (see `load::prepare`).
         spawn_local(async {
@@ -197,6 +230,7 @@ pub fn App() -> impl IntoView {
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
+                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare /> }.into_any(),
                 }
             };
             view! {

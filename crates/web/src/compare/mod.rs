@@ -1,3 +1,8 @@
-//! The compare view (issue 14): two traces (before / after a change) diffed by operator, kernel
-//! and step. Empty until that view lands; it uses `session`, `widgets` and `platform` only, and
-//! `app.rs` adds its tab.
+//! The Compare tab (issue 14): the open session is A, a second trace or run folder is B (picked
+//! here, or `?url=A&compare=B`), and the page shows `tracelight diff A B`: per-step overview with
+//! spreads, the verdict, the step breakdown and kernel categories side by side, and the op and
+//! kernel diff tables (`tables`). Every figure comes from `tracelight_core::report::diff`, the
+//! same struct the CLI prints. Uses `session`, `widgets` and `platform` only; `app.rs` adds the tab.
+
+pub mod tables;
+pub mod view;

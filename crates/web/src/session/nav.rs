@@ -32,16 +32,18 @@ pub enum Tab {
     Kernels,
     Gpu,
     Memory,
+    Compare,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
         Tab::Kernels,
         Tab::Gpu,
         Tab::Memory,
+        Tab::Compare,
     ];
 
     pub fn label(self) -> &'static str {
@@ -52,6 +54,7 @@ impl Tab {
             Tab::Kernels => "Kernels",
             Tab::Gpu => "GPU",
             Tab::Memory => "Memory",
+            Tab::Compare => "Compare",
         }
     }
 
@@ -63,6 +66,7 @@ impl Tab {
             Tab::Kernels => "kernels",
             Tab::Gpu => "gpu",
             Tab::Memory => "memory",
+            Tab::Compare => "compare",
         }
     }
 

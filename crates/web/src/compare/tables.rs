@@ -1,0 +1,194 @@
+//! The op and kernel diff tables: one row per matched op or kernel (or one-sided: added /
+//! removed), with calls, per-step time in A and B, the change and its share of the step-time
+//! change; sorted by impact (|Δ per step|), sortable by any column, filtered by name (either
+//! side's). A row click shows its occurrences in A's timeline.
+
+use crate::session::{reveal, Nav, SessionRef};
+use crate::widgets::table::{Col, Sort, VTable};
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::report::diff::rows::{DiffRow, Status};
+use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, Diff, Measure};
+
+fn status_text(r: &DiffRow) -> String {
+    let s = match r.status {
+        Status::Same => "same",
+        Status::Changed => "changed",
+        Status::Added => "added",
+        Status::Removed => "removed",
+    };
+    match &r.b_name {
+        Some(b) => format!("{s} → {b}"),
+        None => s.to_owned(),
+    }
+}
+
+fn num(r: &DiffRow, key: &str) -> f64 {
+    match key {
+        "a_calls" => r.a_calls as f64,
+        "b_calls" => r.b_calls as f64,
+        "a_step" => r.a_step_ns,
+        "b_step" => r.b_step_ns,
+        "delta" => r.delta_step_ns,
+        "share" => r.share.unwrap_or(0.0),
+        _ => r.delta_step_ns.abs(),
+    }
+}
+
+fn cell(r: &DiffRow, key: &str) -> String {
+    match key {
+        "name" => r.name.clone(),
+        "status" => status_text(r),
+        "via" => r.via.clone().unwrap_or_default(),
+        "a_calls" => r.a_calls.to_string(),
+        "b_calls" => r.b_calls.to_string(),
+        "a_step" => fmt_ns(r.a_step_ns),
+        "b_step" => fmt_ns(r.b_step_ns),
+        "delta" => fmt_delta_ns(r.delta_step_ns),
+        "share" => r
+            .share
+            .map(|s| format!("{:.1}%", 100.0 * s))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+#[component]
+fn DiffTable(
+    rows: Arc<Vec<DiffRow>>,
+    filter: RwSignal<String>,
+    kernels: bool,
+    session: SessionRef,
+    testid: &'static str,
+    title: String,
+) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    // Default order: the core's, by impact.
+    let sort = RwSignal::new(None as Sort);
+    let rows2 = rows.clone();
+    let order = Memo::new(move |_| {
+        let needle = filter.get().to_lowercase();
+        let mut v: Vec<usize> = (0..rows2.len())
+            .filter(|&i| {
+                let r = &rows2[i];
+                needle.is_empty()
+                    || r.name.to_lowercase().contains(&needle)
+                    || r.b_name
+                        .as_ref()
+                        .is_some_and(|b| b.to_lowercase().contains(&needle))
+            })
+            .collect();
+        if let Some((k, desc)) = sort.get() {
+            v.sort_by(|&a, &b| {
+                let (x, y) = (&rows2[a], &rows2[b]);
+                let o = if matches!(k, "name" | "status" | "via") {
+                    cell(x, k).cmp(&cell(y, k))
+                } else {
+                    num(x, k).total_cmp(&num(y, k))
+                };
+                (if desc { o.reverse() } else { o }).then(a.cmp(&b))
+            });
+        }
+        Arc::new(v)
+    });
+    let cols = vec![
+        Col::name("name", if kernels { "Kernel (A)" } else { "Op (A)" }, 320),
+        Col::text("status", "Status / B", 220).tip(
+            "same, changed, added, removed; → B's name when it was matched under another name",
+        ),
+        Col::text("via", "Matched via", 150)
+            .tip("the nearest op both sides have, for renamed, added or removed rows"),
+        Col::num("a_calls", "A calls", 70),
+        Col::num("b_calls", "B calls", 70),
+        Col::num("a_step", "A / step", 90),
+        Col::num("b_step", "B / step", 90),
+        Col::num("delta", "Δ / step", 96),
+        Col::num("share", "of Δ step", 80).tip("this row's change ÷ the step-time change"),
+    ];
+    let rows3 = rows.clone();
+    let cell_cb = Callback::new(move |(r, key): (usize, &'static str)| {
+        order
+            .get_untracked()
+            .get(r)
+            .and_then(|&i| rows3.get(i))
+            .map(|row| cell(row, key))
+            .unwrap_or_default()
+    });
+    let rows4 = rows.clone();
+    let store = StoredValue::new(session);
+    let on_activate = Callback::new(move |r: usize| {
+        let Some(row) = order
+            .get_untracked()
+            .get(r)
+            .and_then(|&i| rows4.get(i))
+            .cloned()
+        else {
+            return;
+        };
+        if row.status == Status::Added {
+            return;
+        }
+        store.with_value(|s| {
+            let Some(&file) = s.trace_indices().first() else {
+                return;
+            };
+            let Some(tf) = s.trace(file) else { return };
+            let names: Vec<String> = if row.a_members.is_empty() {
+                vec![row.name.clone()]
+            } else {
+                row.a_members.clone()
+            };
+            let mut slices = Vec::new();
+            for n in &names {
+                if kernels {
+                    slices.extend(reveal::gpu_slices(&tf.trace, n));
+                } else if let Some(op) = tf
+                    .analysis()
+                    .ops
+                    .rows
+                    .iter()
+                    .find(|o| &o.name == n && !o.on_device)
+                {
+                    slices.extend(reveal::op_slices(&tf.trace, op));
+                }
+            }
+            slices.sort_unstable();
+            nav.reveal(file, slices, format!("A: {}", row.name));
+        });
+    });
+    let on_sort = Callback::new(move |k: &'static str| {
+        sort.update(|s| {
+            *s = match *s {
+                Some((c, d)) if c == k => Some((k, !d)),
+                _ => Some((k, !matches!(k, "name" | "status" | "via"))),
+            }
+        })
+    });
+    let len = Signal::derive(move || order.get().len());
+    view! {
+        <section class="card">
+            <h2>{title}</h2>
+            <VTable cols=cols len=len cell=cell_cb on_activate=on_activate on_sort=on_sort sort=sort testid=testid visible_rows=14 label="Diff" />
+        </section>
+    }
+}
+
+#[component]
+pub fn DiffTables(diff: Arc<Diff>, session: SessionRef) -> impl IntoView {
+    let filter = RwSignal::new(String::new());
+    let what = match diff.measure {
+        Measure::Device => "device time",
+        Measure::Cpu => "CPU time",
+    };
+    view! {
+        <div class="toolbar">
+            <input class="search" type="search" placeholder="Filter ops and kernels by name (A or B)…" data-testid="compare-filter"
+                prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
+            <span class="muted">"Sorted by impact (|Δ per step|); click a header to sort, a row to see it in A's timeline."</span>
+        </div>
+        <DiffTable rows=Arc::new(diff.ops.clone()) filter=filter kernels=false session=session.clone()
+            testid="compare-ops" title=format!("Ops ({what} per step)") />
+        <DiffTable rows=Arc::new(diff.kernels.clone()) filter=filter kernels=true session=session
+            testid="compare-kernels" title="Kernels, copies, memsets (GPU time per step)".to_owned() />
+    }
+}
