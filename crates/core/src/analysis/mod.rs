@@ -4,6 +4,8 @@
 
 pub mod collectives;
 pub mod comm_calls;
+pub mod et;
+pub mod et_link;
 pub mod flops;
 pub mod gaps;
 pub mod gpu;

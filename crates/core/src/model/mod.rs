@@ -2,6 +2,7 @@
 
 pub mod arg_keys;
 pub mod args;
+pub mod exec_trace;
 pub mod strings;
 pub mod time;
 mod trace;

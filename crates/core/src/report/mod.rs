@@ -1,6 +1,7 @@
 //! Text and JSON renderings of what was loaded, shared by the CLI and the page.
 
 pub mod diff;
+pub mod et;
 pub mod facts;
 pub mod json;
 pub mod memory;
