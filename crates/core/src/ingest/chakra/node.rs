@@ -392,11 +392,11 @@ impl Scratch {
             }
             out.push(ch);
         }
-        let cut = out.len() >= MAX_VALUE_TEXT;
-        let mut s = String::from_utf8_lossy(out).into_owned();
-        if cut {
-            s.push('…');
+        if out.len() < MAX_VALUE_TEXT {
+            return et.strings.intern(&String::from_utf8_lossy(out));
         }
+        let mut s = String::from_utf8_lossy(out).into_owned();
+        s.push('…');
         et.strings.intern(&s)
     }
 }
