@@ -73,10 +73,15 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
     let mut all = Vec::new();
     let mut out = String::new();
     let mut memory = Vec::new();
+    let mut ets = crate::et::EtFiles::default();
     for path in &files {
         // Snapshots and memory timelines have their own report; traces go through the analyses.
         let t = match load(path).map_err(CliError::Input)? {
             Loaded::Trace(t) => t,
+            Loaded::ExecTrace(e) => {
+                ets.add(path, e);
+                continue;
+            }
             other => {
                 memory.push(crate::commands::MemoryFile::of(path, &other));
                 continue;
@@ -88,14 +93,30 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
             out.push('\n');
         }
         all.push(a);
+        if files.len() > 1 {
+            ets.keep_trace(path, t);
+        }
     }
-    if all.is_empty() {
+    if all.is_empty() && ets.is_empty() {
         return Ok(crate::commands::memory_output(&memory, json));
     }
-    if json {
-        out += &serde_json::to_string_pretty(&analyze_json(&all)).unwrap_or_default();
-        out.push('\n');
+    if !json {
+        if all.is_empty() {
+            out += &crate::commands::memory_output(&memory, false);
+        }
+        out += &ets.markdown();
+        return Ok(out);
     }
+    let mut v = if all.is_empty() {
+        serde_json::from_str(&crate::commands::memory_output(&memory, true)).unwrap_or_default()
+    } else {
+        analyze_json(&all)
+    };
+    if !ets.is_empty() {
+        ets.extend_json(&mut v);
+    }
+    out += &serde_json::to_string_pretty(&v).unwrap_or_default();
+    out.push('\n');
     Ok(out)
 }
 

@@ -91,7 +91,7 @@ impl MemoryFile {
                 m.events = t.records;
                 m.timeline = Some(peak(t));
             }
-            Loaded::Trace(_) => {}
+            Loaded::Trace(_) | Loaded::ExecTrace(_) => {}
         }
         m
     }

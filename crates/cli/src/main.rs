@@ -6,6 +6,7 @@
 
 mod analyze;
 mod commands;
+mod et;
 mod run;
 
 use std::io::{ErrorKind, Write};

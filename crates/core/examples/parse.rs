@@ -48,9 +48,21 @@ fn main() {
         }
     };
     let secs = t0.elapsed().as_secs_f64();
-    let Loaded::Trace(t) = loaded else {
-        println!("{path}: not a trace");
-        return;
+    let t = match loaded {
+        Loaded::Trace(t) => t,
+        Loaded::ExecTrace(e) => {
+            let mb = e.bytes_read as f64 / 1e6;
+            println!(
+                "{path}: execution trace, {mb:.1} MB decoded, {} nodes; read {secs:.3} s = {:.0} MB/s",
+                e.nodes.len(),
+                mb / secs
+            );
+            return;
+        }
+        _ => {
+            println!("{path}: not a trace");
+            return;
+        }
     };
     let decoded = t.bytes_read;
     println!(

@@ -9,8 +9,6 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use tracelight_core::analysis::et::{details, summary, Producers};
 use tracelight_core::analysis::et_link::link;
-use tracelight_core::ingest::chakra::ChakraReader;
-use tracelight_core::ingest::sniff::{sniff, SNIFF_BYTES};
 use tracelight_core::ingest::{load_bytes, Format, Loaded};
 use tracelight_core::model::exec_trace::ExecTrace;
 use tracelight_core::model::{Trace, NO_ID};
@@ -56,26 +54,13 @@ fn json(bytes: &[u8]) -> Value {
     serde_json::from_slice(&text).unwrap()
 }
 
-/// Content alone names the format (the sniffer sees the first 64 KiB), then the streaming reader
-/// reads it in 64 KiB pushes.
+/// Loaded under the name `unknown` through the Loader: the format is decided by content alone.
 fn load_et(bytes: &[u8]) -> ExecTrace {
-    let mut text = Vec::new();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_end(&mut text)
-            .unwrap();
-    } else {
-        text = bytes.to_vec();
+    match load_bytes("unknown", bytes) {
+        Ok(Loaded::ExecTrace(e)) => *e,
+        Ok(other) => panic!("loaded as {:?}", other.format()),
+        Err(e) => panic!("{e}"),
     }
-    assert_eq!(
-        sniff(&text[..text.len().min(SNIFF_BYTES)]),
-        Ok(Format::Chakra)
-    );
-    let mut r = ChakraReader::new();
-    for c in text.chunks(64 << 10) {
-        r.push(c).unwrap();
-    }
-    r.finish().unwrap()
 }
 
 fn load_trace(bytes: &[u8]) -> Trace {

@@ -61,9 +61,10 @@ fn et() -> String {
 }
 
 fn load_et(name: &str, text: &str) -> ExecTrace {
-    match read_chakra(text.as_bytes()) {
-        Ok(e) => e,
-        Err(e) => panic!("{}", e.in_file(name)),
+    match load_bytes(name, text.as_bytes()) {
+        Ok(Loaded::ExecTrace(e)) => *e,
+        Ok(o) => panic!("{:?}", o.format()),
+        Err(e) => panic!("{e}"),
     }
 }
 
@@ -164,9 +165,9 @@ fn every_link_outcome_is_counted_once() {
 }
 
 fn err(name: &str, text: &str) -> String {
-    match read_chakra(text.as_bytes()) {
+    match load_bytes(name, text.as_bytes()) {
         Ok(_) => panic!("{text} loaded"),
-        Err(e) => e.in_file(name).to_string(),
+        Err(e) => e.to_string(),
     }
 }
 

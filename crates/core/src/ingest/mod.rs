@@ -12,8 +12,10 @@ pub mod snapshot;
 pub mod sniff;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::model::exec_trace::ExecTrace;
 use crate::model::Trace;
 use crate::warnings::WarningKind;
+use chakra::ChakraReader;
 use gzip::{Gunzip, GzError};
 use kineto::KinetoReader;
 use memory_timeline::MemoryTimeline;
@@ -35,6 +37,8 @@ pub enum Loaded {
     Trace(Box<Trace>),
     Snapshot(Box<Snapshot>),
     MemoryTimeline(Box<MemoryTimeline>),
+    /// A Chakra execution trace.
+    ExecTrace(Box<ExecTrace>),
 }
 
 impl Loaded {
@@ -43,6 +47,7 @@ impl Loaded {
             Loaded::Trace(_) => Format::Kineto,
             Loaded::Snapshot(_) => Format::Snapshot,
             Loaded::MemoryTimeline(m) => m.format,
+            Loaded::ExecTrace(_) => Format::Chakra,
         }
     }
 }
@@ -50,6 +55,7 @@ impl Loaded {
 enum Inner {
     Sniffing(Vec<u8>),
     Kineto(Box<KinetoReader>),
+    Chakra(Box<ChakraReader>),
     /// Snapshot and memory-timeline bytes, decoded at `finish`.
     Buffered(Format, Vec<u8>),
 }
@@ -121,6 +127,7 @@ impl Loader {
     pub fn events(&self) -> u64 {
         match &self.inner {
             Inner::Kineto(r) => r.events(),
+            Inner::Chakra(r) => r.nodes(),
             Inner::Sniffing(_) | Inner::Buffered(..) => 0,
         }
     }
@@ -193,6 +200,7 @@ impl Loader {
         self.decoded_bytes += data.len() as u64;
         match &mut self.inner {
             Inner::Kineto(r) => r.push(data),
+            Inner::Chakra(r) => r.push(data),
             Inner::Buffered(_, buf) => push_buffered(buf, data),
             Inner::Sniffing(head) => {
                 head.extend_from_slice(data);
@@ -246,6 +254,12 @@ impl Loader {
                 self.inner = Inner::Kineto(r);
                 Ok(())
             }
+            Ok(Format::Chakra) => {
+                let mut r = Box::new(ChakraReader::new());
+                r.push(&head)?;
+                self.inner = Inner::Chakra(r);
+                Ok(())
+            }
             Ok(f @ (Format::Snapshot | Format::MemoryTimeline | Format::MemoryTimelineRaw)) => {
                 // Compressed input decodes to more than the hint: then the buffer still grows. A
                 // hint that cannot be reserved (a lying `content-length`) is only a missed hint.
@@ -255,13 +269,6 @@ impl Loader {
                 self.inner = Inner::Buffered(f, buf);
                 Ok(())
             }
-            Ok(other) => Err(Error::new(
-                ErrorKind::Incompatible(format!(
-                    "{} files are recognised but not supported yet",
-                    other.label()
-                )),
-                0,
-            )),
             Err(why) => Err(Error::new(ErrorKind::Incompatible(why), 0)),
         }
     }
@@ -301,6 +308,16 @@ impl Loader {
                     });
                 }
                 Ok(Loaded::Trace(Box::new(t)))
+            }
+            Inner::Chakra(r) => {
+                let mut et = r.finish()?;
+                if gz_truncated && et.warnings.count(WarningKind::Truncated) == 0 {
+                    let at = self.raw_bytes;
+                    et.warnings.add(WarningKind::Truncated, || {
+                        format!("gzip stream ends early at compressed byte {at}")
+                    });
+                }
+                Ok(Loaded::ExecTrace(Box::new(et)))
             }
             Inner::Buffered(Format::Snapshot, buf) => {
                 if gz_truncated {

@@ -4,7 +4,7 @@
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, yield_now};
 use crate::session::derived::TimelineData;
-use crate::session::{Content, LoadedFile, Progress, TraceFile};
+use crate::session::{Content, EtFile, LoadedFile, Progress, TraceFile};
 use leptos::prelude::*;
 use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::{Error, ErrorKind};
@@ -127,6 +127,7 @@ impl Feed {
             }
             Loaded::Snapshot(s) => Content::Snapshot(s),
             Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
+            Loaded::ExecTrace(e) => Content::ExecTrace(Box::new(EtFile::new(*e))),
         };
         let end = now_ms();
         let load_ms = end - self.started;

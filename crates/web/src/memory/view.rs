@@ -29,6 +29,7 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
                 Content::Snapshot(_) => "snapshot",
                 Content::MemoryTimeline(_) => "memory timeline",
                 Content::Trace(_) => "trace [memory] events",
+                Content::ExecTrace(_) => "execution trace",
             };
             view! { <option value=i.to_string() selected=i == first>{format!("{} — {kind}", s1.files[i].name)}</option> }
         })

@@ -13,8 +13,11 @@ use derived::TimelineData;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
+use tracelight_core::analysis::et::Producers;
+use tracelight_core::analysis::et_link::{link, same_process, EtLink};
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
+use tracelight_core::model::exec_trace::ExecTrace;
 use tracelight_core::model::Trace;
 use tracelight_core::report::facts::Facts;
 use tracelight_core::report::json::Analysis;
@@ -28,6 +31,8 @@ pub struct TraceFile {
     pub rank: i64,
     analysis: OnceLock<Analysis>,
     timeline: OnceLock<Arc<TimelineData>>,
+    /// The session's ET file of this trace's process and the link to it, made on first use.
+    et_link: OnceLock<Option<(usize, EtLink)>>,
 }
 
 impl TraceFile {
@@ -39,6 +44,7 @@ impl TraceFile {
             rank: 0,
             analysis: OnceLock::new(),
             timeline: OnceLock::new(),
+            et_link: OnceLock::new(),
         }
     }
 
@@ -74,6 +80,20 @@ pub enum Content {
     Trace(Box<TraceFile>),
     Snapshot(Box<Snapshot>),
     MemoryTimeline(Box<MemoryTimeline>),
+    ExecTrace(Box<EtFile>),
+}
+
+/// A Chakra execution trace with its data-dependency index (built at load: tens of ms).
+pub struct EtFile {
+    pub et: ExecTrace,
+    pub producers: Producers,
+}
+
+impl EtFile {
+    pub fn new(et: ExecTrace) -> Self {
+        let producers = Producers::build(&et);
+        EtFile { et, producers }
+    }
 }
 
 /// One opened file.
@@ -120,6 +140,39 @@ impl Session {
         (0..self.files.len())
             .filter(|&i| matches!(self.files[i].content, Content::Snapshot(_)))
             .collect()
+    }
+
+    pub fn et(&self, i: usize) -> Option<&EtFile> {
+        match &self.files.get(i)?.content {
+            Content::ExecTrace(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn et_indices(&self) -> Vec<usize> {
+        (0..self.files.len())
+            .filter(|&i| self.et(i).is_some())
+            .collect()
+    }
+
+    /// The ET node linked to slice `slice` of trace file `file`: the ET is the one recorded by the
+    /// trace's process (same pid), else the session's only ET with its only trace.
+    pub fn et_node(&self, file: usize, slice: u32) -> Option<(&EtFile, usize)> {
+        let tf = self.trace(file)?;
+        let l = tf.et_link.get_or_init(|| {
+            let ets = self.et_indices();
+            let pick = ets
+                .iter()
+                .copied()
+                .find(|&e| self.et(e).is_some_and(|f| same_process(&tf.trace, &f.et)))
+                .or_else(|| match (ets.as_slice(), self.trace_indices().len()) {
+                    ([only], 1) => Some(*only),
+                    _ => None,
+                })?;
+            Some((pick, link(&tf.trace, &self.et(pick)?.et)))
+        });
+        let (e, l) = l.as_ref()?;
+        Some((self.et(*e)?, l.node_of(slice)? as usize))
     }
 
     pub fn timeline_indices(&self) -> Vec<usize> {

@@ -77,6 +77,7 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
                         {d.python_stack.iter().map(|f| view! { <li>{f.clone()}</li> }).collect_view()}
                     </ol>
                 })}
+                {super::et_details::et_section(&c, i)}
                 {(!d.args.is_empty()).then(|| view! {
                     <h4>"Args"</h4>
                     <table class="tl-args" data-testid="details-args">

@@ -4,6 +4,7 @@
 
 pub mod area;
 pub mod details;
+pub mod et_details;
 pub mod input;
 pub mod layout;
 pub mod paint;

@@ -12,6 +12,7 @@ pub fn SessionBar(session: SessionRef) -> impl IntoView {
         .into_iter()
         .chain(session.snapshot_indices())
         .chain(session.timeline_indices())
+        .chain(session.et_indices())
         .collect();
     let files = order
         .into_iter()
@@ -21,6 +22,7 @@ pub fn SessionBar(session: SessionRef) -> impl IntoView {
                 Content::Trace(t) => ("trace", Some(t.rank)),
                 Content::Snapshot(_) => ("memory snapshot", None),
                 Content::MemoryTimeline(_) => ("memory timeline", None),
+                Content::ExecTrace(_) => ("execution trace", None),
             };
             let is_trace = rank.is_some();
             let label = match rank {
