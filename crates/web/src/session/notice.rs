@@ -34,6 +34,13 @@ impl Notice {
                 .into_iter()
                 .map(|w| Notice::Warning(format!("{}: {w}", f.name)))
                 .collect(),
+            Content::ExecTrace(e) => {
+                e.et.warnings
+                    .lines()
+                    .into_iter()
+                    .map(|w| Notice::Warning(format!("{}: {w}", f.name)))
+                    .collect()
+            }
             Content::Trace(_) | Content::MemoryTimeline(_) => Vec::new(),
         }
     }
