@@ -83,3 +83,20 @@ fn fuzz_kineto_sniff_window_is_slice_independent() {
         Outcome::Failed(discriminant(&ErrorKind::Incompatible(String::new())))
     );
 }
+
+/// Found while writing `fuzz/fuzz_targets/memory_timeline.rs`: the total over categories at a
+/// sample was a plain `sum()`, so two categories near `i64::MAX` overflowed (a panic in debug
+/// builds, a wrapped negative peak in release). It saturates now, and so does the chart.
+#[test]
+fn fuzz_memory_timeline_total_of_huge_categories_saturates() {
+    use tracelight_core::analysis::memory_chart::timeline_chart;
+    use tracelight_core::ingest::memory_timeline::peak;
+    let data = b"[[1, 2], [[0, 9223372036854775807, 9223372036854775807], [0, 1, 2]]]";
+    let Ok(Loaded::MemoryTimeline(m)) = tracelight_core::ingest::load_bytes("mt.json", data) else {
+        panic!("loads")
+    };
+    assert_eq!(m.total(0), i64::MAX);
+    let p = peak(&m);
+    assert_eq!((p.peak_index, p.peak_total_bytes), (0, i64::MAX));
+    let _ = timeline_chart(&m);
+}

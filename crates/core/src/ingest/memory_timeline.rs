@@ -50,12 +50,12 @@ impl MemoryTimeline {
         self.times_us.is_empty()
     }
 
-    /// Sum over categories at sample `i`.
+    /// Sum over categories at sample `i`, saturating: a file may hold values near `i64::MAX`.
     pub fn total(&self, i: usize) -> i64 {
         self.bytes
             .iter()
             .map(|c| c.get(i).copied().unwrap_or(0))
-            .sum()
+            .fold(0i64, i64::saturating_add)
     }
 }
 
