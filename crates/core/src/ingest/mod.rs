@@ -1,6 +1,7 @@
 //! Readers, one module per format, behind one push-based [`Loader`] that inflates gzip on the fly and
 //! sniffs the format from content.
 
+pub mod budget;
 pub mod chakra;
 pub mod gzip;
 pub(crate) mod json;

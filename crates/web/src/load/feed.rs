@@ -2,10 +2,11 @@
 //! budget is spent, publishing progress in bytes with MB/s and honouring the cancel flag.
 
 use super::LoadCtx;
-use crate::platform::clock::{now_ms, yield_now};
+use crate::platform::clock::{now_ms, wasm_memory_bytes, yield_now};
 use crate::session::derived::TimelineData;
 use crate::session::{Content, EtFile, LoadedFile, Progress, TraceFile};
 use leptos::prelude::*;
+use tracelight_core::ingest::budget::check_fits;
 use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::{Error, ErrorKind};
 
@@ -67,6 +68,16 @@ impl Feed {
             if self.ctx.cancel.get_untracked() {
                 return Err(self.cancelled());
             }
+            // Refuse before the module runs out of memory and traps (which would lose the
+            // session already open): see `tracelight_core::ingest::budget`.
+            let l = &self.loader;
+            check_fits(
+                wasm_memory_bytes(),
+                l.raw_bytes(),
+                self.total,
+                l.decoded_bytes(),
+            )
+            .map_err(|e| e.in_file(l.name()).to_string())?;
             let t0 = now_ms();
             if self.first_bytes == 0.0 {
                 self.first_bytes = t0;

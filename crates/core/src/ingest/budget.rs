@@ -1,0 +1,80 @@
+//! Whether a file's model fits a browser tab.
+//!
+//! wasm32 linear memory ends at 4 GiB (65,536 pages of 64 KiB) in every browser, and it only grows:
+//! a load that runs past it fails inside an allocation, the module traps and the tab's app is dead,
+//! the trace already open included. The web adapter asks [`check_fits`] before each slice: the
+//! memory already in use plus what the rest of the file will add, at the worst model size per
+//! decoded byte measured (BENCHMARKS.md: 0.50× synthetic, 0.60-0.70× real H100 traces, after the
+//! load), must stay under the ceiling with room for the timeline index. A file that will not fit is
+//! refused at once with a message that points to the CLI, which has no such limit.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The most linear memory a wasm32 module can have.
+pub const WASM_MEMORY_MAX: u64 = 4 << 30;
+
+/// Headroom kept free below [`WASM_MEMORY_MAX`]: the timeline index and the views' allocations.
+pub const HEADROOM: u64 = 384 << 20;
+
+/// Model bytes per decoded input byte, the worst measured (0.70×) plus a margin.
+pub const MODEL_PER_DECODED_BYTE: f64 = 0.75;
+
+/// Refuses the load when memory in use (`memory_now`) plus the model of the bytes still to come
+/// would pass the ceiling. `raw_done`/`raw_total` are file bytes (compressed for a `.gz`);
+/// `decoded_done` the bytes inflated from them, whose ratio estimates the rest (1 until known).
+pub fn check_fits(
+    memory_now: u64,
+    raw_done: u64,
+    raw_total: Option<u64>,
+    decoded_done: u64,
+) -> Result<()> {
+    let limit = WASM_MEMORY_MAX - HEADROOM;
+    let inflation = if raw_done > 0 {
+        (decoded_done as f64 / raw_done as f64).max(1.0)
+    } else {
+        1.0
+    };
+    let rest = raw_total.unwrap_or(0).saturating_sub(raw_done) as f64;
+    let projected = memory_now as f64 + rest * inflation * MODEL_PER_DECODED_BYTE;
+    if memory_now <= limit && projected <= limit as f64 {
+        return Ok(());
+    }
+    let gb = |b: f64| b / 1e9;
+    Err(Error::new(
+        ErrorKind::Limit(format!(
+            "too big for a browser tab: its model would need about {:.1} GB of WebAssembly \
+             memory and a tab gets at most {:.1} GB. Nothing was lost: the trace already open \
+             stays. Open this file with the command-line tool instead: `tracelight summary FILE` \
+             (or `analyze FILE --json`), which has no such limit",
+            gb(projected.max(memory_now as f64)),
+            gb(WASM_MEMORY_MAX as f64)
+        )),
+        raw_done,
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_file_is_judged_by_its_size_before_any_byte_is_read() {
+        // 2 GB opens today with 1.24 GB of wasm memory: it must pass.
+        assert!(check_fits(60 << 20, 0, Some(2_000_000_000), 0).is_ok());
+        // 4.5 GB * 0.75 = 3.4 GB + 60 MB is under 4 GiB - 384 MiB = 3.9 GB.
+        assert!(check_fits(60 << 20, 0, Some(4_500_000_000), 0).is_ok());
+        // 5.5 GB * 0.75 = 4.1 GB: refused at byte 0.
+        let e = check_fits(60 << 20, 0, Some(5_500_000_000), 0).unwrap_err();
+        assert!(matches!(&e.kind, ErrorKind::Limit(m) if m.contains("tracelight summary")));
+    }
+
+    #[test]
+    fn a_gzip_file_is_judged_by_its_inflation_so_far() {
+        // 600 MB of .gz: fits until the first 10 MB show a 10x inflation (6 GB decoded).
+        assert!(check_fits(60 << 20, 0, Some(600_000_000), 0).is_ok());
+        assert!(check_fits(80 << 20, 10_000_000, Some(600_000_000), 100_000_000).is_err());
+        // Memory already past the limit is refused whatever the projection.
+        assert!(check_fits(WASM_MEMORY_MAX - (100 << 20), 1, Some(2), 1).is_err());
+    }
+}
