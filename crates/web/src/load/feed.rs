@@ -77,7 +77,7 @@ impl Feed {
                 self.total,
                 l.decoded_bytes(),
             )
-            .map_err(|e| e.in_file(l.name()).to_string())?;
+            .map_err(|e| e.in_file(l.name()))?;
             let t0 = now_ms();
             if self.first_bytes == 0.0 {
                 self.first_bytes = t0;
