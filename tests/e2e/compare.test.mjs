@@ -1,0 +1,65 @@
+// The compare view, end to end: `?url=A&compare=B` on the HTA trace_diff pair opens A with B as the
+// comparison; the verdict, step times, breakdown, categories and the op and kernel diff rows the
+// page shows must equal `tracelight diff A B --json` on the same files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { serve, browser, page, shot, CORPUS, ROOT } from './harness.mjs';
+
+let srv, b;
+before(async () => { srv = await serve(); b = await browser(); });
+after(async () => { await b?.close(); srv?.server.close(); });
+
+const BIN = path.join(ROOT, 'target', 'release', 'tracelight');
+const REL_A = 'real/hta/trace_diff/control_a100_rank3of8.json.gz';
+const REL_B = 'real/hta/trace_diff/test_v100_rank1of2.json.gz';
+const [A, B] = [REL_A, REL_B].map((r) => path.join(CORPUS, r));
+
+const num = (loc, attr) => loc.getAttribute(attr).then(Number);
+const near = (ns, us, what, tol = 1) => assert.ok(Math.abs(ns - us * 1e3) <= tol, `${what}: page ${ns} ns vs CLI ${us} µs`);
+
+test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: !(fs.existsSync(A) && fs.existsSync(B)) && 'corpus absent' }, async () => {
+  const c = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json'], { maxBuffer: 256 << 20 }).toString());
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?url=/corpus/${REL_A}&compare=/corpus/${REL_B}`);
+  const view = p.getByTestId('compare-view');
+  await view.waitFor({ timeout: 180_000 });
+
+  assert.equal((await p.getByTestId('compare-verdict').textContent()).trim(), c.verdict);
+  const step = p.getByTestId('compare-step');
+  near(await num(step, 'data-a-ns'), c.step.a.mean_us, 'A mean step');
+  near(await num(step, 'data-b-ns'), c.step.b.mean_us, 'B mean step');
+  near(await num(step, 'data-delta-ns'), c.step.delta_us, 'step delta');
+  near(await num(step, 'data-a-stdev-ns'), c.step.a.stdev_us, 'A step stdev');
+
+  for (const [id, lines] of [['compare-breakdown', c.breakdown], ['compare-fine', c.fine_categories], ['compare-seed', c.categories]]) {
+    for (const l of lines) {
+      if (!l.a_us && !l.b_us) continue;
+      const row = p.locator(`[data-testid=${id}] [data-key="${l.name}"]`);
+      near(await num(row, 'data-delta-ns'), l.delta_us, `${id} ${l.name}`);
+    }
+  }
+
+  // Tables: by impact (|Δ per step|), the CLI's rows re-sorted the same way.
+  const impact = (rows) => [...rows].sort((x, y) => Math.abs(y.delta_step_us) - Math.abs(x.delta_step_us) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  for (const [id, rows] of [['compare-ops', c.ops], ['compare-kernels', c.kernels]]) {
+    const want = impact(rows).slice(0, 5);
+    for (let k = 0; k < want.length; k++) {
+      const row = p.locator(`[data-testid=${id}] .vt-row[data-row="${k}"]`);
+      assert.equal(await row.locator('[data-col=name]').textContent(), want[k].name, `${id} row ${k}`);
+      assert.equal(await row.locator('[data-col=status]').textContent(), want[k].b_name ? `${want[k].status} → ${want[k].b_name}` : want[k].status);
+    }
+    assert.equal(Number(await p.getByTestId(id).getAttribute('data-rows')), rows.length, `${id} row count`);
+  }
+  await p.screenshot({ path: shot('compare-overview.png'), fullPage: true });
+
+  // Filter: only kernels whose name (either side) holds the text.
+  await p.getByTestId('compare-filter').fill('nccl');
+  const n = c.kernels.filter((r) => (r.name + ' ' + (r.b_name || '')).toLowerCase().includes('nccl')).length;
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-kernels]')?.dataset.rows) === n, n);
+  await p.screenshot({ path: shot('compare-filtered.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
