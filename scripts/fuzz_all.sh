@@ -20,7 +20,7 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
   mapfile -t TARGETS < <(cargo +nightly fuzz list)
 fi
 BAD=crates/core/tests/fixtures/bad
-GPU=crates/core/tests/fixtures/gpu
+GPU=crates/core/tests/fixtures/torch-2.11-cuda13-h100
 SHARED=../shared/corpus
 
 # Small seeds per target (inputs are capped by -max_len anyway).

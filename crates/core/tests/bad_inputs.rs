@@ -298,7 +298,7 @@ fn a_real_trace_cut_at_every_percent_keeps_what_parsed_and_says_where() {
     use std::io::Read;
     let gz = std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/gpu/gpu_matmul.pt.trace.json.gz"),
+            .join("tests/fixtures/torch-2.11-cuda13-h100/gpu_matmul.pt.trace.json.gz"),
     )
     .unwrap();
     let mut text = Vec::new();

@@ -1,7 +1,7 @@
-//! The repo's own GPU recordings (`tests/fixtures/gpu/`, made by `scripts/gen_gpu.py` on an H100
-//! with torch 2.11) against what torch and the CUDA runtime said in the same run: the matmul's
-//! speed timed with CUDA events, the caching allocator's own counters at the snapshot dump, and
-//! `export_memory_timeline`'s two formats. The op table's columns are checked in
+//! The repo's own GPU recordings (`tests/fixtures/torch-2.11-cuda13-h100/`, made by
+//! `scripts/gen_gpu.py` on an H100 with torch 2.11) against what torch and the CUDA runtime said
+//! in the same run: the matmul's speed timed with CUDA events, the caching allocator's own
+//! counters at the snapshot dump, and `export_memory_timeline`'s two formats. The op table's columns are checked in
 //! `ops_vs_torch.rs`, its text in `table_vs_torch.rs`.
 
 #![allow(clippy::unwrap_used)]
@@ -13,7 +13,10 @@ use tracelight_core::analysis::ops::{op_table, OpOptions};
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::{load_bytes, Format, Loaded};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu");
+const DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/torch-2.11-cuda13-h100"
+);
 
 fn load(name: &str) -> Loaded {
     let bytes = std::fs::read(format!("{DIR}/{name}")).unwrap();

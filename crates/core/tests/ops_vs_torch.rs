@@ -1,8 +1,8 @@
 //! The operator table against torch `key_averages()` on the generated corpus
 //! (`shared/corpus/generated/**/*.reference.json`, torch 2.15.0, CPU only) and on the repo's own
-//! GPU recordings (`tests/fixtures/gpu/`, `scripts/gen_gpu.py`, torch 2.11 on an H100), where the
-//! device columns (Self/total device time, device memory) and the kernel and GPU-annotation rows
-//! are checked too.
+//! GPU recordings (`tests/fixtures/torch-2.11-cuda13-h100/`, `scripts/gen_gpu.py`, torch 2.11 on
+//! an H100), where the device columns (Self/total device time, device memory) and the kernel and
+//! GPU-annotation rows are checked too.
 //!
 //! Every reference row must exist with the same call count; Self CPU and CPU total must agree within
 //! 1 % or 2 µs; CPU memory and self CPU memory exactly; FLOPs exactly where our source is torch's
@@ -25,7 +25,10 @@ const GENERATED: &str = concat!(
 
 /// The repo's own GPU recordings (`scripts/gen_gpu.py` on an H100, torch 2.11): the same reference
 /// format plus the device columns a CPU run cannot give.
-const GPU_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu");
+const GPU_FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/torch-2.11-cuda13-h100"
+);
 
 fn references() -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -13,7 +13,10 @@ const GENERATED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/corpus/generated"
 );
-const GPU_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu");
+const GPU_FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/torch-2.11-cuda13-h100"
+);
 
 #[test]
 fn table_text_reproduces_torch_layout() {

@@ -20,7 +20,7 @@
 //! - `python_function` frames (`with_stack=True`) take part in the nesting only in traces whose
 //!   frames carry a `CallFrom` arg (torch 2.15 writes it and nests them; torch 2.11 writes
 //!   `Python parent id` alone and leaves them out: both checked against key_averages, the CPU
-//!   corpus and `tests/fixtures/gpu/`).
+//!   corpus and `tests/fixtures/torch-2.11-cuda13-h100/`).
 //! - Kineto's `overhead` events (CUPTI's "Activity Buffer Request", written under pid -1) were
 //!   recorded on the thread that launched work when the buffer ran out, and torch treats them so:
 //!   they nest on the main thread (tid = pid), take their time out of the op they interrupted, and
