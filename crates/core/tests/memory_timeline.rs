@@ -1,8 +1,9 @@
 //! `export_memory_timeline` files: the plot JSON and the raw event list coalesce to the same series
 //! as torch's `_coalesce_timeline`, with the peak and per-category breakdown of independent answers.
 //!
-//! Expected values come from `tests/scripts/snapshot_expected.py` (stdlib `json`/`gzip`: torch's
-//! `_coalesce_timeline` transcribed for raw files; sum of the 9 sizes per sample, first maximum).
+//! Expected values are `tests/scripts/snapshot_expected.out.json`, written by
+//! `tests/scripts/snapshot_expected.py` (stdlib `json`/`gzip`: torch's `_coalesce_timeline`
+//! transcribed for raw files; sum of the 9 sizes per sample, first maximum) and checked in.
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use tracelight_core::ingest::memory_timeline::{peak, MemoryTimeline, CATEGORIES};
@@ -23,22 +24,40 @@ fn load(rel: &str) -> Option<Box<MemoryTimeline>> {
     }
 }
 
-const RESNET_AT_PEAK: [i64; 8] = [40104, 80288, 55360, 0, 3245128, 40912, 884736, 629056];
+/// The script's answer for one corpus file.
+fn independent(rel: &str) -> serde_json::Value {
+    let all: serde_json::Value =
+        serde_json::from_str(include_str!("scripts/snapshot_expected.out.json")).unwrap();
+    let e = all["files"][rel].clone();
+    assert!(e.is_object(), "{rel}: not in snapshot_expected.out.json");
+    e
+}
+
+/// `m`'s record count and peak against the script's answer `e`.
+fn check_peak(rel: &str, m: &MemoryTimeline, e: &serde_json::Value) {
+    let n = |k: &str| e[k].as_i64().unwrap_or_else(|| panic!("{rel}: no {k}"));
+    assert_eq!(m.records as i64, n("records"), "{rel} records");
+    let p = peak(m);
+    assert_eq!(p.samples as i64, n("samples"), "{rel} samples");
+    assert_eq!(p.peak_total_bytes, n("peak_total_bytes"), "{rel} peak");
+    assert_eq!(p.peak_index as i64, n("peak_index"), "{rel} peak index");
+    assert_eq!(p.peak_time_us, n("peak_time_us"), "{rel} peak time");
+    let at: Vec<i64> = p.at_peak.iter().map(|(_, b)| *b).collect();
+    let want: Vec<i64> = serde_json::from_value(e["at_peak"].clone()).unwrap();
+    assert_eq!(at, want, "{rel} at peak");
+}
+
+const RESNET: &str = "generated/resnet_all.1795343593430138415.memory_timeline.json";
+const RESNET_RAW: &str = "generated/resnet_all.1795343593430138415.memory_timeline.raw.json.gz";
 
 #[test]
 fn generated_plot_json_peak_and_breakdown() {
-    let Some(m) = load("generated/resnet_all.1795343593430138415.memory_timeline.json") else {
+    let Some(m) = load(RESNET) else {
         return;
     };
     assert_eq!(m.format, Format::MemoryTimeline);
-    assert_eq!(m.records, 1344);
+    check_peak(RESNET, &m, &independent(RESNET));
     let p = peak(&m);
-    assert_eq!(p.samples, 1344);
-    assert_eq!(p.peak_total_bytes, 4_975_584);
-    assert_eq!(p.peak_index, 100);
-    assert_eq!(p.peak_time_us, 1_795_343_593_403_013);
-    let at: Vec<i64> = p.at_peak.iter().map(|(_, b)| *b).collect();
-    assert_eq!(at, RESNET_AT_PEAK);
     assert_eq!(p.at_peak[4].0, CATEGORIES[4]);
     assert_eq!(p.at_peak[4].0, "activation");
 }
@@ -46,36 +65,22 @@ fn generated_plot_json_peak_and_breakdown() {
 /// The raw export of the same run coalesces to exactly the plot file's series.
 #[test]
 fn generated_raw_coalesces_to_the_plot_json() {
-    let (Some(raw), Some(plot)) = (
-        load("generated/resnet_all.1795343593430138415.memory_timeline.raw.json.gz"),
-        load("generated/resnet_all.1795343593430138415.memory_timeline.json"),
-    ) else {
+    let (Some(raw), Some(plot)) = (load(RESNET_RAW), load(RESNET)) else {
         return;
     };
     assert_eq!(raw.format, Format::MemoryTimelineRaw);
-    assert_eq!(raw.records, 1894);
+    check_peak(RESNET_RAW, &raw, &independent(RESNET_RAW));
     assert_eq!(raw.times_us, plot.times_us);
     assert_eq!(raw.bytes, plot.bytes);
-    let at: Vec<i64> = peak(&raw).at_peak.iter().map(|(_, b)| *b).collect();
-    assert_eq!(at, RESNET_AT_PEAK);
 }
 
 #[test]
 fn real_hta_raw_timeline_peak_and_breakdown() {
-    let Some(m) = load("real/hta/memory_timeline.raw.json.gz") else {
+    let rel = "real/hta/memory_timeline.raw.json.gz";
+    let Some(m) = load(rel) else {
         return;
     };
-    assert_eq!(m.records, 16845);
-    let p = peak(&m);
-    assert_eq!(p.samples, 7718);
-    assert_eq!(p.peak_total_bytes, 3_082_832_104);
-    assert_eq!(p.peak_index, 761);
-    assert_eq!(p.peak_time_us, 1_696_966_047_194_486);
-    let at: Vec<i64> = p.at_peak.iter().map(|(_, b)| *b).collect();
-    assert_eq!(
-        at,
-        [102440608, 102228128, 19395584, 0, 2592465920, 67858432, 64225280, 134218152]
-    );
+    check_peak(rel, &m, &independent(rel));
 }
 
 #[test]

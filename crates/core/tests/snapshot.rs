@@ -1,8 +1,8 @@
 //! CUDA memory snapshots: every corpus pickle loads, and its numbers agree with independent answers.
 //!
-//! Expected values in `REAL` come from `tests/scripts/snapshot_expected.py` (stdlib `pickle` only: the
-//! segment/block sums and a literal transcription of torch's `MemoryViz.js` replay), run as
-//! `cd shared/corpus && python3 .../snapshot_expected.py real/snapshots/*.pickle generated/snapshots/*.pickle`.
+//! Expected values are `tests/scripts/snapshot_expected.out.json`, written by
+//! `tests/scripts/snapshot_expected.py` (stdlib `pickle` only: the segment/block sums and a literal
+//! transcription of torch's `MemoryViz.js` replay; its docstring has the command) and checked in.
 //! The synthetic snapshots are also checked against the simulator's ground truth in
 //! `generated/snapshots/synthetic_snapshot_seed23.reference.json`, read in place.
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
@@ -36,593 +36,66 @@ fn load_snapshot(rel: &str) -> Option<Box<Snapshot>> {
     }
 }
 
-struct Dev {
-    device: i64,
-    segments: u64,
-    reserved: u64,
-    allocated: u64,
-    active: u64,
-    requested: u64,
-    largest_free: u64,
-    blocks: &'static [(&'static str, u64)],
-    entries: u64,
-    actions: &'static [(&'static str, u64)],
-    peak_active: u64,
-    peak_reserved: u64,
+/// The script's answers: `files` keyed by corpus path, each with `devices` (snapshots) or the
+/// timeline's peak figures.
+fn independent() -> serde_json::Value {
+    let text = include_str!("scripts/snapshot_expected.out.json");
+    serde_json::from_str(text).unwrap()
 }
 
-struct Expected {
-    file: &'static str,
-    devices: &'static [Dev],
-}
-
-fn map(v: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    v.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
-}
-
-fn check(file: &str, got: &DeviceMemory, e: &Dev) {
-    let ctx = format!("{file} device {}", e.device);
-    assert_eq!(got.device, e.device, "{ctx}");
-    assert_eq!(got.segments, e.segments, "{ctx} segments");
-    assert_eq!(got.reserved_bytes, e.reserved, "{ctx} reserved");
-    assert_eq!(got.allocated_bytes, e.allocated, "{ctx} allocated");
-    assert_eq!(got.active_bytes, e.active, "{ctx} active");
-    assert_eq!(got.requested_bytes, e.requested, "{ctx} requested");
+fn check(file: &str, got: &DeviceMemory, e: &serde_json::Value) {
+    let ctx = format!("{file} device {}", e["device"]);
+    let n = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{ctx}: no {k}"));
+    let counts = |k: &str| -> BTreeMap<String, u64> {
+        serde_json::from_value(e[k].clone()).unwrap_or_else(|err| panic!("{ctx} {k}: {err}"))
+    };
+    assert_eq!(got.device, e["device"].as_i64().unwrap(), "{ctx}");
+    assert_eq!(got.segments, n("segments"), "{ctx} segments");
+    assert_eq!(got.reserved_bytes, n("reserved_bytes"), "{ctx} reserved");
+    assert_eq!(got.allocated_bytes, n("allocated_bytes"), "{ctx} allocated");
+    assert_eq!(got.active_bytes, n("active_bytes"), "{ctx} active");
+    assert_eq!(got.requested_bytes, n("requested_bytes"), "{ctx} requested");
     assert_eq!(
-        got.largest_free_block_bytes, e.largest_free,
+        got.largest_free_block_bytes,
+        n("largest_free_block_bytes"),
         "{ctx} largest free"
     );
-    assert_eq!(got.blocks, map(e.blocks), "{ctx} blocks");
-    assert_eq!(got.trace_entries, e.entries, "{ctx} entries");
-    assert_eq!(got.actions, map(e.actions), "{ctx} actions");
-    assert_eq!(got.peak_active_bytes, e.peak_active, "{ctx} peak active");
+    assert_eq!(got.blocks, counts("blocks"), "{ctx} blocks");
+    assert_eq!(got.trace_entries, n("trace_entries"), "{ctx} entries");
+    assert_eq!(got.actions, counts("actions"), "{ctx} actions");
     assert_eq!(
-        got.peak_reserved_bytes, e.peak_reserved,
+        got.peak_active_bytes,
+        n("peak_active_bytes"),
+        "{ctx} peak active"
+    );
+    assert_eq!(
+        got.peak_reserved_bytes,
+        n("peak_reserved_bytes"),
         "{ctx} peak reserved"
     );
 }
 
-const REAL: &[Expected] = &[
-    Expected {
-        file: "real/snapshots/cs336_bcrafton_memory_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 96,
-            reserved: 4238344192,
-            allocated: 3072871424,
-            active: 3072871424,
-            requested: 3064418304,
-            largest_free: 155189248,
-            blocks: &[("active_allocated", 447), ("inactive", 103)],
-            entries: 6486,
-            actions: &[
-                ("alloc", 2162),
-                ("free_completed", 2162),
-                ("free_requested", 2162),
-            ],
-            peak_active: 3849232640,
-            peak_reserved: 4238344192,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/cs336_kkaitlyn_ctx512_forward_mixed.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 868,
-            reserved: 40514879488,
-            allocated: 39975713792,
-            active: 39975713792,
-            requested: 39839792128,
-            largest_free: 54001664,
-            blocks: &[("active_allocated", 1613), ("inactive", 203)],
-            entries: 6765,
-            actions: &[
-                ("alloc", 2702),
-                ("free_completed", 1414),
-                ("free_requested", 1414),
-                ("segment_alloc", 638),
-                ("segment_free", 597),
-            ],
-            peak_active: 39860763648,
-            peak_reserved: 40514879488,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/cs336_magma27_2026-04_windows_memory_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 216,
-            reserved: 14180941824,
-            allocated: 1377753600,
-            active: 1377753600,
-            requested: 1373919236,
-            largest_free: 329252864,
-            blocks: &[("active_allocated", 229), ("inactive", 226)],
-            entries: 5163,
-            actions: &[
-                ("alloc", 1721),
-                ("free_completed", 1721),
-                ("free_requested", 1721),
-            ],
-            peak_active: 13923997700,
-            peak_reserved: 14180941824,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/cs336_nothanmin_memory_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 999,
-            reserved: 23842521088,
-            allocated: 16019091968,
-            active: 16019091968,
-            requested: 15568596996,
-            largest_free: 52428800,
-            blocks: &[("active_allocated", 1313), ("inactive", 674)],
-            entries: 19464,
-            actions: &[
-                ("alloc", 6488),
-                ("free_completed", 6488),
-                ("free_requested", 6488),
-            ],
-            peak_active: 22827925508,
-            peak_reserved: 23842521088,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 9,
-            reserved: 3781165056,
-            allocated: 31719936,
-            active: 31719936,
-            requested: 31719428,
-            largest_free: 536870912,
-            blocks: &[("active_allocated", 10), ("inactive", 10)],
-            entries: 97,
-            actions: &[
-                ("alloc", 36),
-                ("free_completed", 26),
-                ("free_requested", 26),
-                ("segment_alloc", 9),
-            ],
-            peak_active: 3249143816,
-            peak_reserved: 3781165056,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/cs336_wedsonlin_medium_512_training_memory_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 400,
-            reserved: 12660506624,
-            allocated: 6838108672,
-            active: 6838108672,
-            requested: 6829260804,
-            largest_free: 83886080,
-            blocks: &[("active_allocated", 885), ("inactive", 156)],
-            entries: 22332,
-            actions: &[
-                ("alloc", 7591),
-                ("free_completed", 7370),
-                ("free_requested", 7370),
-                ("segment_alloc", 1),
-            ],
-            peak_active: 12426629128,
-            peak_reserved: 12660506624,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/ftcourse_2024-06_memory_snapshot.pickle",
-        devices: &[Dev {
-            device: 0,
-            segments: 215,
-            reserved: 6471811072,
-            allocated: 2297283072,
-            active: 2297283072,
-            requested: 2285408452,
-            largest_free: 130023424,
-            blocks: &[("active_allocated", 802), ("inactive", 277)],
-            entries: 10307,
-            actions: &[
-                ("alloc", 3505),
-                ("free_completed", 3325),
-                ("free_requested", 3325),
-                ("segment_alloc", 152),
-            ],
-            peak_active: 5876132840,
-            peak_reserved: 6471811072,
-        }],
-    },
-    Expected {
-        file: "real/snapshots/select_n_2023-12_4gpu_cpp_frames_snapshot.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 136,
-                reserved: 18566086656,
-                allocated: 16199101440,
-                active: 16199101440,
-                requested: 16199097344,
-                largest_free: 2097152000,
-                blocks: &[("active_allocated", 200), ("inactive", 4)],
-                entries: 10327,
-                actions: &[
-                    ("alloc", 3058),
-                    ("free_completed", 3053),
-                    ("free_requested", 3053),
-                    ("segment_alloc", 584),
-                    ("segment_free", 579),
-                ],
-                peak_active: 20802383104,
-                peak_reserved: 22519218176,
-            },
-            Dev {
-                device: 1,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 2,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 3,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-        ],
-    },
-    Expected {
-        file: "real/snapshots/select_n_2023-12_state_only_no_trace_snapshot.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 1,
-                segments: 40,
-                reserved: 5559549952,
-                allocated: 545266688,
-                active: 545266688,
-                requested: 544460336,
-                largest_free: 3294625792,
-                blocks: &[("active_allocated", 179), ("inactive", 34)],
-                entries: 0,
-                actions: &[],
-                peak_active: 544460336,
-                peak_reserved: 5559549952,
-            },
-            Dev {
-                device: 2,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 3,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-        ],
-    },
-    Expected {
-        file: "real/snapshots/sqattn_2025-05_cuda_memory_snapshot.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 4,
-                reserved: 230686720,
-                allocated: 215105536,
-                active: 215105536,
-                requested: 215105536,
-                largest_free: 7340032,
-                blocks: &[("active_allocated", 5), ("inactive", 5)],
-                entries: 9576,
-                actions: &[
-                    ("alloc", 2912),
-                    ("free_completed", 2912),
-                    ("free_requested", 2912),
-                    ("segment_alloc", 420),
-                    ("segment_free", 420),
-                ],
-                peak_active: 4351237120,
-                peak_reserved: 5802819584,
-            },
-            Dev {
-                device: 1,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 2,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-            Dev {
-                device: 3,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 0,
-                actions: &[],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-        ],
-    },
-    Expected {
-        file: "generated/snapshots/synthetic_snapshot_seed23.at_marker.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 18,
-                reserved: 278921216,
-                allocated: 170418688,
-                active: 170418688,
-                requested: 170418180,
-                largest_free: 25165824,
-                blocks: &[("active_allocated", 31), ("inactive", 12)],
-                entries: 282,
-                actions: &[
-                    ("alloc", 108),
-                    ("annotate", 1),
-                    ("free_completed", 77),
-                    ("free_requested", 77),
-                    ("segment_alloc", 18),
-                    ("snapshot", 1),
-                ],
-                peak_active: 260003665,
-                peak_reserved: 278921216,
-            },
-            Dev {
-                device: 1,
-                segments: 0,
-                reserved: 0,
-                allocated: 0,
-                active: 0,
-                requested: 0,
-                largest_free: 0,
-                blocks: &[],
-                entries: 1,
-                actions: &[("snapshot", 1)],
-                peak_active: 0,
-                peak_reserved: 0,
-            },
-        ],
-    },
-    Expected {
-        file: "generated/snapshots/synthetic_snapshot_seed23.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 14,
-                reserved: 205520896,
-                allocated: 170418688,
-                active: 171135488,
-                requested: 171134980,
-                largest_free: 12582912,
-                blocks: &[
-                    ("active_allocated", 31),
-                    ("active_awaiting_free", 1),
-                    ("inactive", 8),
-                ],
-                entries: 421,
-                actions: &[
-                    ("alloc", 151),
-                    ("annotate", 1),
-                    ("free_completed", 119),
-                    ("free_requested", 120),
-                    ("oom", 1),
-                    ("segment_alloc", 21),
-                    ("segment_free", 7),
-                    ("snapshot", 1),
-                ],
-                peak_active: 271503903,
-                peak_reserved: 304087040,
-            },
-            Dev {
-                device: 1,
-                segments: 2,
-                reserved: 83886080,
-                allocated: 48758784,
-                active: 48758784,
-                requested: 48758784,
-                largest_free: 20447232,
-                blocks: &[("active_allocated", 4), ("inactive", 2)],
-                entries: 62,
-                actions: &[
-                    ("alloc", 21),
-                    ("free_completed", 17),
-                    ("free_requested", 17),
-                    ("segment_map", 5),
-                    ("segment_unmap", 1),
-                    ("snapshot", 1),
-                ],
-                peak_active: 141164544,
-                peak_reserved: 83886080,
-            },
-        ],
-    },
-    Expected {
-        file: "generated/snapshots/synthetic_snapshot_seed23.ring_buffer.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 14,
-                reserved: 205520896,
-                allocated: 170418688,
-                active: 171135488,
-                requested: 171134980,
-                largest_free: 12582912,
-                blocks: &[
-                    ("active_allocated", 31),
-                    ("active_awaiting_free", 1),
-                    ("inactive", 8),
-                ],
-                entries: 60,
-                actions: &[
-                    ("alloc", 10),
-                    ("free_completed", 20),
-                    ("free_requested", 20),
-                    ("oom", 1),
-                    ("segment_alloc", 2),
-                    ("segment_free", 7),
-                ],
-                peak_active: 232267288,
-                peak_reserved: 304087040,
-            },
-            Dev {
-                device: 1,
-                segments: 2,
-                reserved: 83886080,
-                allocated: 48758784,
-                active: 48758784,
-                requested: 48758784,
-                largest_free: 20447232,
-                blocks: &[("active_allocated", 4), ("inactive", 2)],
-                entries: 60,
-                actions: &[
-                    ("alloc", 21),
-                    ("free_completed", 17),
-                    ("free_requested", 17),
-                    ("segment_map", 4),
-                    ("segment_unmap", 1),
-                ],
-                peak_active: 141164544,
-                peak_reserved: 83886080,
-            },
-        ],
-    },
-    Expected {
-        file: "generated/snapshots/synthetic_snapshot_seed23.state_only.pickle",
-        devices: &[
-            Dev {
-                device: 0,
-                segments: 14,
-                reserved: 205520896,
-                allocated: 170418688,
-                active: 171135488,
-                requested: 171134980,
-                largest_free: 12582912,
-                blocks: &[
-                    ("active_allocated", 31),
-                    ("active_awaiting_free", 1),
-                    ("inactive", 8),
-                ],
-                entries: 0,
-                actions: &[],
-                peak_active: 170418180,
-                peak_reserved: 205520896,
-            },
-            Dev {
-                device: 1,
-                segments: 2,
-                reserved: 83886080,
-                allocated: 48758784,
-                active: 48758784,
-                requested: 48758784,
-                largest_free: 20447232,
-                blocks: &[("active_allocated", 4), ("inactive", 2)],
-                entries: 0,
-                actions: &[],
-                peak_active: 48758784,
-                peak_reserved: 83886080,
-            },
-        ],
-    },
-];
-
 #[test]
 fn every_corpus_snapshot_matches_the_independent_replay() {
-    for e in REAL {
-        let Some(s) = load_snapshot(e.file) else {
+    let reference = independent();
+    let files: Vec<(&String, &serde_json::Value)> = reference["files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path.ends_with(".pickle"))
+        .collect();
+    // 10 real dumps and the simulator's 4: a script run that lost some fails here.
+    assert_eq!(files.len(), 14);
+    for (file, e) in files {
+        let Some(s) = load_snapshot(file) else {
             continue;
         };
-        assert_eq!(s.kind, SnapshotKind::Allocator, "{}", e.file);
+        assert_eq!(s.kind, SnapshotKind::Allocator, "{file}");
         let sum = summarize(&s);
-        assert_eq!(sum.devices.len(), e.devices.len(), "{}", e.file);
-        for (g, x) in sum.devices.iter().zip(e.devices) {
-            check(e.file, g, x);
+        let want = e["devices"].as_array().unwrap();
+        assert_eq!(sum.devices.len(), want.len(), "{file}");
+        for (g, x) in sum.devices.iter().zip(want) {
+            check(file, g, x);
         }
     }
 }

@@ -7,7 +7,17 @@ blocks, trace entry / action counts, and the peaks of a literal transcription of
 for allocations and for segments). For memory timelines: torch's `_coalesce_timeline` applied to raw
 files, and the peak total with its per-category breakdown.
 
-Usage: python3 snapshot_expected.py FILE...   (prints one JSON object per file)
+Usage, from `shared/corpus` (paths are recorded as given, relative to the corpus):
+
+    python3 snapshot_expected.py --out OUT.json FILE...   # one JSON object, keyed by path
+    python3 snapshot_expected.py FILE...                  # one JSON line per file
+
+The checked-in answers are `tests/scripts/snapshot_expected.out.json`, written by (from the repo
+root) `cd ../shared/corpus && python3 $OLDPWD/crates/core/tests/scripts/snapshot_expected.py
+--out $OLDPWD/crates/core/tests/scripts/snapshot_expected.out.json real/snapshots/*.pickle
+generated/snapshots/*.pickle generated/resnet_all.*.memory_timeline.json
+generated/resnet_all.*.memory_timeline.raw.json.gz real/hta/memory_timeline.raw.json.gz`;
+`snapshot.rs` and `memory_timeline.rs` read it. It holds numbers only, never corpus bytes.
 """
 import gzip
 import json
@@ -150,7 +160,21 @@ def timeline_expected(path):
             'peak_index': i, 'peak_time_us': times[i], 'at_peak': sizes[i][1:]}
 
 
+def expected(p):
+    return snapshot_expected(p) if p.endswith('.pickle') else timeline_expected(p)
+
+
 if __name__ == '__main__':
-    for p in sys.argv[1:]:
-        r = snapshot_expected(p) if p.endswith('.pickle') else timeline_expected(p)
-        print(json.dumps(r, sort_keys=True))
+    args = sys.argv[1:]
+    if args[:1] == ['--out']:
+        out, paths = args[1], args[2:]
+        doc = {
+            'generator': 'crates/core/tests/scripts/snapshot_expected.py (python3 stdlib only)',
+            'files': {p: expected(p) for p in sorted(paths)},
+        }
+        with open(out, 'w') as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+            f.write('\n')
+    else:
+        for p in args:
+            print(json.dumps(expected(p), sort_keys=True))
