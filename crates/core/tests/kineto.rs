@@ -1,6 +1,7 @@
 //! The Kineto reader on hand-built traces (each assertion computed by hand from the JSON written
-//! here) and on every Kineto trace of the shared corpus (event counts checked with python's json
-//! module, see the corpus README's `events` column).
+//! here) and on every Kineto trace of the shared corpus (event counts from python's json module:
+//! `tests/scripts/corpus_event_counts.out.json`, written by `corpus_event_counts.py`; they match
+//! `real/README.md`'s `events` column for the 32 real ones).
 
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -263,74 +264,21 @@ fn slice_boundaries_never_change_the_result() {
     }
 }
 
-/// (corpus path, traceEvents entries per python's `len(json.load(f)["traceEvents"])`).
-const CORPUS_TRACES: &[(&str, u64)] = &[
-    ("real/kineto/h100_libkineto_before_fix_trace.json", 75),
-    (
-        "real/kineto/resnet50_2021-01_toplevel_array.worker0.pt.trace.json.gz",
-        82276,
-    ),
-    (
-        "real/kineto/resnet50_2021-02_schemaVersion1_no_deviceProperties.worker0.pt.trace.json.gz",
-        73639,
-    ),
-    (
-        "real/kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
-        75718,
-    ),
-    (
-        "real/kineto/resnet50_v100_2021-06_num_workers_4.worker0.1623212756351.pt.trace.json.gz",
-        71424,
-    ),
-    ("real/kineto/tb_plugin_gpu_metrics_input.json", 340),
-    ("real/edge/cpu_only_no_rank_no_schemaVersion.json.gz", 2467),
-    ("real/edge/large_integer_u64_rank-70.pt.trace.json.gz", 2),
-    ("real/edge/tiny_old_categories_inference_rank_1.json.gz", 54),
-    ("real/hta/a100_80gb_rank0of16.json.gz", 108936),
-    ("real/hta/alexnet_a100_benchmark_trace.json.gz", 1408),
-    (
-        "real/hta/cpu_only_gloo_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-        30,
-    ),
-    ("real/hta/cuda_event_sync_multi_stream_trace.json.gz", 149),
-    ("real/hta/cuda_event_sync_trace.json.gz", 92),
-    ("real/hta/cupti_range_profiler_a100_trace.json.gz", 4222),
-    (
-        "real/hta/gp100_gpu_user_annotation_step_based_trace.json.gz",
-        1344,
-    ),
-    ("real/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220),
-    ("real/hta/mtia_inference_rank_0.json.gz", 16158),
-    ("real/hta/mtia_rank_0.json.gz", 455739),
-    ("real/hta/nccl_data_a100_rank0of2.json.gz", 40573),
-    (
-        "real/hta/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-        68692,
-    ),
-    ("real/hta/simple_add_a100_kineto.json.gz", 111),
-    ("real/hta/triton_example_a100.json.gz", 71),
-    ("real/hta/v100_rank1of2_profile_memory.json.gz", 216092),
-    ("real/hta/trace_diff/control_a100_rank3of8.json.gz", 109123),
-    ("real/hta/trace_diff/test_v100_rank1of2.json.gz", 105167),
-    ("real/hta/sampled_2of128/rank-0.json.gz", 4855),
-    ("real/hta/sampled_2of128/rank-1.json.gz", 4720),
-    ("real/param/et_pairs/linear_kineto.json.gz", 86859),
-    ("real/param/et_pairs/resnet_kineto.json.gz", 111631),
-    (
-        "real/param/dlrm_8rank/kineto/worker0_step_12.1694128201545.pt.trace.json",
-        3290,
-    ),
-    (
-        "real/param/dlrm_8rank/kineto/worker7_step_12.1694128201553.pt.trace.json",
-        3250,
-    ),
-    ("generated/lstm_mem.1795343595561069429.pt.trace.json", 1534),
-    ("generated/mlp_wide_flops_et.json", 1780),
-    (
-        "generated/resnet_all.1795343593430138415.pt.trace.json.gz",
-        5059,
-    ),
-];
+/// (corpus path, traceEvents entries per python's `len(json.load(f)["traceEvents"])`), written by
+/// `tests/scripts/corpus_event_counts.py` (its docstring has the command) and checked in.
+fn corpus_traces() -> Vec<(String, u64)> {
+    let v: serde_json::Value =
+        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
+    let files: Vec<(String, u64)> = v["files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+        .collect();
+    // A script run that lost files fails here rather than testing fewer.
+    assert_eq!(files.len(), 35);
+    files
+}
 
 /// Two models are the same: every slice column, string, stored args text, and (through their
 /// `Debug` form) every other table, the metadata and the warnings.
@@ -431,7 +379,7 @@ fn the_threaded_reader_builds_the_same_model() {
     }
     // Corpus files up to ~1 MB (old and new schemas, a bare array, gzip, ROCm, MTIA, CPU-only);
     // the big ones add minutes to a debug build and nothing the reader does differently.
-    for (rel, _) in CORPUS_TRACES {
+    for (rel, _) in &corpus_traces() {
         let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
         if bytes.len() > 1_200_000 {
             continue;
@@ -449,7 +397,7 @@ fn every_corpus_kineto_trace_loads_under_the_name_unknown_with_its_event_count()
         println!("note: {CORPUS} absent; skipping");
         return;
     }
-    for (rel, events) in CORPUS_TRACES {
+    for (rel, events) in &corpus_traces() {
         let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
         let t = match load_bytes("unknown", &bytes) {
             Ok(Loaded::Trace(t)) => t,
