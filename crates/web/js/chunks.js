@@ -132,6 +132,10 @@ async function run(m) {
   if (m.file) {
     body = m.file.stream();
     total = m.file.size;
+  } else if (m.stream) {
+    // A ReadableStream a host page transferred to the page (postMessage), passed on to here.
+    body = m.stream;
+    if (m.total > 0) total = m.total;
   } else {
     const resp = await fetch(m.url);
     if (!resp.ok) throw new Error('HTTP ' + resp.status + ' ' + resp.statusText);
@@ -202,7 +206,8 @@ export function prewarm() {
 
 export class ChunkSource {
   /**
-   * `src` is a File or a URL string; at most `ahead` chunks of `chunk` bytes wait unparsed. With
+   * `src` is a File (or Blob), a URL string, or `{stream, total}` (a ReadableStream and its
+   * announced size, or 0); at most `ahead` chunks of `chunk` bytes wait unparsed. With
    * `inflate`, a gzip source is decompressed in the worker by the platform's DecompressionStream.
    */
   constructor(src, chunk, ahead, inflate) {
@@ -217,8 +222,16 @@ export class ChunkSource {
       e.preventDefault();
       this.arrive({ kind: 'error', message: e.message || 'the reader worker failed' });
     };
-    const msg = typeof src === 'string' ? { url: new URL(src, location.href).href } : { file: src };
-    this.worker.postMessage({ ...msg, chunk, first: FIRST_CHUNK, ahead, inflate });
+    let msg = { file: src };
+    let transfer = [];
+    if (typeof src === 'string') {
+      msg = { url: new URL(src, location.href).href };
+    } else if (src && src.stream instanceof ReadableStream) {
+      // `{stream, total}`: the stream moves to the worker (transferred, not copied).
+      msg = { stream: src.stream, total: src.total };
+      transfer = [src.stream];
+    }
+    this.worker.postMessage({ ...msg, chunk, first: FIRST_CHUNK, ahead, inflate }, transfer);
   }
 
   arrive(m) {

@@ -1,11 +1,12 @@
 //! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
 use crate::compare::view::CompareView;
-use crate::load::{load_files, load_url, LoadCtx};
+use crate::embed::Hooks;
+use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
 use crate::session::{
-    Content, FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
+    FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
 use crate::timeline::view::{LaneFn, Timeline};
 use crate::views::gpu::GpuView;
@@ -26,23 +27,6 @@ pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
 const MEMORY_LANE: LaneFn = |session, file, window| {
     view! { <MemoryLane session=session file=file window=window /> }.into_any()
 };
-
-/// Tabs that have something to show for this session.
-fn available_tabs(s: &Session) -> Vec<Tab> {
-    let has_trace = !s.trace_indices().is_empty();
-    let has_memory = !s.snapshot_indices().is_empty()
-        || !s.timeline_indices().is_empty()
-        || s.files
-            .iter()
-            .any(|f| matches!(&f.content, Content::Trace(t) if !t.trace.memory.ts.is_empty()));
-    Tab::ALL
-        .into_iter()
-        .filter(|t| match t {
-            Tab::Memory => has_memory,
-            _ => has_trace,
-        })
-        .collect()
-}
 
 /// The errors (or the warnings) among `notices`, one per line.
 fn notice_text(notices: RwSignal<Vec<Notice>>, errors: bool) -> String {
@@ -94,7 +78,7 @@ pub fn App() -> impl IntoView {
             return;
         }
         let s = Session { files };
-        let tabs = available_tabs(&s);
+        let tabs = s.available_tabs();
         nav.file
             .set(s.trace_indices().first().copied().unwrap_or(0));
         nav.reveal.set(None);
@@ -124,7 +108,39 @@ pub fn App() -> impl IntoView {
         generation.set_value(g);
         g
     };
+    // B of the Compare tab: loaded after A, kept while A changes; a failed load keeps the old B.
+    let compare = RwSignal::new(None::<SessionRef>);
+    let finish_compare = move |files: Vec<LoadedFile>, errors: Vec<tracelight_core::Error>| {
+        progress.set(None);
+        if !errors.is_empty() {
+            notices.set(errors.iter().filter_map(Notice::of_error).collect());
+        }
+        if !files.is_empty() {
+            compare.set(Some(Arc::new(Session { files })));
+            nav.tab.set(Tab::Compare);
+        }
+    };
+    // A trace a host page posted (`embed`): as the session, or as B of Compare.
+    let open_posted = Callback::new(move |(p, as_b): (Posted, bool)| {
+        let g = if as_b { 0 } else { start() };
+        spawn_local(async move {
+            match (load_posted(p, ctx).await, as_b) {
+                (Ok(f), true) => finish_compare(vec![f], Vec::new()),
+                (Err(e), true) => finish_compare(Vec::new(), vec![e]),
+                (Ok(f), false) => finish(g, vec![f], Vec::new()),
+                (Err(e), false) => finish(g, Vec::new(), vec![e]),
+            }
+        });
+    });
+    let embed = crate::embed::serve(Hooks {
+        session,
+        compare,
+        notices,
+        progress,
+        open: open_posted,
+    });
     let open_list = move |files: Vec<web_sys::File>| {
+        embed.user_opened();
         if files.is_empty() {
             notices.set(vec![Notice::Error(
                 "nothing to open: no .json, .json.gz or .pickle files found".into(),
@@ -157,20 +173,12 @@ pub fn App() -> impl IntoView {
             }
         });
     };
-    let on_demo = Callback::new(move |_| open_url(DEMO_URL.to_owned()));
-    // B of the Compare tab: loaded after A, kept while A changes; a failed load keeps the old B.
-    let compare = RwSignal::new(None::<SessionRef>);
-    let finish_compare = move |files: Vec<LoadedFile>, errors: Vec<tracelight_core::Error>| {
-        progress.set(None);
-        if !errors.is_empty() {
-            notices.set(errors.iter().filter_map(Notice::of_error).collect());
-        }
-        if !files.is_empty() {
-            compare.set(Some(Arc::new(Session { files })));
-            nav.tab.set(Tab::Compare);
-        }
-    };
+    let on_demo = Callback::new(move |_| {
+        embed.user_opened();
+        open_url(DEMO_URL.to_owned())
+    });
     let open_compare = Callback::new(move |list: web_sys::FileList| {
+        embed.user_opened();
         let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
         spawn_local(async move {
             let (ok, errors) = load_files(files, ctx).await;
@@ -218,7 +226,7 @@ pub fn App() -> impl IntoView {
     let body = move || {
         match session.get() {
         Some(s) => {
-            let tabs = available_tabs(&s);
+            let tabs = s.available_tabs();
             let s2 = s.clone();
             let active = move || {
                 let s = s2.clone();

@@ -1,3 +1,15 @@
-//! Embedding (issue 15): the page inside another page's iframe, driven by `postMessage` (load
-//! bytes, pick a tab, report state). Empty until that lands; it uses `session`, `load` and
-//! `platform`, and `app.rs` wires it up.
+//! Embedding (issue 15): the page inside another page's iframe (or a window it opened), driven by
+//! `postMessage` the way Perfetto's UI is — `PING`/`PONG`, `{perfetto: {buffer | stream, …}}`,
+//! `{perfetto: {timeStart, timeEnd, viewPercentage}}`, `perfettoIgnore` — plus our commands
+//! (`open-tab`, `reveal`, `compare`, `stats`) and events back to the host (`progress`, `loaded`,
+//! `error`, `selection`, `window`). README § Embedding documents the protocol.
+//!
+//! [`protocol`] holds the rules as pure functions, [`decode`] reads a message into a typed one,
+//! [`host`] listens, checks the sender and reports. `app.rs` lends it the session's signals and
+//! its way of opening a trace ([`host::Hooks`]).
+
+pub mod decode;
+pub mod host;
+pub mod protocol;
+
+pub use host::{serve, Embed, Hooks};

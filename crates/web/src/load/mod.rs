@@ -85,6 +85,46 @@ pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     read_all(Source::open(&JsValue::from_str(url), url)?, &name, url, ctx).await
 }
 
+/// A trace a host page handed over by `postMessage` (`embed`): its bytes already in a `File` made
+/// from the posted buffer, or a transferred `ReadableStream` with its announced size.
+pub enum Posted {
+    Bytes(web_sys::File),
+    Stream {
+        stream: JsValue,
+        total: Option<u64>,
+        name: String,
+    },
+}
+
+impl Posted {
+    pub fn name(&self) -> String {
+        match self {
+            Posted::Bytes(f) => f.name(),
+            Posted::Stream { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// Reads a posted trace through the reader worker, like a picked file (a stream is moved to the
+/// worker, which reads it as it would a fetch's body).
+pub async fn load_posted(p: Posted, ctx: LoadCtx) -> Result<LoadedFile, Error> {
+    match p {
+        Posted::Bytes(f) => load_file(f, ctx).await,
+        Posted::Stream {
+            stream,
+            total,
+            name,
+        } => {
+            let src = js_sys::Object::new();
+            let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&src, &JsValue::from_str(k), v);
+            set("stream", &stream)
+                .and_then(|_| set("total", &JsValue::from_f64(total.unwrap_or(0) as f64)))
+                .map_err(|e| reader::read_error(&name, reader::js_err(e)))?;
+            read_all(Source::open(&src, &name)?, &name, &name, ctx).await
+        }
+    }
+}
+
 /// Opens several files as one session: each is read in turn; the ones that fail are reported by
 /// name and the rest stay open. Trace ranks are assigned as [`tracelight_core::ingest::ranks`] says.
 pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<Error>) {

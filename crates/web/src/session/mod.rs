@@ -175,6 +175,24 @@ impl Session {
         Some((self.et(*e)?, l.node_of(slice)? as usize))
     }
 
+    /// Tabs that have something to show for this session.
+    pub fn available_tabs(&self) -> Vec<Tab> {
+        let has_trace = !self.trace_indices().is_empty();
+        let has_memory = !self.snapshot_indices().is_empty()
+            || !self.timeline_indices().is_empty()
+            || self
+                .files
+                .iter()
+                .any(|f| matches!(&f.content, Content::Trace(t) if !t.trace.memory.ts.is_empty()));
+        Tab::ALL
+            .into_iter()
+            .filter(|t| match t {
+                Tab::Memory => has_memory,
+                _ => has_trace,
+            })
+            .collect()
+    }
+
     pub fn timeline_indices(&self) -> Vec<usize> {
         (0..self.files.len())
             .filter(|&i| matches!(self.files[i].content, Content::MemoryTimeline(_)))

@@ -84,6 +84,9 @@ pub struct Reveal {
     pub slices: Arc<Vec<u32>>,
     /// What they are, for the timeline's banner ("aten::mm — 120 occurrences").
     pub label: String,
+    /// Which of them (in time order) to show first: 0 for a row click, N-1 for the Nth
+    /// occurrence a deep link or a host page asked for.
+    pub first: usize,
 }
 
 /// Navigation state shared by all views through context (`use_context::<Nav>()`).
@@ -93,6 +96,11 @@ pub struct Nav {
     /// The trace file (index into `Session::files`) the trace views show.
     pub file: RwSignal<usize>,
     pub reveal: RwSignal<Option<Reveal>>,
+    /// A time window `[start_ns, end_ns)` someone outside the timeline asked it to show (a host
+    /// page's `timeStart`/`timeEnd`); the timeline takes it and clears it.
+    pub goto: RwSignal<Option<(i64, i64)>>,
+    /// The timeline's selected slice (file, slice index), published for the embedding host.
+    pub selected: RwSignal<Option<(usize, u32)>>,
 }
 
 impl Nav {
@@ -101,11 +109,18 @@ impl Nav {
             tab: RwSignal::new(Tab::Overview),
             file: RwSignal::new(0),
             reveal: RwSignal::new(None),
+            goto: RwSignal::new(None),
+            selected: RwSignal::new(None),
         }
     }
 
     /// Switches to the timeline showing `slices` of trace file `file`.
     pub fn reveal(&self, file: usize, slices: Vec<u32>, label: String) {
+        self.reveal_nth(file, slices, label, 0);
+    }
+
+    /// [`Nav::reveal`] starting at the `first`-th slice in time order (0-based).
+    pub fn reveal_nth(&self, file: usize, slices: Vec<u32>, label: String, first: usize) {
         // Only real changes: setting the same tab or file re-renders (remounts) the active view.
         if self.file.get_untracked() != file {
             self.file.set(file);
@@ -114,6 +129,7 @@ impl Nav {
             file,
             slices: Arc::new(slices),
             label,
+            first,
         }));
         if self.tab.get_untracked() != Tab::Timeline {
             self.tab.set(Tab::Timeline);

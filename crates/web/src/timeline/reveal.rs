@@ -26,11 +26,12 @@ pub fn follow(c: &Ctx) {
             .collect();
         v.sort_by_key(|&i| (t.slices.start[i as usize], i));
         v.dedup();
-        let first = v.first().copied();
+        let cur = r.first.min(v.len().saturating_sub(1));
+        let first = v.get(cur).copied();
         c.tl.revealed.set(Some(Revealed {
             label: r.label.clone(),
             slices: Arc::new(v),
-            cur: 0,
+            cur,
         }));
         nav.reveal.set(None);
         if let Some(i) = first {

@@ -16,7 +16,7 @@ use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
 use crate::platform::hash;
 use crate::session::derived::cached;
-use crate::session::{SessionRef, TimeWindow};
+use crate::session::{Nav, SessionRef, TimeWindow};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -249,6 +249,23 @@ pub fn Timeline(
         });
     });
     reveal::follow(&ctx);
+    // A window asked for from outside (a host page's timeStart/timeEnd), and the selection
+    // published for it.
+    if let Some(nav) = use_context::<Nav>() {
+        Effect::new(move |_| {
+            if let Some((a, b)) = nav.goto.get() {
+                nav.goto.set(None);
+                tl.vp
+                    .update(|v| *v = Viewport::new(a, b.max(a + 1), v.width_px));
+            }
+        });
+        Effect::new(move |_| {
+            let sel = tl.selected.get().map(|i| (file, i));
+            if nav.selected.get_untracked() != sel {
+                nav.selected.set(sel);
+            }
+        });
+    }
 
     let keys = {
         let c = ctx.clone();

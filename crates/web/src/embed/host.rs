@@ -1,0 +1,449 @@
+//! The page as an embedded viewer: listens for the host's messages (Perfetto's protocol plus our
+//! commands), acts on the ones from a trusted sender and posts events back to that sender.
+//!
+//! Privacy: events describe only a session the host itself opened (a posted trace, or `?url=`);
+//! a file the user drops or picks inside the frame is never reported to the embedding page.
+
+use super::decode::{decode, is_ignored, Kind, Message, Open, Payload};
+use super::protocol::{window_ns, Origins, Reject};
+use crate::load::Posted;
+use crate::platform::url::query_param;
+use crate::session::reveal::{gpu_slices, op_slices};
+use crate::session::{Nav, Notice, Progress, SessionRef, Tab, TimeWindow};
+use js_sys::{Function, Reflect};
+use leptos::prelude::*;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tracelight_core::report::json::analyze_json;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// What the app lends the embedding: its signals and how to open a trace (as the session, or as
+/// B of Compare with `true`).
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    pub session: RwSignal<Option<SessionRef>>,
+    pub compare: RwSignal<Option<SessionRef>>,
+    pub notices: RwSignal<Vec<Notice>>,
+    pub progress: RwSignal<Option<Progress>>,
+    pub open: Callback<(Posted, bool)>,
+}
+
+/// The embedding's state, kept for the page's life.
+#[derive(Default)]
+struct State {
+    /// The window that last sent an accepted message, and its origin (events go there).
+    host: Option<(JsValue, String)>,
+    /// Whether the open session came from the host (then it is described to it).
+    reporting: bool,
+    /// A posted trace is loading: commands wait for it.
+    loading: bool,
+    queued: Vec<Message>,
+    /// A trace came without `keepApiOpen`: later traces are refused (Perfetto's rule).
+    closed: bool,
+    accepted: u64,
+    ignored: BTreeMap<Reject, u64>,
+}
+
+/// The handle `App` keeps: it tells the embedding when the user opens something themselves.
+#[derive(Clone, Copy)]
+pub struct Embed {
+    state: StoredValue<State, LocalStorage>,
+}
+
+impl Embed {
+    /// The user opened a file or the demo: from now on nothing is reported to the host.
+    pub fn user_opened(&self) {
+        self.state.update_value(|s| {
+            s.reporting = false;
+            s.loading = false;
+            s.queued.clear();
+        });
+    }
+}
+
+/// Posts `msg` to `win` (a possibly cross-origin WindowProxy) for `origin` (`"*"` when the sender
+/// is an opaque origin such as `file://`, which no target origin can name).
+fn post_to(win: &JsValue, origin: &str, msg: &JsValue) {
+    let target = if origin.is_empty() || origin == "null" {
+        "*"
+    } else {
+        origin
+    };
+    if let Ok(f) = Reflect::get(win, &JsValue::from_str("postMessage")) {
+        if let Some(f) = f.dyn_ref::<Function>() {
+            let _ = f.call2(win, msg, &JsValue::from_str(target));
+        }
+    }
+}
+
+/// `{tracelight: {event, …body}}` as a JS object.
+fn event(name: &str, mut body: serde_json::Value) -> JsValue {
+    if let serde_json::Value::Object(o) = &mut body {
+        o.insert("event".into(), name.into());
+    }
+    let text = serde_json::json!({ "tracelight": body }).to_string();
+    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
+}
+
+fn send(state: StoredValue<State, LocalStorage>, name: &str, body: serde_json::Value) {
+    let host = state.with_value(|s| s.host.clone());
+    if let Some((w, o)) = host {
+        post_to(&w, &o, &event(name, body));
+    }
+}
+
+fn reporting(state: StoredValue<State, LocalStorage>) -> bool {
+    state.with_value(|s| s.reporting && s.host.is_some())
+}
+
+/// Counts and publishes (as `data-embed-*` on the root element, for tests and curious hosts).
+fn count(state: StoredValue<State, LocalStorage>, r: Option<Reject>) {
+    state.update_value(|s| match r {
+        Some(r) => *s.ignored.entry(r).or_default() += 1,
+        None => s.accepted += 1,
+    });
+    let (acc, ign) = state.with_value(|s| (s.accepted, s.ignored.values().sum::<u64>()));
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("data-embed-accepted", &acc.to_string());
+        let _ = root.set_attribute("data-embed-ignored", &ign.to_string());
+    }
+}
+
+/// Whether `src` is the window embedding this page or the one that opened it.
+fn parent_or_opener(src: &JsValue) -> bool {
+    let Some(w) = web_sys::window() else {
+        return false;
+    };
+    let me = JsValue::from(w.clone());
+    let parent = w.parent().ok().flatten().map(JsValue::from);
+    let opener = w
+        .opener()
+        .ok()
+        .filter(|o| !o.is_null() && !o.is_undefined());
+    (parent.is_some_and(|p| p != me && &p == src)) || opener.is_some_and(|o| &o == src)
+}
+
+/// Installs the listener and the event reporters. Call once, from `App`.
+pub fn serve(h: Hooks) -> Embed {
+    let state = StoredValue::new_local(State {
+        // The embedder chose `?url=`: that session is the host's to hear about.
+        reporting: query_param("url").is_some(),
+        ..State::default()
+    });
+    let origins = Origins::parse(query_param("origins").as_deref());
+    let nav = use_context::<Nav>();
+    let window = use_context::<TimeWindow>();
+
+    let handle = window_event_listener(leptos::ev::message, move |ev: web_sys::MessageEvent| {
+        let data = ev.data();
+        if is_ignored(&data) {
+            return;
+        }
+        let src: JsValue = ev.source().map(JsValue::from).unwrap_or(JsValue::NULL);
+        let origin = ev.origin();
+        if src.is_null() || !origins.allows(&origin, parent_or_opener(&src)) {
+            count(state, Some(Reject::Untrusted));
+            return;
+        }
+        let msg = match decode(&data) {
+            Ok(m) => m,
+            Err(r) => {
+                count(state, Some(r));
+                return;
+            }
+        };
+        if let Message::Ping = msg {
+            // Answered only once the app runs (this listener is installed by it).
+            post_to(&src, &origin, &JsValue::from_str("PONG"));
+            count(state, None);
+            return;
+        }
+        state.update_value(|s| s.host = Some((src, origin)));
+        act(state, h, nav, window, msg);
+    });
+    on_cleanup(move || handle.remove());
+    report(state, h, nav, window);
+    Embed { state }
+}
+
+/// Acts on one accepted message (or queues it while a posted trace loads).
+fn act(
+    state: StoredValue<State, LocalStorage>,
+    h: Hooks,
+    nav: Option<Nav>,
+    window: Option<TimeWindow>,
+    msg: Message,
+) {
+    let outcome = match msg {
+        Message::Ping => Ok(()),
+        Message::Open(o) => {
+            if state.with_value(|s| s.closed) {
+                Err(Reject::ApiClosed)
+            } else {
+                state.update_value(|s| {
+                    s.closed = !o.keep_api_open;
+                    s.reporting = true;
+                    s.loading = true;
+                    s.queued.clear();
+                });
+                open(h, o, false)
+            }
+        }
+        Message::Compare(o) => open(h, o, true),
+        Message::Stats => {
+            let ignored: serde_json::Map<String, serde_json::Value> = state.with_value(|s| {
+                Reject::ALL
+                    .iter()
+                    .map(|r| {
+                        (
+                            r.key().to_owned(),
+                            s.ignored.get(r).copied().unwrap_or(0).into(),
+                        )
+                    })
+                    .collect()
+            });
+            let accepted = state.with_value(|s| s.accepted);
+            count(state, None);
+            send(
+                state,
+                "stats",
+                serde_json::json!({"accepted": accepted, "ignored": ignored}),
+            );
+            return;
+        }
+        m if state.with_value(|s| s.loading) => {
+            state.update_value(|s| s.queued.push(m));
+            Ok(())
+        }
+        Message::Window(a, b, pct) => {
+            let visible = window.map_or((0, 1), |w| w.0.get_untracked());
+            window_ns(a, b, pct, visible).and_then(|w| {
+                let nav = nav.ok_or(Reject::NotFound)?;
+                h.session
+                    .with_untracked(|s| s.is_some())
+                    .then_some(())
+                    .ok_or(Reject::NotFound)?;
+                nav.goto.set(Some(w));
+                if nav.tab.get_untracked() != Tab::Timeline {
+                    nav.tab.set(Tab::Timeline);
+                }
+                Ok(())
+            })
+        }
+        Message::OpenTab(slug) => {
+            let tab = Tab::from_slug(&slug);
+            let ok = h
+                .session
+                .with_untracked(|s| s.as_ref().map(|s| s.available_tabs()))
+                .zip(tab)
+                .filter(|(tabs, t)| tabs.contains(t));
+            match (ok, nav) {
+                (Some((_, t)), Some(nav)) => {
+                    if nav.tab.get_untracked() != t {
+                        nav.tab.set(t);
+                    }
+                    Ok(())
+                }
+                _ => {
+                    send(
+                        state,
+                        "error",
+                        serde_json::json!({"message": format!("no tab {slug:?} in this session")}),
+                    );
+                    Err(Reject::NotFound)
+                }
+            }
+        }
+        Message::Reveal(kind, name, n) => reveal(h, nav, kind, &name, n).map_err(|message| {
+            send(state, "error", serde_json::json!({ "message": message }));
+            Reject::NotFound
+        }),
+    };
+    count(state, outcome.err());
+}
+
+/// Starts loading a posted trace through `App`.
+fn open(h: Hooks, o: Open, compare: bool) -> Result<(), Reject> {
+    let posted = match o.payload {
+        Payload::Buffer(b) => {
+            let parts = js_sys::Array::of1(&b);
+            let f = web_sys::File::new_with_buffer_source_sequence(&parts, &o.name)
+                .map_err(|_| Reject::BadField)?;
+            Posted::Bytes(f)
+        }
+        Payload::Stream(stream, total) => Posted::Stream {
+            stream,
+            total,
+            name: o.name,
+        },
+    };
+    h.open.run((posted, compare));
+    Ok(())
+}
+
+/// Shows the `n`-th occurrence (time order) of op or kernel `name` of the current trace file.
+fn reveal(h: Hooks, nav: Option<Nav>, kind: Kind, name: &str, n: usize) -> Result<(), String> {
+    let nav = nav.ok_or("no navigation")?;
+    let s = h.session.get_untracked().ok_or("no trace is open")?;
+    let file = nav.file.get_untracked();
+    let tf = s.trace(file).ok_or("no trace is open")?;
+    let slices = match kind {
+        Kind::Op => tf
+            .analysis()
+            .ops
+            .rows
+            .iter()
+            .find(|r| r.name == name && !r.on_device && r.input_shapes.is_none())
+            .map(|r| op_slices(&tf.trace, r))
+            .unwrap_or_default(),
+        Kind::Kernel => gpu_slices(&tf.trace, name),
+    };
+    if n >= slices.len() {
+        return Err(format!(
+            "{name:?} has {} occurrences; occurrence {} asked",
+            slices.len(),
+            n + 1
+        ));
+    }
+    nav.reveal_nth(file, slices, name.to_owned(), n);
+    Ok(())
+}
+
+/// Events to the host: progress, loaded, error, selection, window.
+fn report(
+    state: StoredValue<State, LocalStorage>,
+    h: Hooks,
+    nav: Option<Nav>,
+    window: Option<TimeWindow>,
+) {
+    Effect::new(move |_| {
+        let Some(p) = h.progress.get() else { return };
+        if reporting(state) {
+            send(
+                state,
+                "progress",
+                serde_json::json!({"name": p.name, "done": p.done, "total": p.total, "phase": p.phase}),
+            );
+        }
+    });
+    Effect::new(move |_| {
+        let errors: Vec<String> = h.notices.with(|n| {
+            n.iter()
+                .filter(|x| x.is_error())
+                .map(|x| x.text().to_owned())
+                .collect()
+        });
+        if errors.is_empty() || !reporting(state) {
+            return;
+        }
+        state.update_value(|s| {
+            s.loading = false;
+            s.queued.clear();
+        });
+        send(
+            state,
+            "error",
+            serde_json::json!({"message": errors.join("\n")}),
+        );
+    });
+    let loaded = move |s: &SessionRef, role: &str| {
+        let analyses: Vec<_> = s
+            .trace_indices()
+            .into_iter()
+            .filter_map(|i| s.trace(i).map(|t| t.analysis().clone()))
+            .collect();
+        let files: Vec<_> = s
+            .files
+            .iter()
+            .map(|f| serde_json::json!({"name": f.name, "bytes": f.bytes, "load_ms": f.load_ms}))
+            .collect();
+        let summary = (!analyses.is_empty()).then(|| analyze_json(&analyses));
+        send(
+            state,
+            "loaded",
+            serde_json::json!({"role": role, "files": files, "summary": summary}),
+        );
+    };
+    Effect::new(move |_| {
+        let Some(s) = h.session.get() else { return };
+        if !reporting(state) {
+            return;
+        }
+        loaded(&s, "session");
+        let queued = state.with_value(|st| st.loading).then(|| {
+            state.update_value(|st| st.loading = false);
+            state.try_update_value(|st| std::mem::take(&mut st.queued))
+        });
+        for m in queued.flatten().unwrap_or_default() {
+            act(state, h, nav, window, m);
+        }
+    });
+    Effect::new(move |prev: Option<bool>| {
+        let has = h.compare.with(|c| c.is_some());
+        if prev.is_some() && has && reporting(state) {
+            if let Some(c) = h.compare.get_untracked() {
+                loaded(&c, "compare");
+            }
+        }
+        has
+    });
+    if let Some(nav) = nav {
+        Effect::new(move |_| {
+            let Some((file, i)) = nav.selected.get() else {
+                return;
+            };
+            if !reporting(state) {
+                return;
+            }
+            let Some(s) = h.session.get_untracked() else {
+                return;
+            };
+            let Some(t) = s.trace(file).map(|f| &f.trace) else {
+                return;
+            };
+            let iu = i as usize;
+            if iu >= t.slices.len() {
+                return;
+            }
+            let track = t.slices.track[iu] as usize;
+            send(
+                state,
+                "selection",
+                serde_json::json!({
+                    "kind": "slice", "file": file, "slice": i,
+                    "name": t.str(t.slices.name[iu]),
+                    "ts_ns": t.slices.start[iu], "dur_ns": t.slices.end(iu) - t.slices.start[iu],
+                    "track": t.track_label(track),
+                }),
+            );
+        });
+    }
+    if let Some(w) = window {
+        // Zooming changes the window every frame: the host hears the last one of each 150 ms.
+        let pending = StoredValue::new(None::<TimeoutHandle>);
+        Effect::new(move |_| {
+            let (a, b) = w.0.get();
+            if !reporting(state) || h.session.with_untracked(|s| s.is_none()) {
+                return;
+            }
+            if let Some(Some(t)) = pending.try_get_value() {
+                t.clear();
+            }
+            let t = set_timeout_with_handle(
+                move || {
+                    send(
+                        state,
+                        "window",
+                        serde_json::json!({"start_ns": a, "end_ns": b, "start_s": a as f64 / 1e9, "end_s": b as f64 / 1e9}),
+                    );
+                },
+                Duration::from_millis(150),
+            )
+            .ok();
+            pending.try_set_value(t);
+        });
+    }
+}
