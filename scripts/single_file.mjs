@@ -14,7 +14,7 @@
 //   the platform's DecompressionStream (1.3 MB of text where the raw base64 would be 4+ MB);
 // - trunk's preload links go (they would be requests);
 // - the Content-Security-Policy of `index.html` is kept, with its `'self'` script and style sources
-//   replaced by the sha256 of the inline script and style: a `file://` page has no origin for
+//   replaced by the sha256 of the inline scripts and style: a `file://` page has no origin for
 //   `'self'` to mean, and the hashes allow exactly this build's code and nothing injected.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -127,16 +127,21 @@ const data = `<script type="application/octet-stream" id="tracelight-wasm">${was
 html = html.replace(startRe, () => `${data}\n<script type="module">${boot}</script>`);
 if (/<script[^>]*\bsrc=|<link\b[^>]*\bhref="(?!data:)/.test(html)) fail('a script or link to another file is left');
 
-// The CSP: 'self' sources of scripts and styles become the hashes of this file's inline ones.
+// The CSP: 'self' sources of scripts and styles become hashes: a `file://` page has no origin for
+// 'self' to mean. script-src gets the sha256 of every inline script left in the page (this
+// start-up module and index.html's own, e.g. the one that narrows connect-src); the hashes
+// scripts/csp_hashes.mjs added for dist/ are dropped (trunk's start-up script is gone).
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")/i;
 const csp = cspRe.exec(html);
 if (csp) {
-  const scriptHash = sha256(boot);
+  const scriptHashes = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)]
+    .filter((m) => !/\bsrc=|type="application\/octet-stream"/.test(m[1]) && m[2].length > 0)
+    .map((m) => sha256(m[2]));
   const styleHashes = styles.map(sha256);
   const policy = csp[2].split(';').map((d) => d.trim()).filter(Boolean).map((d) => {
     const [name, ...srcs] = d.split(/\s+/);
-    const swap = (extra) => [name, ...srcs.filter((s) => s !== "'self'"), ...extra].join(' ');
-    if (name === 'script-src') return swap([scriptHash]);
+    const swap = (extra) => [name, ...srcs.filter((s) => s !== "'self'" && !s.startsWith("'sha256-")), ...extra].join(' ');
+    if (name === 'script-src') return swap(scriptHashes);
     // A hash would switch 'unsafe-inline' off (CSP level 2), and with it the style attributes.
     if (name === 'style-src' || name === 'style-src-elem') return swap(srcs.includes("'unsafe-inline'") ? [] : styleHashes);
     return d;

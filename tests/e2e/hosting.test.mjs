@@ -7,6 +7,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { browser, cli, shot, DIST, ROOT } from './harness.mjs';
@@ -82,6 +83,15 @@ test('the single-file build opens from file://, loads a picked file, and makes n
   const html = fs.readFileSync(out, 'utf8');
   assert.doesNotMatch(html, /<script[^>]*\bsrc=/, 'no external script');
   assert.doesNotMatch(html, /<link\b[^>]*rel="(stylesheet|modulepreload|preload)"/, 'no external style or preload');
+  // The policy is kept: script-src is exactly the hashes of the inline scripts (no 'self', which
+  // means nothing on file://), no unsafe-eval; a violation would be a console error below.
+  const csp = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/)?.[1];
+  assert.ok(csp, 'the single file keeps a Content-Security-Policy');
+  const inline = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)]
+    .filter((m) => !/type="application\/octet-stream"/.test(m[1]))
+    .map((m) => `'sha256-${crypto.createHash('sha256').update(m[2]).digest('base64')}'`);
+  const scriptSrc = csp.split(';').map((d) => d.trim().split(/\s+/)).find((d) => d[0] === 'script-src').slice(1);
+  assert.deepEqual(scriptSrc.sort(), ["'wasm-unsafe-eval'", ...inline].sort());
   const errors = [];
   const requests = [];
   const p = await watched(errors, requests);
