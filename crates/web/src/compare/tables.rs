@@ -4,7 +4,7 @@
 //! side's). A row click shows its occurrences in A's timeline.
 
 use crate::session::{reveal, Nav, SessionRef};
-use crate::widgets::table::{Col, Sort, VTable};
+use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::report::diff::rows::{DiffRow, Status};
@@ -23,33 +23,48 @@ fn status_text(r: &DiffRow) -> String {
     }
 }
 
-fn num(r: &DiffRow, key: &str) -> f64 {
-    match key {
-        "a_calls" => r.a_calls as f64,
-        "b_calls" => r.b_calls as f64,
-        "a_step" => r.a_step_ns,
-        "b_step" => r.b_step_ns,
-        "delta" => r.delta_step_ns,
-        "share" => r.share.unwrap_or(0.0),
-        _ => r.delta_step_ns.abs(),
+columns! {
+    /// The op and kernel diff tables' columns.
+    enum DiffCol {
+        Name = "name",
+        Status = "status",
+        Via = "via",
+        ACalls = "a_calls",
+        BCalls = "b_calls",
+        AStep = "a_step",
+        BStep = "b_step",
+        Delta = "delta",
+        Share = "share",
     }
 }
 
-fn cell(r: &DiffRow, key: &str) -> String {
-    match key {
-        "name" => r.name.clone(),
-        "status" => status_text(r),
-        "via" => r.via.clone().unwrap_or_default(),
-        "a_calls" => r.a_calls.to_string(),
-        "b_calls" => r.b_calls.to_string(),
-        "a_step" => fmt_ns(r.a_step_ns),
-        "b_step" => fmt_ns(r.b_step_ns),
-        "delta" => fmt_delta_ns(r.delta_step_ns),
-        "share" => r
+/// The number a column sorts by; `None` for the text columns.
+fn num(r: &DiffRow, col: DiffCol) -> Option<f64> {
+    Some(match col {
+        DiffCol::ACalls => r.a_calls as f64,
+        DiffCol::BCalls => r.b_calls as f64,
+        DiffCol::AStep => r.a_step_ns,
+        DiffCol::BStep => r.b_step_ns,
+        DiffCol::Delta => r.delta_step_ns,
+        DiffCol::Share => r.share.unwrap_or(0.0),
+        DiffCol::Name | DiffCol::Status | DiffCol::Via => return None,
+    })
+}
+
+fn cell(r: &DiffRow, col: DiffCol) -> String {
+    match col {
+        DiffCol::Name => r.name.clone(),
+        DiffCol::Status => status_text(r),
+        DiffCol::Via => r.via.clone().unwrap_or_default(),
+        DiffCol::ACalls => r.a_calls.to_string(),
+        DiffCol::BCalls => r.b_calls.to_string(),
+        DiffCol::AStep => fmt_ns(r.a_step_ns),
+        DiffCol::BStep => fmt_ns(r.b_step_ns),
+        DiffCol::Delta => fmt_delta_ns(r.delta_step_ns),
+        DiffCol::Share => r
             .share
             .map(|s| format!("{:.1}%", 100.0 * s))
             .unwrap_or_default(),
-        _ => String::new(),
     }
 }
 
@@ -64,7 +79,7 @@ fn DiffTable(
 ) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
     // Default order: the core's, by impact.
-    let sort = RwSignal::new(None as Sort);
+    let sort = RwSignal::new(None as Sort<DiffCol>);
     let rows2 = rows.clone();
     let order = Memo::new(move |_| {
         let needle = filter.get().to_lowercase();
@@ -81,10 +96,9 @@ fn DiffTable(
         if let Some((k, desc)) = sort.get() {
             v.sort_by(|&a, &b| {
                 let (x, y) = (&rows2[a], &rows2[b]);
-                let o = if matches!(k, "name" | "status" | "via") {
-                    cell(x, k).cmp(&cell(y, k))
-                } else {
-                    num(x, k).total_cmp(&num(y, k))
+                let o = match (num(x, k), num(y, k)) {
+                    (Some(p), Some(q)) => p.total_cmp(&q),
+                    _ => cell(x, k).cmp(&cell(y, k)),
                 };
                 (if desc { o.reverse() } else { o }).then(a.cmp(&b))
             });
@@ -92,21 +106,25 @@ fn DiffTable(
         Arc::new(v)
     });
     let cols = vec![
-        Col::name("name", if kernels { "Kernel (A)" } else { "Op (A)" }, 320),
-        Col::text("status", "Status / B", 220).tip(
+        Col::name(
+            DiffCol::Name,
+            if kernels { "Kernel (A)" } else { "Op (A)" },
+            320,
+        ),
+        Col::text(DiffCol::Status, "Status / B", 220).tip(
             "same, changed, added, removed; → B's name when it was matched under another name",
         ),
-        Col::text("via", "Matched via", 150)
+        Col::text(DiffCol::Via, "Matched via", 150)
             .tip("the nearest op both sides have, for renamed, added or removed rows"),
-        Col::num("a_calls", "A calls", 70),
-        Col::num("b_calls", "B calls", 70),
-        Col::num("a_step", "A / step", 90),
-        Col::num("b_step", "B / step", 90),
-        Col::num("delta", "Δ / step", 96),
-        Col::num("share", "of Δ step", 80).tip("this row's change ÷ the step-time change"),
+        Col::num(DiffCol::ACalls, "A calls", 70),
+        Col::num(DiffCol::BCalls, "B calls", 70),
+        Col::num(DiffCol::AStep, "A / step", 90),
+        Col::num(DiffCol::BStep, "B / step", 90),
+        Col::num(DiffCol::Delta, "Δ / step", 96),
+        Col::num(DiffCol::Share, "of Δ step", 80).tip("this row's change ÷ the step-time change"),
     ];
     let rows3 = rows.clone();
-    let cell_cb = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell_cb = Callback::new(move |(r, key): (usize, DiffCol)| {
         order
             .get_untracked()
             .get(r)
@@ -156,13 +174,9 @@ fn DiffTable(
             nav.reveal(file, slices, format!("A: {}", row.name));
         });
     });
-    let on_sort = Callback::new(move |k: &'static str| {
-        sort.update(|s| {
-            *s = match *s {
-                Some((c, d)) if c == k => Some((k, !d)),
-                _ => Some((k, !matches!(k, "name" | "status" | "via"))),
-            }
-        })
+    let on_sort = Callback::new(move |k: DiffCol| {
+        let numeric = !matches!(k, DiffCol::Name | DiffCol::Status | DiffCol::Via);
+        sort.update(|s| *s = next_sort(*s, k, numeric))
     });
     let len = Signal::derive(move || order.get().len());
     view! {

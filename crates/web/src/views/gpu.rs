@@ -7,7 +7,7 @@ use crate::views::ranks::RankTable;
 use crate::widgets::bars::{Bar, StackBar};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
-use crate::widgets::table::{Col, VTable};
+use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::gaps::{largest_gaps, Gap};
@@ -157,6 +157,21 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
     .into_any()
 }
 
+columns! {
+    /// Idle time per stream.
+    enum IdleCol { Stream = "stream", Host = "host", Kernel = "kernel", Other = "other", Total = "total" }
+}
+
+columns! {
+    /// The longest idle gaps.
+    enum GapCol { Stream = "stream", At = "at", Dur = "dur", Kind = "kind", Next = "next" }
+}
+
+columns! {
+    /// Synchronizing calls grouped by call and op.
+    enum SyncCol { Call = "call", Op = "op", Count = "count", Total = "total" }
+}
+
 #[component]
 fn StreamIdle(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
@@ -164,24 +179,25 @@ fn StreamIdle(session: SessionRef, file: usize) -> impl IntoView {
     };
     let rows = Arc::new(tf.analysis().gpu.idle_gaps.clone());
     let cols = vec![
-        Col::name("stream", "Stream", 150),
-        Col::num("host", "Host wait", 96)
+        Col::name(IdleCol::Stream, "Stream", 150),
+        Col::num(IdleCol::Host, "Host wait", 96)
             .tip("the launch call started after the previous kernel ended"),
-        Col::num("kernel", "Kernel wait", 96).tip("gap under 30 µs with the launch already issued"),
-        Col::num("other", "Other", 96),
-        Col::num("total", "Total idle", 96),
+        Col::num(IdleCol::Kernel, "Kernel wait", 96)
+            .tip("gap under 30 µs with the launch already issued"),
+        Col::num(IdleCol::Other, "Other", 96),
+        Col::num(IdleCol::Total, "Total idle", 96),
     ];
     let n = rows.len();
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, IdleCol)| {
         let Some(x) = rows.get(r) else {
             return String::new();
         };
         match key {
-            "stream" => format!("GPU {} · stream {}", x.device, x.stream),
-            "host" => fmt::dur(x.host_wait_ns),
-            "kernel" => fmt::dur(x.kernel_wait_ns),
-            "other" => fmt::dur(x.other_ns),
-            _ => fmt::dur(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
+            IdleCol::Stream => format!("GPU {} · stream {}", x.device, x.stream),
+            IdleCol::Host => fmt::dur(x.host_wait_ns),
+            IdleCol::Kernel => fmt::dur(x.kernel_wait_ns),
+            IdleCol::Other => fmt::dur(x.other_ns),
+            IdleCol::Total => fmt::dur(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
         }
     });
     view! { <VTable cols=cols len=n cell=cell sort=Signal::stored(None) testid="stream-idle" visible_rows=8 label="Idle time per stream" /> }.into_any()
@@ -205,24 +221,24 @@ fn GapTable(session: SessionRef, file: usize) -> impl IntoView {
             .collect(),
     );
     let cols = vec![
-        Col::text("stream", "Stream", 150),
-        Col::num("at", "At", 96).tip("time from the trace start"),
-        Col::num("dur", "Gap", 90),
-        Col::text("kind", "Class", 96),
-        Col::name("next", "Before", 260).tip("the GPU work that ended the gap"),
+        Col::text(GapCol::Stream, "Stream", 150),
+        Col::num(GapCol::At, "At", 96).tip("time from the trace start"),
+        Col::num(GapCol::Dur, "Gap", 90),
+        Col::text(GapCol::Kind, "Class", 96),
+        Col::name(GapCol::Next, "Before", 260).tip("the GPU work that ended the gap"),
     ];
     let n = gaps.len();
     let (g1, n1) = (gaps.clone(), names.clone());
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, GapCol)| {
         let Some(g) = g1.get(r) else {
             return String::new();
         };
         match key {
-            "stream" => format!("GPU {} · stream {}", g.device, g.stream),
-            "at" => fmt::dur(g.start_ns - t0),
-            "dur" => fmt::dur(g.dur_ns),
-            "kind" => g.kind.label().to_owned(),
-            _ => n1.get(r).cloned().unwrap_or_default(),
+            GapCol::Stream => format!("GPU {} · stream {}", g.device, g.stream),
+            GapCol::At => fmt::dur(g.start_ns - t0),
+            GapCol::Dur => fmt::dur(g.dur_ns),
+            GapCol::Kind => g.kind.label().to_owned(),
+            GapCol::Next => n1.get(r).cloned().unwrap_or_default(),
         }
     });
     let on_activate = Callback::new(move |r: usize| {
@@ -260,22 +276,22 @@ fn SyncTable(session: SessionRef, file: usize) -> impl IntoView {
         return view! { <p class="muted" data-testid="sync-table">"No synchronizing calls (stream/device/event synchronize, blocking DtoH copies)."</p> }.into_any();
     }
     let cols = vec![
-        Col::name("call", "Call", 180),
-        Col::text("op", "Caused by", 160),
-        Col::num("count", "Count", 64),
-        Col::num("total", "Time", 90),
+        Col::name(SyncCol::Call, "Call", 180),
+        Col::text(SyncCol::Op, "Caused by", 160),
+        Col::num(SyncCol::Count, "Count", 64),
+        Col::num(SyncCol::Total, "Time", 90),
     ];
     let n = groups.len();
     let g1 = groups.clone();
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, SyncCol)| {
         let Some(g) = g1.get(r) else {
             return String::new();
         };
         match key {
-            "call" => g.name.clone(),
-            "op" => g.op.clone().unwrap_or_default(),
-            "count" => g.count.to_string(),
-            _ => fmt::dur(g.total_ns),
+            SyncCol::Call => g.name.clone(),
+            SyncCol::Op => g.op.clone().unwrap_or_else(|| "no op recorded".to_owned()),
+            SyncCol::Count => g.count.to_string(),
+            SyncCol::Total => fmt::dur(g.total_ns),
         }
     });
     let on_activate = Callback::new(move |r: usize| {

@@ -7,7 +7,7 @@ use crate::session::{FineRules, Nav, SessionRef};
 use crate::widgets::bars::{Bar, Bars};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
-use crate::widgets::table::{Col, Sort, VTable};
+use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::kernels::{
@@ -65,16 +65,76 @@ fn dims(d: Option<[u32; 3]>) -> String {
         .unwrap_or_default()
 }
 
-fn sort_value(k: &KernelRow, key: &str) -> f64 {
-    match key {
-        "calls" => k.calls as f64,
-        "total" | "pct" => k.total_ns as f64,
-        "avg" => k.avg_ns,
-        "min" => k.min_ns as f64,
-        "max" => k.max_ns as f64,
-        "registers" => k.registers.map_or(-1.0, f64::from),
-        "occupancy" => k.occupancy_pct.unwrap_or(-1.0),
-        _ => 0.0,
+columns! {
+    /// The kernel table's columns.
+    enum KCol {
+        Name = "name",
+        Calls = "calls",
+        Total = "total",
+        Pct = "pct",
+        Avg = "avg",
+        Min = "min",
+        Max = "max",
+        Category = "category",
+        Fine = "fine",
+        TensorCores = "tc",
+        Grid = "grid",
+        Block = "block",
+        Registers = "registers",
+        Occupancy = "occupancy",
+        LaunchingOp = "launching_op",
+    }
+}
+
+/// The number a column sorts by; `None` for text columns. Missing values sort below zero.
+fn sort_value(k: &KernelRow, col: KCol) -> Option<f64> {
+    Some(match col {
+        KCol::Calls => k.calls as f64,
+        KCol::Total | KCol::Pct => k.total_ns as f64,
+        KCol::Avg => k.avg_ns,
+        KCol::Min => k.min_ns as f64,
+        KCol::Max => k.max_ns as f64,
+        KCol::Registers => k.registers.map_or(-1.0, f64::from),
+        KCol::Occupancy => k.occupancy_pct.unwrap_or(-1.0),
+        KCol::Name
+        | KCol::Category
+        | KCol::Fine
+        | KCol::TensorCores
+        | KCol::Grid
+        | KCol::Block
+        | KCol::LaunchingOp => return None,
+    })
+}
+
+/// Numbers sort largest first on the first click, text A→Z.
+fn sort_value_is_numeric(col: KCol) -> bool {
+    !matches!(
+        col,
+        KCol::Name | KCol::Category | KCol::Fine | KCol::LaunchingOp
+    )
+}
+
+/// A cell's text; `fine` is the row's category under the session's rules.
+fn cell_text(k: &KernelRow, fine: &str, col: KCol) -> String {
+    match col {
+        KCol::Name => k.name.clone(),
+        KCol::Calls => k.calls.to_string(),
+        KCol::Total => fmt::dur(k.total_ns),
+        KCol::Pct => format!("{:.1}%", k.pct_of_gpu),
+        KCol::Avg => fmt::dur_f(k.avg_ns),
+        KCol::Min => fmt::dur(k.min_ns),
+        KCol::Max => fmt::dur(k.max_ns),
+        KCol::Category => k.category.to_owned(),
+        KCol::Fine => fine.to_owned(),
+        KCol::TensorCores => tensor_cores(k).to_owned(),
+        KCol::Grid => dims(k.grid),
+        KCol::Block => dims(k.block),
+        KCol::Registers => k.registers.map(|r| r.to_string()).unwrap_or_default(),
+        KCol::Occupancy => k
+            .occupancy_pct
+            .map(|o| format!("{o:.1}%"))
+            .unwrap_or_default(),
+        KCol::LaunchingOp => k.launching_op.clone().unwrap_or_default(),
     }
 }
 
@@ -113,7 +173,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
     });
     let filter = RwSignal::new(String::new());
     let cat = RwSignal::new(String::new());
-    let sort = RwSignal::new(Some(("total", true)) as Sort);
+    let sort = RwSignal::new(Some((KCol::Total, true)) as Sort<KCol>);
     let order = Memo::new(move |_| {
         let needle = filter.get().to_lowercase();
         let c = cat.get();
@@ -128,22 +188,16 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                 })
                 .collect();
             if let Some((k, desc)) = key {
-                let text = |i: usize| -> String {
-                    match k {
-                        "name" => rows[i].name.clone(),
-                        "category" => rows[i].category.to_owned(),
-                        "fine" => f.get(i).cloned().unwrap_or_default(),
-                        "tc" => tensor_cores(&rows[i]).to_owned(),
-                        "launching_op" => rows[i].launching_op.clone().unwrap_or_default(),
-                        "grid" => dims(rows[i].grid),
-                        "block" => dims(rows[i].block),
-                        _ => String::new(),
-                    }
-                };
+                let fine_of = |i: usize| f.get(i).map_or("", String::as_str);
                 v.sort_by(|&a, &b| {
-                    let o = sort_value(&rows[a], k)
-                        .total_cmp(&sort_value(&rows[b], k))
-                        .then_with(|| text(a).cmp(&text(b)));
+                    let o = match (sort_value(&rows[a], k), sort_value(&rows[b], k)) {
+                        (Some(x), Some(y)) => x.total_cmp(&y),
+                        _ => cell_text(&rows[a], fine_of(a), k).cmp(&cell_text(
+                            &rows[b],
+                            fine_of(b),
+                            k,
+                        )),
+                    };
                     (if desc { o.reverse() } else { o })
                         .then_with(|| rows[a].name.cmp(&rows[b].name))
                 });
@@ -152,54 +206,33 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Arc::new(v)
     });
     let cols = vec![
-        Col::name("name", "Kernel", 380),
-        Col::num("calls", "Calls", 70),
-        Col::num("total", "Total", 96),
-        Col::num("pct", "% GPU", 68),
-        Col::num("avg", "Avg", 90),
-        Col::num("min", "Min", 90),
-        Col::num("max", "Max", 90),
-        Col::text("category", "Seed", 76)
+        Col::name(KCol::Name, "Kernel", 380),
+        Col::num(KCol::Calls, "Calls", 70),
+        Col::num(KCol::Total, "Total", 96),
+        Col::num(KCol::Pct, "% GPU", 68),
+        Col::num(KCol::Avg, "Avg", 90),
+        Col::num(KCol::Min, "Min", 90),
+        Col::num(KCol::Max, "Max", 90),
+        Col::text(KCol::Category, "Seed", 76)
             .tip("seed classification: matmul / comm / memory / other"),
-        Col::text("fine", "Category", 150).tip("finer classification (rules below)"),
-        Col::text("tc", "Tensor cores", 104).tip(
+        Col::text(KCol::Fine, "Category", 150).tip("finer classification (rules below)"),
+        Col::text(KCol::TensorCores, "Tensor cores", 104).tip(
             "from the kernel name: tensor-core instruction shapes or tags; plain sgemm = fp32 SIMT",
         ),
-        Col::text("grid", "Grid", 92),
-        Col::text("block", "Block", 80),
-        Col::num("registers", "Regs", 60).tip("registers per thread"),
-        Col::num("occupancy", "Occupancy", 84).tip("mean est. achieved occupancy %"),
-        Col::text("launching_op", "Launched by", 180),
+        Col::text(KCol::Grid, "Grid", 92),
+        Col::text(KCol::Block, "Block", 80),
+        Col::num(KCol::Registers, "Regs", 60).tip("registers per thread"),
+        Col::num(KCol::Occupancy, "Occupancy", 84).tip("mean est. achieved occupancy %"),
+        Col::text(KCol::LaunchingOp, "Launched by", 180),
     ];
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, col): (usize, KCol)| {
         let mut out = String::new();
         let Some(&i) = order.get_untracked().get(r) else {
             return out;
         };
         let f = fine.get_untracked();
         with_rows(&mut |rows: &[KernelRow], _| {
-            let k = &rows[i];
-            out = match key {
-                "name" => k.name.clone(),
-                "calls" => k.calls.to_string(),
-                "total" => fmt::dur(k.total_ns),
-                "pct" => format!("{:.1}%", k.pct_of_gpu),
-                "avg" => fmt::dur_f(k.avg_ns),
-                "min" => fmt::dur(k.min_ns),
-                "max" => fmt::dur(k.max_ns),
-                "category" => k.category.to_owned(),
-                "fine" => f.get(i).cloned().unwrap_or_default(),
-                "tc" => tensor_cores(k).to_owned(),
-                "grid" => dims(k.grid),
-                "block" => dims(k.block),
-                "registers" => k.registers.map(|r| r.to_string()).unwrap_or_default(),
-                "occupancy" => k
-                    .occupancy_pct
-                    .map(|o| format!("{o:.1}%"))
-                    .unwrap_or_default(),
-                "launching_op" => k.launching_op.clone().unwrap_or_default(),
-                _ => String::new(),
-            };
+            out = cell_text(&rows[i], f.get(i).map_or("", String::as_str), col);
         });
         out
     });
@@ -215,16 +248,8 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
             }
         });
     });
-    let on_sort = Callback::new(move |k: &'static str| {
-        sort.update(|s| {
-            *s = match *s {
-                Some((c, d)) if c == k => Some((k, !d)),
-                _ => Some((
-                    k,
-                    !matches!(k, "name" | "category" | "fine" | "launching_op"),
-                )),
-            }
-        })
+    let on_sort = Callback::new(move |k: KCol| {
+        sort.update(|s| *s = next_sort(*s, k, sort_value_is_numeric(k)))
     });
     let seed_bars = move || {
         let mut out = (Vec::new(), 0);

@@ -7,7 +7,7 @@ use crate::platform::export;
 use crate::session::reveal;
 use crate::session::{Nav, SessionRef};
 use crate::widgets::fmt;
-use crate::widgets::table::{Col, Sort, VTable};
+use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpRow, OpTable};
@@ -21,87 +21,110 @@ enum Side {
     Device,
 }
 
-fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) -> Vec<Col> {
-    let mut c = vec![Col::name("name", "Name", 260)];
-    if shapes {
-        c.push(Col::text("shapes", "Input shapes", 200));
+columns! {
+    /// The operator table's columns.
+    enum OpCol {
+        Name = "name",
+        Shapes = "shapes",
+        Calls = "calls",
+        SelfCpu = "self_cpu",
+        SelfCpuPct = "self_cpu_pct",
+        CpuTotal = "cpu_total",
+        CpuTotalPct = "cpu_total_pct",
+        CpuAvg = "cpu_avg",
+        CpuMem = "cpu_mem",
+        SelfCpuMem = "self_cpu_mem",
+        SelfDevice = "self_device",
+        SelfDevicePct = "self_device_pct",
+        DeviceTotal = "device_total",
+        DeviceAvg = "device_avg",
+        DeviceMem = "device_mem",
+        SelfDeviceMem = "self_device_mem",
+        Flops = "flops",
     }
-    c.push(Col::num("calls", "Calls", 70));
+}
+
+fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) -> Vec<Col<OpCol>> {
+    let mut c = vec![Col::name(OpCol::Name, "Name", 260)];
+    if shapes {
+        c.push(Col::text(OpCol::Shapes, "Input shapes", 200));
+    }
+    c.push(Col::num(OpCol::Calls, "Calls", 70));
     if side != Side::Device {
         c.extend([
-            Col::num("self_cpu", "Self CPU", 96)
+            Col::num(OpCol::SelfCpu, "Self CPU", 96)
                 .tip("own duration minus direct children on the same thread"),
-            Col::num("self_cpu_pct", "Self CPU %", 84),
-            Col::num("cpu_total", "CPU total", 96),
-            Col::num("cpu_total_pct", "CPU total %", 88),
-            Col::num("cpu_avg", "CPU avg", 100),
+            Col::num(OpCol::SelfCpuPct, "Self CPU %", 84),
+            Col::num(OpCol::CpuTotal, "CPU total", 96),
+            Col::num(OpCol::CpuTotalPct, "CPU total %", 88),
+            Col::num(OpCol::CpuAvg, "CPU avg", 100),
         ]);
         if cpu_mem {
             c.extend([
-                Col::num("cpu_mem", "CPU Mem", 90),
-                Col::num("self_cpu_mem", "Self CPU Mem", 100),
+                Col::num(OpCol::CpuMem, "CPU Mem", 90),
+                Col::num(OpCol::SelfCpuMem, "Self CPU Mem", 100),
             ]);
         }
     }
     if side != Side::Cpu {
         c.extend([
-            Col::num("self_device", "Self device", 96)
+            Col::num(OpCol::SelfDevice, "Self device", 96)
                 .tip("kernels launched by the op's own runtime calls"),
-            Col::num("self_device_pct", "Self device %", 108),
-            Col::num("device_total", "Device total", 100),
-            Col::num("device_avg", "Device avg", 100),
+            Col::num(OpCol::SelfDevicePct, "Self device %", 108),
+            Col::num(OpCol::DeviceTotal, "Device total", 100),
+            Col::num(OpCol::DeviceAvg, "Device avg", 100),
         ]);
         if dev_mem {
             c.extend([
-                Col::num("device_mem", "Device Mem", 96),
-                Col::num("self_device_mem", "Self device Mem", 116),
+                Col::num(OpCol::DeviceMem, "Device Mem", 96),
+                Col::num(OpCol::SelfDeviceMem, "Self device Mem", 116),
             ]);
         }
     }
     if flops {
-        c.push(Col::num("flops", "FLOPs", 96));
+        c.push(Col::num(OpCol::Flops, "FLOPs", 96));
     }
     c
 }
 
-fn sort_value(r: &OpRow, key: &str) -> f64 {
-    match key {
-        "calls" => r.calls as f64,
-        "self_cpu" | "self_cpu_pct" => r.self_cpu_ns as f64,
-        "cpu_total" | "cpu_total_pct" => r.cpu_total_ns as f64,
-        "cpu_avg" => r.cpu_avg_ns(),
-        "self_device" | "self_device_pct" => r.self_device_ns as f64,
-        "device_total" => r.device_total_ns as f64,
-        "device_avg" => r.device_avg_ns(),
-        "cpu_mem" => r.cpu_mem_bytes as f64,
-        "self_cpu_mem" => r.self_cpu_mem_bytes as f64,
-        "device_mem" => r.device_mem_bytes as f64,
-        "self_device_mem" => r.self_device_mem_bytes as f64,
-        "flops" => r.flops,
-        _ => 0.0,
-    }
+/// The number a column sorts by; `None` for the text columns (sorted by name / shapes).
+fn sort_value(r: &OpRow, col: OpCol) -> Option<f64> {
+    Some(match col {
+        OpCol::Name | OpCol::Shapes => return None,
+        OpCol::Calls => r.calls as f64,
+        OpCol::SelfCpu | OpCol::SelfCpuPct => r.self_cpu_ns as f64,
+        OpCol::CpuTotal | OpCol::CpuTotalPct => r.cpu_total_ns as f64,
+        OpCol::CpuAvg => r.cpu_avg_ns(),
+        OpCol::SelfDevice | OpCol::SelfDevicePct => r.self_device_ns as f64,
+        OpCol::DeviceTotal => r.device_total_ns as f64,
+        OpCol::DeviceAvg => r.device_avg_ns(),
+        OpCol::CpuMem => r.cpu_mem_bytes as f64,
+        OpCol::SelfCpuMem => r.self_cpu_mem_bytes as f64,
+        OpCol::DeviceMem => r.device_mem_bytes as f64,
+        OpCol::SelfDeviceMem => r.self_device_mem_bytes as f64,
+        OpCol::Flops => r.flops,
+    })
 }
 
-fn cell_text(t: &OpTable, r: &OpRow, key: &str) -> String {
-    match key {
-        "name" => r.name.clone(),
-        "shapes" => r.input_shapes.clone().unwrap_or_default(),
-        "calls" => r.calls.to_string(),
-        "self_cpu" => fmt::dur(r.self_cpu_ns),
-        "self_cpu_pct" => fmt::pct(r.self_cpu_ns, t.self_cpu_total_ns),
-        "cpu_total" => fmt::dur(r.cpu_total_ns),
-        "cpu_total_pct" => fmt::pct(r.cpu_total_ns, t.self_cpu_total_ns),
-        "cpu_avg" => fmt::dur_f(r.cpu_avg_ns()),
-        "self_device" => fmt::dur(r.self_device_ns),
-        "self_device_pct" => fmt::pct(r.self_device_ns, t.self_device_total_ns),
-        "device_total" => fmt::dur(r.device_total_ns),
-        "device_avg" => fmt::dur_f(r.device_avg_ns()),
-        "cpu_mem" => fmt::bytes(r.cpu_mem_bytes),
-        "self_cpu_mem" => fmt::bytes(r.self_cpu_mem_bytes),
-        "device_mem" => fmt::bytes(r.device_mem_bytes),
-        "self_device_mem" => fmt::bytes(r.self_device_mem_bytes),
-        "flops" => fmt::flops(r.flops),
-        _ => String::new(),
+fn cell_text(t: &OpTable, r: &OpRow, col: OpCol) -> String {
+    match col {
+        OpCol::Name => r.name.clone(),
+        OpCol::Shapes => r.input_shapes.clone().unwrap_or_default(),
+        OpCol::Calls => r.calls.to_string(),
+        OpCol::SelfCpu => fmt::dur(r.self_cpu_ns),
+        OpCol::SelfCpuPct => fmt::pct(r.self_cpu_ns, t.self_cpu_total_ns),
+        OpCol::CpuTotal => fmt::dur(r.cpu_total_ns),
+        OpCol::CpuTotalPct => fmt::pct(r.cpu_total_ns, t.self_cpu_total_ns),
+        OpCol::CpuAvg => fmt::dur_f(r.cpu_avg_ns()),
+        OpCol::SelfDevice => fmt::dur(r.self_device_ns),
+        OpCol::SelfDevicePct => fmt::pct(r.self_device_ns, t.self_device_total_ns),
+        OpCol::DeviceTotal => fmt::dur(r.device_total_ns),
+        OpCol::DeviceAvg => fmt::dur_f(r.device_avg_ns()),
+        OpCol::CpuMem => fmt::bytes(r.cpu_mem_bytes),
+        OpCol::SelfCpuMem => fmt::bytes(r.self_cpu_mem_bytes),
+        OpCol::DeviceMem => fmt::bytes(r.device_mem_bytes),
+        OpCol::SelfDeviceMem => fmt::bytes(r.self_device_mem_bytes),
+        OpCol::Flops => fmt::flops(r.flops),
     }
 }
 
@@ -144,7 +167,7 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
     let filter = RwSignal::new(String::new());
     let group = RwSignal::new(false);
     let side = RwSignal::new(if has_device { Side::Both } else { Side::Cpu });
-    let sort = RwSignal::new(Some(("self_cpu", true)) as Sort);
+    let sort = RwSignal::new(Some((OpCol::SelfCpu, true)) as Sort<OpCol>);
     let copied = RwSignal::new(false);
     // The table shown: plain, or grouped by input shape (computed on first use).
     let store = StoredValue::new((session.clone(), grouped));
@@ -175,39 +198,27 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                 .filter(|&i| needle.is_empty() || t.rows[i].name.to_lowercase().contains(&needle))
                 .collect();
             if let Some((k, desc)) = key {
-                if k == "name" || k == "shapes" {
-                    v.sort_by(|&a, &b| {
-                        let (x, y) = (&t.rows[a], &t.rows[b]);
-                        let o = if k == "name" {
-                            x.name.cmp(&y.name)
-                        } else {
-                            x.input_shapes.cmp(&y.input_shapes)
-                        };
-                        if desc {
-                            o.reverse()
-                        } else {
-                            o
-                        }
-                    });
-                } else {
-                    v.sort_by(|&a, &b| {
-                        let o = sort_value(&t.rows[a], k).total_cmp(&sort_value(&t.rows[b], k));
-                        (if desc { o.reverse() } else { o })
-                            .then_with(|| t.rows[a].name.cmp(&t.rows[b].name))
-                    });
-                }
+                v.sort_by(|&a, &b| {
+                    let (x, y) = (&t.rows[a], &t.rows[b]);
+                    let o = match (sort_value(x, k), sort_value(y, k)) {
+                        (Some(p), Some(q)) => p.total_cmp(&q),
+                        _ if k == OpCol::Shapes => x.input_shapes.cmp(&y.input_shapes),
+                        _ => x.name.cmp(&y.name),
+                    };
+                    (if desc { o.reverse() } else { o }).then_with(|| x.name.cmp(&y.name))
+                });
             }
         });
         Arc::new(v)
     });
     let cols =
         Signal::derive(move || columns(side.get(), group.get(), cpu_mem, dev_mem, has_flops));
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, col): (usize, OpCol)| {
         let mut out = String::new();
         let o = order.get_untracked();
         if let Some(&i) = o.get(r) {
             with_table(group.get_untracked(), &mut |t: &OpTable| {
-                out = cell_text(t, &t.rows[i], key)
+                out = cell_text(t, &t.rows[i], col)
             });
         }
         out
@@ -229,13 +240,8 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
             nav.reveal(file, reveal::op_slices(&tf.trace, &row), label);
         }
     });
-    let on_sort = Callback::new(move |k: &'static str| {
-        sort.update(|s| {
-            *s = match *s {
-                Some((c, d)) if c == k => Some((k, !d)),
-                _ => Some((k, k != "name" && k != "shapes")),
-            }
-        })
+    let on_sort = Callback::new(move |k: OpCol| {
+        sort.update(|s| *s = next_sort(*s, k, !matches!(k, OpCol::Name | OpCol::Shapes)))
     });
     let shown = move |f: &mut dyn FnMut(&OpTable, &[usize])| {
         let o = order.get_untracked();

@@ -12,7 +12,7 @@ use crate::views::steps::StepBreakdown;
 use crate::widgets::bars::{Bar, Bars};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
-use crate::widgets::table::{Col, VTable};
+use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::memory::headline_peak;
@@ -221,6 +221,16 @@ fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     .into_any()
 }
 
+columns! {
+    /// The Overview's top-operator table.
+    enum TopOpCol { Name = "name", Calls = "calls", SelfCpu = "self_cpu", SelfCpuPct = "self_cpu_pct", DeviceTotal = "device_total" }
+}
+
+columns! {
+    /// The Overview's top-kernel table.
+    enum TopKCol { Name = "name", Calls = "calls", Total = "total", Pct = "pct", Category = "category" }
+}
+
 #[component]
 fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
@@ -236,14 +246,14 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
     );
     let total = a.ops.self_cpu_total_ns;
     let cols = vec![
-        Col::name("name", "Operator", 200),
-        Col::num("calls", "Calls", 60),
-        Col::num("self_cpu", "Self CPU", 96),
-        Col::num("self_cpu_pct", "%", 56),
-        Col::num("device_total", "Device total", 100),
+        Col::name(TopOpCol::Name, "Operator", 200),
+        Col::num(TopOpCol::Calls, "Calls", 60),
+        Col::num(TopOpCol::SelfCpu, "Self CPU", 96),
+        Col::num(TopOpCol::SelfCpuPct, "%", 56),
+        Col::num(TopOpCol::DeviceTotal, "Device total", 100),
     ];
     let (s1, r1) = (session.clone(), rows.clone());
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, TopOpCol)| {
         let Some(row) = r1
             .get(r)
             .and_then(|&i| s1.trace(file).map(|t| &t.analysis().ops.rows[i]))
@@ -251,11 +261,11 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
             return String::new();
         };
         match key {
-            "name" => row.name.clone(),
-            "calls" => row.calls.to_string(),
-            "self_cpu" => fmt::dur(row.self_cpu_ns),
-            "self_cpu_pct" => fmt::pct(row.self_cpu_ns, total),
-            _ => fmt::dur(row.device_total_ns),
+            TopOpCol::Name => row.name.clone(),
+            TopOpCol::Calls => row.calls.to_string(),
+            TopOpCol::SelfCpu => fmt::dur(row.self_cpu_ns),
+            TopOpCol::SelfCpuPct => fmt::pct(row.self_cpu_ns, total),
+            TopOpCol::DeviceTotal => fmt::dur(row.device_total_ns),
         }
     });
     let (s2, r2) = (session.clone(), rows.clone());
@@ -282,14 +292,14 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
     };
     let n = tf.analysis().kernels.rows.len().min(5);
     let cols = vec![
-        Col::name("name", "Kernel", 200),
-        Col::num("calls", "Calls", 60),
-        Col::num("total", "Total", 96),
-        Col::num("pct", "% GPU", 64),
-        Col::text("category", "Category", 110),
+        Col::name(TopKCol::Name, "Kernel", 200),
+        Col::num(TopKCol::Calls, "Calls", 60),
+        Col::num(TopKCol::Total, "Total", 96),
+        Col::num(TopKCol::Pct, "% GPU", 64),
+        Col::text(TopKCol::Category, "Category", 110),
     ];
     let s1 = session.clone();
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, TopKCol)| {
         let Some(k) = s1
             .trace(file)
             .and_then(|t| t.analysis().kernels.rows.get(r))
@@ -297,11 +307,11 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
             return String::new();
         };
         match key {
-            "name" => k.name.clone(),
-            "calls" => k.calls.to_string(),
-            "total" => fmt::dur(k.total_ns),
-            "pct" => format!("{:.1}%", k.pct_of_gpu),
-            _ => k.fine_category.clone(),
+            TopKCol::Name => k.name.clone(),
+            TopKCol::Calls => k.calls.to_string(),
+            TopKCol::Total => fmt::dur(k.total_ns),
+            TopKCol::Pct => format!("{:.1}%", k.pct_of_gpu),
+            TopKCol::Category => k.fine_category.clone(),
         }
     });
     let s2 = session.clone();

@@ -3,11 +3,16 @@
 
 use crate::session::{Nav, SessionRef};
 use crate::widgets::fmt;
-use crate::widgets::table::{Col, VTable};
+use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::report::json::Analysis;
 use tracelight_core::report::ranks::ranks;
+
+columns! {
+    /// One row per rank.
+    enum RankCol { Rank = "rank", File = "file", Step = "step", Compute = "compute", Comm = "comm", Idle = "idle", Exposed = "exposed", Flag = "flag" }
+}
 
 #[component]
 pub fn RankTable(session: SessionRef) -> impl IntoView {
@@ -30,30 +35,30 @@ pub fn RankTable(session: SessionRef) -> impl IntoView {
     let slow = straggler.as_ref().map(|s| s.rank);
     let rows = Arc::new(rows);
     let cols = vec![
-        Col::num("rank", "Rank", 60),
-        Col::name("file", "File", 220),
-        Col::num("step", "Step time", 100),
-        Col::num("compute", "Compute", 100),
-        Col::num("comm", "Comm", 100),
-        Col::num("idle", "Idle", 100),
-        Col::num("exposed", "Exposed comm", 110),
-        Col::text("flag", "", 110),
+        Col::num(RankCol::Rank, "Rank", 60),
+        Col::name(RankCol::File, "File", 220),
+        Col::num(RankCol::Step, "Step time", 100),
+        Col::num(RankCol::Compute, "Compute", 100),
+        Col::num(RankCol::Comm, "Comm", 100),
+        Col::num(RankCol::Idle, "Idle", 100),
+        Col::num(RankCol::Exposed, "Exposed comm", 110),
+        Col::text(RankCol::Flag, "", 110),
     ];
     let n = rows.len();
     let r1 = rows.clone();
-    let cell = Callback::new(move |(r, key): (usize, &'static str)| {
+    let cell = Callback::new(move |(r, key): (usize, RankCol)| {
         let Some(x) = r1.get(r) else {
             return String::new();
         };
         match key {
-            "rank" => x.rank.to_string(),
-            "file" => x.file.clone(),
-            "step" => fmt::dur(x.step_time_ns),
-            "compute" => fmt::dur(x.compute_ns),
-            "comm" => fmt::dur(x.comm_ns),
-            "idle" => fmt::dur(x.idle_ns),
-            "exposed" => fmt::dur(x.exposed_comm_ns),
-            _ => {
+            RankCol::Rank => x.rank.to_string(),
+            RankCol::File => x.file.clone(),
+            RankCol::Step => fmt::dur(x.step_time_ns),
+            RankCol::Compute => fmt::dur(x.compute_ns),
+            RankCol::Comm => fmt::dur(x.comm_ns),
+            RankCol::Idle => fmt::dur(x.idle_ns),
+            RankCol::Exposed => fmt::dur(x.exposed_comm_ns),
+            RankCol::Flag => {
                 if Some(x.rank) == slow {
                     "◀ straggler".into()
                 } else {

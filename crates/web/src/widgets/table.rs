@@ -3,8 +3,12 @@
 //! header, numbers right-aligned, keyboard accessible (roving tabindex: arrows, Page Up/Down,
 //! Home/End move the focused row, Enter activates it like a click).
 //!
-//! The table owns no data: the caller gives the row count and a `cell(row, column key)` callback
-//! over rows already in display order, and sorts when told which column was clicked.
+//! The table owns no data: the caller gives the row count and a `cell(row, column)` callback over
+//! rows already in display order, and sorts when told which column was clicked.
+//!
+//! Columns are typed: each view declares its columns as an enum ([`columns!`]), so the header,
+//! the cell text and the sort key are each one exhaustive `match` — a column added to the header
+//! but not to the cells is a compile error, not a silently empty cell or a sort by 0.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -16,11 +20,32 @@ const HEAD_H: f64 = 30.0;
 /// Rows rendered above and below the visible ones.
 const OVERSCAN: usize = 10;
 
-/// One column.
+/// A view's column type: an enum whose variants are the columns it can show.
+pub trait Column: Copy + PartialEq + Send + Sync + 'static {
+    /// Stable key: `data-col` on headers and cells (what CSS and the e2e tests select by).
+    fn key(self) -> &'static str;
+}
+
+/// Declares a column enum and its stable `data-col` keys:
+/// `columns! { enum OpCol { Name = "name", Calls = "calls" } }`.
+macro_rules! columns {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($var:ident = $key:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name { $($var),* }
+        impl $crate::widgets::table::Column for $name {
+            fn key(self) -> &'static str {
+                match self { $($name::$var => $key),* }
+            }
+        }
+    };
+}
+pub(crate) use columns;
+
+/// One shown column: which, and how it looks.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Col {
-    /// Stable key: `data-col` on cells, and what `cell` is asked for.
-    pub key: &'static str,
+pub struct Col<C> {
+    pub id: C,
     pub title: String,
     /// Right-aligned, tabular figures.
     pub num: bool,
@@ -31,10 +56,10 @@ pub struct Col {
     pub tip: &'static str,
 }
 
-impl Col {
-    pub fn num(key: &'static str, title: &str, px: u32) -> Col {
+impl<C: Column> Col<C> {
+    pub fn num(id: C, title: &str, px: u32) -> Col<C> {
         Col {
-            key,
+            id,
             title: title.to_owned(),
             num: true,
             px,
@@ -42,34 +67,43 @@ impl Col {
             tip: "",
         }
     }
-    pub fn text(key: &'static str, title: &str, px: u32) -> Col {
+    pub fn text(id: C, title: &str, px: u32) -> Col<C> {
         Col {
             num: false,
-            ..Col::num(key, title, px)
+            ..Col::num(id, title, px)
         }
     }
-    pub fn name(key: &'static str, title: &str, px: u32) -> Col {
+    pub fn name(id: C, title: &str, px: u32) -> Col<C> {
         Col {
             grow: true,
-            ..Col::text(key, title, px)
+            ..Col::text(id, title, px)
         }
     }
-    pub fn tip(self, tip: &'static str) -> Col {
+    pub fn tip(self, tip: &'static str) -> Col<C> {
         Col { tip, ..self }
     }
 }
 
-/// Sorting state: column key and descending.
-pub type Sort = Option<(&'static str, bool)>;
+/// Sorting state: column and descending.
+pub type Sort<C> = Option<(C, bool)>;
+
+/// The sort after a click on `col`'s header: the same column flips; a new one starts descending
+/// for numbers (largest first) and ascending for text.
+pub fn next_sort<C: Column>(cur: Sort<C>, col: C, numeric: bool) -> Sort<C> {
+    match cur {
+        Some((c, d)) if c == col => Some((col, !d)),
+        _ => Some((col, numeric)),
+    }
+}
 
 #[component]
-pub fn VTable(
-    #[prop(into)] cols: Signal<Vec<Col>>,
+pub fn VTable<C: Column>(
+    #[prop(into)] cols: Signal<Vec<Col<C>>>,
     #[prop(into)] len: Signal<usize>,
-    cell: Callback<(usize, &'static str), String>,
+    cell: Callback<(usize, C), String>,
     #[prop(optional)] on_activate: Option<Callback<usize>>,
-    #[prop(optional)] on_sort: Option<Callback<&'static str>>,
-    #[prop(into)] sort: Signal<Sort>,
+    #[prop(optional)] on_sort: Option<Callback<C>>,
+    #[prop(into)] sort: Signal<Sort<C>>,
     testid: &'static str,
     /// Rows visible without scrolling.
     #[prop(default = 18)]
@@ -178,15 +212,16 @@ pub fn VTable(
         cols.get()
             .into_iter()
             .map(|c| {
-                let key = c.key;
+                let id = c.id;
+                let key = id.key();
                 let arrow = move || match sort.get() {
-                    Some((k, true)) if k == key => " ▼",
-                    Some((k, false)) if k == key => " ▲",
+                    Some((k, true)) if k == id => " ▼",
+                    Some((k, false)) if k == id => " ▲",
                     _ => "",
                 };
                 let aria = move || match sort.get() {
-                    Some((k, true)) if k == key => "descending",
-                    Some((k, false)) if k == key => "ascending",
+                    Some((k, true)) if k == id => "descending",
+                    Some((k, false)) if k == id => "ascending",
                     _ => "none",
                 };
                 let sortable = on_sort.is_some();
@@ -194,7 +229,7 @@ pub fn VTable(
                     <div role="columnheader" class="vt-th" class:num=c.num aria-sort=aria data-col=key title=c.tip>
                         {if sortable {
                             view! {
-                                <button class="vt-sort" on:click=move |_| { if let Some(cb) = on_sort { cb.run(key) } }>
+                                <button class="vt-sort" on:click=move |_| { if let Some(cb) = on_sort { cb.run(id) } }>
                                     {c.title.clone()}{arrow}
                                 </button>
                             }.into_any()
@@ -215,9 +250,9 @@ pub fn VTable(
                 let cells = cs
                     .iter()
                     .map(|c| {
-                        let text = cell.run((r, c.key));
+                        let text = cell.run((r, c.id));
                         let title = (!c.num).then(|| text.clone());
-                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.key title=title>{text}</div> }
+                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() title=title>{text}</div> }
                     })
                     .collect_view();
                 view! {
