@@ -264,3 +264,49 @@ test('the side panel takes its width from the tracks; the canvas backing store f
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+/** The canvas pixel (CSS px inside the canvas) as `#rrggbb`, read back from its 2D context. */
+async function pixel(p, x, y) {
+  return p.getByTestId('timeline').evaluate((c, [x, y]) => {
+    const dpr = c.width / c.clientWidth;
+    const d = c.getContext('2d').getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data;
+    return '#' + [d[0], d[1], d[2]].map((v) => v.toString(16).padStart(2, '0')).join('');
+  }, [x, y]);
+}
+
+test('a fine-rule edit on the Kernels tab recolours that kernel on the timeline and its legend', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const start = BigInt(F.start), dur = BigInt(F.dur);
+  await openTimeline(p, `#tab=timeline&file=0&t=${windowAround(start, dur)}`);
+  // Where the longest kernel is drawn: the middle of its span in the current window, its lane.
+  const at = async () => {
+    const g = await geometry(p);
+    const [w0, w1] = g.window;
+    const mid = Number(start + dur / 2n - w0) / Number(w1 - w0);
+    const row = streamRow(g);
+    // Near the lane top: the name label is drawn across its middle.
+    return [g.gutter + mid * (g.width - g.gutter), g.ruler + row.y + 3 + 2 - g.scroll];
+  };
+  // Colours are the core palette's (crates/core/src/view/palette.rs). The longest demo kernel is
+  // an NCCL all-reduce: the default rules file it under comm (brown), and the legend says so.
+  const before = await pixel(p, ...(await at()));
+  assert.equal(before, '#8c564b', 'comm-coloured before the edit');
+  assert.match(await p.getByTestId('legend').innerText(), /kernel: comm/);
+  // File the longest kernel under attention (a rule checked first) and apply.
+  await p.getByTestId('tab-kernels').click();
+  await p.getByTestId('fine-rules-open').click();
+  const rules = p.getByTestId('fine-rules');
+  const needle = F.kernel.toLowerCase().slice(0, 40);
+  await rules.fill(`attention: ${needle}\n` + (await rules.inputValue()));
+  await p.getByTestId('fine-rules-apply').click();
+  await p.getByTestId('tab-timeline').click();
+  await p.getByTestId('timeline').waitFor();
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  await p.waitForFunction(() => /kernel: attention/.test(document.querySelector('[data-testid=legend]')?.innerText ?? ''));
+  // Now attention's colour.
+  assert.equal(await pixel(p, ...(await at())), '#8cd17d', `was ${before}`);
+  await p.screenshot({ path: shot('timeline-fine-rules.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -4,12 +4,15 @@
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use tracelight_core::analysis::kernels::default_fine_rules;
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::{SliceKind, Trace};
+use tracelight_core::view::palette::color;
+use tracelight_core::view::slice_colors::SliceColors;
 use tracelight_web::session::derived::TimelineData;
 use tracelight_web::timeline::layout::{self, Row, RowKind, GUTTER_PX, LANE_PX, RULER_PX};
 use tracelight_web::timeline::paint::{paint, text::TextCache, PaintStats, Scene};
-use tracelight_web::timeline::theme::{kind_color, Cat, Theme};
+use tracelight_web::timeline::theme::{kind_color, SliceCat as Cat, Theme};
 use tracelight_web::timeline::tlstate::track_rows;
 use tracelight_web::timeline::viewport::Viewport;
 use wasm_bindgen::JsCast;
@@ -72,13 +75,10 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     // Near the lane top: the middle carries the (white) name label.
     let y = RULER_PX + row.lane_y(usize::from(t.slices.depth[k])) + 1.5;
     let px = ctx.get_image_data(x, y, 1.0, 1.0).unwrap().data();
-    // The demo's longest kernel is an NCCL all-reduce: communication kernels have their own colour.
-    let comm = d.comm_name[t.slices.name[k].index()];
-    assert!(comm, "the longest demo kernel is NCCL");
-    assert_eq!(
-        [px[0], px[1], px[2]],
-        hex(Cat::of(SliceKind::Kernel, comm).color())
-    );
+    // The demo's longest kernel is an NCCL all-reduce: the default rules file it under `comm`,
+    // which has its own colour.
+    assert!(t.str(t.slices.name[k]).to_lowercase().contains("nccl"));
+    assert_eq!([px[0], px[1], px[2]], hex(color("comm")));
     assert_ne!(Cat::Comm.color(), kind_color(SliceKind::Kernel));
     let _ = LANE_PX;
 }
@@ -122,9 +122,11 @@ fn paint_plain(
     theme: &Theme,
 ) -> PaintStats {
     let tr = track_rows(rows, t.tracks.len());
+    let colors = SliceColors::new(t, &default_fine_rules());
     let scene = Scene {
         t,
         d,
+        colors: &colors,
         rows,
         track_row: &tr,
         vp,

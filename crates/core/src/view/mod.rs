@@ -12,6 +12,7 @@ pub mod link;
 pub mod lod;
 pub mod palette;
 pub mod search;
+pub mod slice_colors;
 pub mod steps;
 pub mod viewport;
 

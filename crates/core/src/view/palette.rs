@@ -43,26 +43,116 @@ pub const COLORS: &[(&[&str], &str)] = &[
 
 /// The colour of category `name` (any classification's name for it); [`OTHER`] when unknown.
 pub fn color(name: &str) -> &'static str {
+    slot_color(slot(name))
+}
+
+/// The slot of category `name` in [`COLORS`]: painters batch rectangles by slot, one fill per
+/// colour. A name no entry has gets the slot of `other`.
+pub fn slot(name: &str) -> usize {
     COLORS
         .iter()
-        .find(|(names, _)| names.contains(&name))
-        .map_or(OTHER, |(_, c)| c)
+        .position(|(names, _)| names.contains(&name))
+        .unwrap_or(OTHER_SLOT)
+}
+
+/// The slot of `other` (and of any name the palette does not know).
+pub const OTHER_SLOT: usize = COLORS.len() - 1;
+
+/// The colour of a [`slot`].
+pub fn slot_color(slot: usize) -> &'static str {
+    COLORS.get(slot).map_or(OTHER, |(_, c)| c)
+}
+
+/// What a slice's colour says when nothing finer is known: its kind, with communication kernels
+/// apart from compute kernels. The timeline colours kernels finer, by their category under the
+/// session's rules ([`crate::view::slice_colors`]); the rest by this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceCat {
+    CpuOp,
+    Annotation,
+    Python,
+    Runtime,
+    Kernel,
+    Comm,
+    Memcpy,
+    Memset,
+    GpuAnnotation,
+    Other,
+}
+
+impl SliceCat {
+    pub const ALL: [SliceCat; 10] = [
+        SliceCat::CpuOp,
+        SliceCat::Annotation,
+        SliceCat::Python,
+        SliceCat::Runtime,
+        SliceCat::Kernel,
+        SliceCat::Comm,
+        SliceCat::Memcpy,
+        SliceCat::Memset,
+        SliceCat::GpuAnnotation,
+        SliceCat::Other,
+    ];
+
+    pub fn of(kind: SliceKind, comm: bool) -> SliceCat {
+        match kind {
+            SliceKind::CpuOp => SliceCat::CpuOp,
+            SliceKind::UserAnnotation => SliceCat::Annotation,
+            SliceKind::PythonFunction => SliceCat::Python,
+            SliceKind::Runtime | SliceKind::Driver => SliceCat::Runtime,
+            SliceKind::Kernel if comm => SliceCat::Comm,
+            SliceKind::Kernel => SliceCat::Kernel,
+            SliceKind::Memcpy => SliceCat::Memcpy,
+            SliceKind::Memset => SliceCat::Memset,
+            SliceKind::GpuAnnotation => SliceCat::GpuAnnotation,
+            SliceKind::Other => SliceCat::Other,
+        }
+    }
+
+    /// Its name in [`COLORS`].
+    pub fn palette_name(self) -> &'static str {
+        match self {
+            SliceCat::CpuOp => "cpu_op",
+            SliceCat::Annotation => "user_annotation",
+            SliceCat::Python => "python_function",
+            SliceCat::Runtime => "runtime",
+            SliceCat::Kernel => "kernel",
+            SliceCat::Comm => "comm",
+            SliceCat::Memcpy => "memcpy",
+            SliceCat::Memset => "memset",
+            SliceCat::GpuAnnotation => "gpu_user_annotation",
+            SliceCat::Other => "other",
+        }
+    }
+
+    pub fn slot(self) -> usize {
+        slot(self.palette_name())
+    }
+
+    pub fn color(self) -> &'static str {
+        slot_color(self.slot())
+    }
+
+    /// Its legend label.
+    pub fn label(self) -> &'static str {
+        match self {
+            SliceCat::CpuOp => "CPU op",
+            SliceCat::Annotation => "annotation",
+            SliceCat::Python => "python",
+            SliceCat::Runtime => "CUDA runtime",
+            SliceCat::Kernel => "kernel",
+            SliceCat::Comm => "NCCL kernel",
+            SliceCat::Memcpy => "memcpy",
+            SliceCat::Memset => "memset",
+            SliceCat::GpuAnnotation => "GPU annotation",
+            SliceCat::Other => "other",
+        }
+    }
 }
 
 /// The palette name of a slice kind; a kernel that is communication is `comm`.
 pub fn kind_name(kind: SliceKind, comm: bool) -> &'static str {
-    match kind {
-        SliceKind::CpuOp => "cpu_op",
-        SliceKind::UserAnnotation => "user_annotation",
-        SliceKind::PythonFunction => "python_function",
-        SliceKind::Runtime | SliceKind::Driver => "runtime",
-        SliceKind::Kernel if comm => "comm",
-        SliceKind::Kernel => "kernel",
-        SliceKind::Memcpy => "memcpy",
-        SliceKind::Memset => "memset",
-        SliceKind::GpuAnnotation => "gpu_user_annotation",
-        SliceKind::Other => "other",
-    }
+    SliceCat::of(kind, comm).palette_name()
 }
 
 /// The colour of a slice of `kind` ([`kind_name`]).
@@ -102,5 +192,15 @@ mod tests {
         assert_eq!(kind_color(SliceKind::CpuOp, false), color("cpu_exec"));
         assert_ne!(color("comm"), color("memcpy"));
         assert_eq!(color("no such category"), OTHER);
+        assert_eq!(slot("no such category"), slot("other"));
+        assert_eq!(COLORS[OTHER_SLOT].0, &["other"]);
+        // Every slice category has its own slot, and its colour is that slot's.
+        let mut slots: Vec<usize> = SliceCat::ALL.iter().map(|c| c.slot()).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), SliceCat::ALL.len());
+        for c in SliceCat::ALL {
+            assert_eq!(c.color(), color(c.palette_name()), "{c:?}");
+        }
     }
 }

@@ -5,8 +5,7 @@
 use crate::platform::clock::{now_ms, yield_now};
 use crate::session::SessionRef;
 use std::sync::Arc;
-use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType};
-use tracelight_core::model::{SliceKind, Trace};
+use tracelight_core::model::Trace;
 use tracelight_core::view::counters::{counter_tracks, CounterTrack};
 use tracelight_core::view::layout::{groups, Group};
 use tracelight_core::view::lod::{LodBuild, LodIndex};
@@ -19,8 +18,6 @@ pub struct TimelineData {
     pub steps: Vec<StepMark>,
     /// First and last instant of the trace; the ruler's zero is `bounds.0`.
     pub bounds: (i64, i64),
-    /// Per interned string: a communication (NCCL) kernel name, drawn in its own colour.
-    pub comm_name: Vec<bool>,
 }
 
 impl TimelineData {
@@ -46,22 +43,12 @@ impl TimelineData {
     fn with_lod(t: &Trace, lod: LodIndex) -> TimelineData {
         let counters = counter_tracks(t);
         let groups = groups(t, &counters);
-        let mut comm_name = vec![false; t.strings.len()];
-        for i in 0..t.slices.len() {
-            if t.slices.kind[i] == SliceKind::Kernel {
-                let n = t.slices.name[i];
-                if let Some(c) = comm_name.get_mut(n.index()) {
-                    *c = hta_kernel_type(t.str(n)) == HtaKernelType::Communication;
-                }
-            }
-        }
         TimelineData {
             lod,
             counters,
             groups,
             steps: step_marks(t),
             bounds: t.time_bounds().unwrap_or((0, 1)),
-            comm_name,
         }
     }
 }

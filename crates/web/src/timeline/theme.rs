@@ -1,7 +1,8 @@
 //! The page theme's canvas colours, read from CSS variables (`--tl-*` in web/style.css) so light
-//! and dark themes need no Rust. Slice colours are the shared palette's ([`crate::widgets::palette`]).
+//! and dark themes need no Rust. Slice colours are the shared palette's ([`crate::widgets::palette`]): kernels by their
+//! category under the session's rules ([`tracelight_core::view::slice_colors`]).
 
-pub use crate::widgets::palette::{kind_color, Cat};
+pub use crate::widgets::palette::{kind_color, SliceCat};
 
 /// The theme's canvas colours.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,7 +8,7 @@ use super::paint::{paint, text::TextCache, Scene};
 use super::reveal::{self, RevealBanner};
 use super::search::SearchBox;
 use super::side::SidePanel;
-use super::theme::{self, Cat, Theme};
+use super::theme::{self, SliceCat, Theme};
 use super::tlstate::{track_rows, Ctx, Tl};
 use super::viewport::Viewport;
 use crate::platform::canvas::dpr;
@@ -16,11 +16,13 @@ use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
 use crate::platform::hash;
 use crate::session::derived::cached;
-use crate::session::{Nav, SessionRef, TimeWindow};
+use crate::session::{FineRules, Nav, SessionRef, TimeWindow};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::view::details::details;
+use tracelight_core::view::palette::slot_color;
+use tracelight_core::view::slice_colors::SliceColors;
 
 /// Rows as JSON for tests (`data-rows` on the canvas): label, track, y and height in content px.
 fn rows_json(rows: &[layout::Row]) -> String {
@@ -84,6 +86,21 @@ pub fn Timeline(
                 )
             });
             Arc::new(rows)
+        })
+    };
+    // Kernels take their category's colour under the session's rules: an edit on the Kernels tab
+    // recolours the timeline.
+    let rules = FineRules::current().0;
+    let colors = {
+        let session = session.clone();
+        Memo::new(move |_| {
+            let r = rules.get();
+            Arc::new(
+                session
+                    .trace(file)
+                    .map(|f| SliceColors::new(&f.trace, &r))
+                    .unwrap_or_default(),
+            )
         })
     };
     let ctx = Ctx {
@@ -165,9 +182,11 @@ pub fn Timeline(
             let links = links.get_untracked();
             let collapsed = tl.collapsed.get_untracked();
             let vp = tl.vp.get_untracked();
+            let colors = colors.get_untracked();
             let scene = Scene {
                 t: &f.trace,
                 d: &data,
+                colors: &colors,
                 rows: &rows,
                 track_row: &track_row,
                 vp,
@@ -206,6 +225,7 @@ pub fn Timeline(
         tl.theme.track();
         rows.track();
         links.track();
+        colors.track();
         frames.request(painter.clone());
     });
     // Layout attributes for tests; the scroll container follows programmatic scrolls.
@@ -304,12 +324,25 @@ pub fn Timeline(
         let (_, h) = tl.size.get();
         format!("height:{}px", (total - h).max(0.0))
     };
-    let legend = Cat::ALL
-        .iter()
-        .map(|c| {
-            view! { <span class="legend-item"><i style=format!("background:{}", c.color())></i>{c.label()}</span> }
-        })
-        .collect_view();
+    // The legend: every kind but kernels, then the kernel categories this trace has.
+    let legend = move || {
+        let kinds = SliceCat::ALL
+            .iter()
+            .filter(|c| !matches!(c, SliceCat::Kernel | SliceCat::Comm))
+            .map(|c| (c.color(), c.label().to_owned()));
+        let kernels = colors.with(|c| {
+            c.kernel_categories()
+                .iter()
+                .map(|(k, name)| (slot_color(*k), format!("kernel: {name}")))
+                .collect::<Vec<_>>()
+        });
+        kinds
+            .chain(kernels)
+            .map(|(color, label)| {
+                view! { <span class="legend-item"><i style=format!("background:{color}")></i>{label}</span> }
+            })
+            .collect_view()
+    };
     let window_signal = window.unwrap_or_else(|| RwSignal::new((bounds.0, bounds.1)));
 
     view! {

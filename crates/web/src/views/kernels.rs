@@ -331,7 +331,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                     <h2>"Finer categories"</h2>
                     {fine_bars}
                     <details class="note">
-                        <summary>"Rules (first match wins; edit and apply to reclassify)"</summary>
+                        <summary data-testid="fine-rules-open">"Rules (first match wins; edit and apply to reclassify here, on the Overview and on the timeline's colours)"</summary>
                         <textarea class="rules" data-testid="fine-rules" rows="8"
                             prop:value=move || rules_draft.get()
                             on:input=move |ev| rules_draft.set(event_target_value(&ev))></textarea>

@@ -15,6 +15,7 @@ use super::tlstate::Area;
 use super::viewport::Viewport;
 use crate::session::derived::TimelineData;
 use tracelight_core::model::Trace;
+use tracelight_core::view::slice_colors::SliceColors;
 use web_sys::CanvasRenderingContext2d;
 
 /// Counts of what one paint drew, exposed on the canvas for tests and the benchmark.
@@ -29,6 +30,8 @@ pub struct PaintStats {
 pub struct Scene<'a> {
     pub t: &'a Trace,
     pub d: &'a TimelineData,
+    /// Slice colours under the session's kernel rules.
+    pub colors: &'a SliceColors,
     pub rows: &'a [Row],
     pub track_row: &'a [Option<usize>],
     /// Track-area window (x = 0 at the gutter's right edge).

@@ -5,8 +5,8 @@
 use super::text::TextCache;
 use super::{PaintStats, Scene};
 use crate::timeline::layout::{Row, GUTTER_PX, LANE_PX, RULER_PX};
-use crate::timeline::theme::Cat;
 use tracelight_core::view::lod::Span;
+use tracelight_core::view::palette::{slot_color, COLORS};
 use web_sys::CanvasRenderingContext2d;
 
 const LABEL_PX: f64 = 28.0;
@@ -35,8 +35,8 @@ pub fn row(
     let pad = npp.ceil() as i64;
     let win = (sc.vp.start_ns - pad, sc.vp.end_ns + pad);
     let mut spans: Vec<Span> = Vec::new();
-    // Per colour: x, y, width, and whether the rect ends in a hairline.
-    let mut by_cat: [Vec<(f64, f64, f64, bool)>; 10] = Default::default();
+    // Per palette slot: x, y, width, and whether the rect ends in a hairline.
+    let mut by_cat: [Vec<(f64, f64, f64, bool)>; COLORS.len()] = Default::default();
     let mut labels: Vec<(f64, f64, f64, u32)> = Vec::new();
     for depth in 0..depths {
         let y = sc.y(row.lane_y(depth));
@@ -60,13 +60,7 @@ pub fn row(
                 w -= 1.0 / sc.dpr;
             }
             let rep = sp.rep as usize;
-            let comm =
-                sc.d.comm_name
-                    .get(s.name[rep].index())
-                    .copied()
-                    .unwrap_or(false);
-            let cat = Cat::of(s.kind[rep], comm);
-            let ci = Cat::ALL.iter().position(|&c| c == cat).unwrap_or(9);
+            let ci = sc.colors.slot(sc.t, rep).min(COLORS.len() - 1);
             if sp.count == 1 && w >= LABEL_PX {
                 labels.push((x0, y, w, sp.rep));
             }
@@ -86,7 +80,7 @@ pub fn row(
         if rects.is_empty() {
             continue;
         }
-        ctx.set_fill_style_str(Cat::ALL[ci].color());
+        ctx.set_fill_style_str(slot_color(ci));
         ctx.begin_path();
         for &(x, y, w, _) in rects {
             ctx.rect(x, y, w, LANE_PX - 1.0);
