@@ -2,7 +2,8 @@
 //! kernel is coloured by its finer category under the session's rules
 //! ([`crate::analysis::kernels::fine_category_with`]), so a kernel the Kernels tab calls
 //! `attention` is attention's colour on the timeline too, and a rule the user edits recolours both;
-//! every other slice by its kind ([`SliceCat`]).
+//! every other slice by its kind ([`SliceCat`]). A kernel no rule names (`other`) keeps the kernel
+//! colour: grey would read as "not GPU work".
 //!
 //! Classified once per distinct kernel name (interned), not per slice: a rule edit on a trace with
 //! millions of kernels re-reads only its few hundred names.
@@ -36,7 +37,12 @@ impl SliceColors {
             let n = s.name[i].index();
             if kernel_slot.get(n) == Some(&NOT_A_KERNEL) {
                 let cat = fine_category_with(rules, t.str(s.name[i]), SliceKind::Kernel);
-                let k = slot(&cat);
+                // A kernel no rule names is still GPU work: the kernel colour, not grey.
+                let k = if cat == "other" {
+                    SliceCat::Kernel.slot()
+                } else {
+                    slot(&cat)
+                };
                 // The palette has fewer than 255 entries (checked in the tests).
                 kernel_slot[n] = u8::try_from(k).unwrap_or(NOT_A_KERNEL - 1);
                 if !categories.iter().any(|(_, c)| *c == cat) {
@@ -119,14 +125,14 @@ mod tests {
         );
         assert_eq!(
             slot_color(slot_of(&t, &c, "my_custom_kernel")),
-            color("other")
+            color("kernel")
         );
         let names: Vec<&str> = c
             .kernel_categories()
             .iter()
             .map(|(_, n)| n.as_str())
             .collect();
-        assert_eq!(names, ["gemm", "attention", "comm", "other"]);
+        assert_eq!(names, ["gemm", "other", "attention", "comm"]);
 
         // The user files their kernel under attention: the timeline follows.
         let mut rules = default_fine_rules();

@@ -331,9 +331,19 @@ pub fn Timeline(
             .filter(|c| !matches!(c, SliceCat::Kernel | SliceCat::Comm))
             .map(|c| (c.color(), c.label().to_owned()));
         let kernels = colors.with(|c| {
-            c.kernel_categories()
-                .iter()
-                .map(|(k, name)| (slot_color(*k), format!("kernel: {name}")))
+            // One entry per colour: categories that share one (gemm and unnamed kernels) join.
+            let mut v: Vec<(usize, String)> = Vec::new();
+            for (k, name) in c.kernel_categories() {
+                match v.last_mut() {
+                    Some((last, label)) if last == k => {
+                        label.push_str(", ");
+                        label.push_str(name);
+                    }
+                    _ => v.push((*k, format!("kernel: {name}"))),
+                }
+            }
+            v.into_iter()
+                .map(|(k, label)| (slot_color(k), label))
                 .collect::<Vec<_>>()
         });
         kinds
