@@ -42,11 +42,13 @@ pub fn check_fits(
     let gb = |b: f64| b / 1e9;
     Err(Error::new(
         ErrorKind::Limit(format!(
-            "too big for a browser tab: its model would need about {:.1} GB of WebAssembly \
-             memory and a tab gets at most {:.1} GB. Nothing was lost: the trace already open \
+            "too big for a browser tab: its model would need about {:.2} GB of WebAssembly \
+             memory, more than the {:.2} GB a tab can give it (WebAssembly memory ends at \
+             {:.1} GB and the views need the rest). Nothing was lost: the trace already open \
              stays. Open this file with the command-line tool instead: `tracelight summary FILE` \
              (or `analyze FILE --json`), which has no such limit",
             gb(projected.max(memory_now as f64)),
+            gb(limit as f64),
             gb(WASM_MEMORY_MAX as f64)
         )),
         raw_done,
@@ -67,6 +69,21 @@ mod tests {
         // 5.5 GB * 0.75 = 4.1 GB: refused at byte 0.
         let e = check_fits(60 << 20, 0, Some(5_500_000_000), 0).unwrap_err();
         assert!(matches!(&e.kind, ErrorKind::Limit(m) if m.contains("tracelight summary")));
+    }
+
+    #[test]
+    fn near_the_ceiling_the_message_shows_need_above_what_a_tab_gives() {
+        // 5.2 GB * 0.75 = 3.90 GB needed; 4 GiB - 384 MiB = 3,892,314,112 B = 3.89 GB available.
+        // (In one decimal both read 3.9 GB, which made the refusal look arbitrary.)
+        let e = check_fits(0, 0, Some(5_200_000_000), 0).unwrap_err();
+        let ErrorKind::Limit(m) = &e.kind else {
+            panic!("{e}")
+        };
+        assert!(
+            m.contains("about 3.90 GB of WebAssembly memory, more than the 3.89 GB"),
+            "{m}"
+        );
+        assert!(m.contains("ends at 4.3 GB"), "{m}");
     }
 
     #[test]
