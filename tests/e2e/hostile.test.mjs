@@ -218,6 +218,62 @@ test('names, args and frames that look like HTML or javascript: URLs are shown a
   await p.close();
 });
 
+/** A CUDA allocator snapshot (torch's `_dump_snapshot` dict) whose stack frames are XSS[k]. */
+function xssSnapshot(file) {
+  const code = `
+import json, pickle, sys
+xss = json.loads(sys.argv[2])
+MB = 1 << 20
+def frames(k):
+    return [{'filename': 'javascript:window.__pwned=8', 'line': 1, 'name': xss[k % len(xss)]},
+            {'filename': xss[(k + 1) % len(xss)], 'line': 2, 'name': xss[(k + 2) % len(xss)]}]
+trace, segs, t = [], [], 1_000
+for k in range(5):
+    a = 0x7f0000000000 + k * 64 * MB
+    trace.append({'action': 'segment_alloc', 'addr': a, 'size': 32 * MB, 'stream': 0, 'time_us': t + k, 'frames': frames(k)})
+    trace.append({'action': 'alloc', 'addr': a, 'size': (k + 1) * MB, 'stream': 0, 'time_us': t + 10 + k, 'frames': frames(k)})
+    segs.append({'device': 0, 'address': a, 'total_size': 32 * MB, 'allocated_size': (k + 1) * MB,
+                 'active_size': (k + 1) * MB, 'requested_size': (k + 1) * MB, 'stream': 0, 'segment_type': 'large',
+                 'segment_pool_id': (0, 0), 'is_expandable': False, 'frames': [],
+                 'blocks': [{'address': a, 'size': (k + 1) * MB, 'requested_size': (k + 1) * MB, 'state': 'active_allocated', 'frames': frames(k)},
+                            {'address': a + (k + 1) * MB, 'size': (31 - k) * MB, 'requested_size': 0, 'state': 'inactive', 'frames': []}]})
+pickle.dump({'segments': segs, 'device_traces': [trace], 'allocator_settings': {}, 'external_annotations': []}, open(sys.argv[1], 'wb'), protocol=4)
+`;
+  execFileSync('python3', ['-c', code, file, JSON.stringify(XSS)]);
+}
+
+test('a snapshot whose stack frames look like HTML or javascript: URLs shows them as text; nothing runs or is requested', async () => {
+  const errors = [];
+  const p = await cspPage(errors);
+  const requests = [];
+  p.on('request', (r) => requests.push(r.url()));
+  const file = path.join(LARGE, 'xss.snapshot.pickle');
+  xssSnapshot(file);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(file);
+  await p.getByTestId('memory-view').waitFor({ timeout: 60_000 });
+  await p.getByTestId('peak-table').waitFor();
+  const tables = (await p.getByTestId('peak-table').innerText()) + (await p.getByTestId('stack-table').innerText());
+  assert.ok(tables.includes('<img src=/pwned-img onerror='), tables.slice(0, 400));
+  // Hover the chart until an allocation's tooltip (size and stack) shows.
+  const box = await p.getByTestId('mem-chart').boundingBox();
+  let tip = '';
+  for (let fx = 0.1; fx < 0.98 && !tip; fx += 0.04) {
+    for (const fy of [0.9, 0.7, 0.5]) {
+      await p.mouse.move(box.x + box.width * fx, box.y + box.height * fy);
+      if (await p.getByTestId('mem-tooltip').isVisible().catch(() => false)) { tip = await p.getByTestId('mem-tooltip').innerText(); break; }
+    }
+  }
+  assert.ok(/pwned/.test(tip), `a tooltip with the frames as text: ${tip}`);
+  await p.screenshot({ path: shot('hostile-xss-snapshot.png') });
+  assert.equal(await p.evaluate(() => window.__pwned), undefined);
+  assert.equal(await p.evaluate(() => document.querySelectorAll('img, svg[onload], [onerror], [onload], a[href^="javascript:"]').length), 0);
+  assert.deepEqual(requests.filter((u) => /pwned|javascript:/.test(u)), []);
+  assert.deepEqual(await p.evaluate(() => window.__csp), []);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 /** Another origin serving files with CORS, as a trace host would: { url(name), close() }. */
 async function traceHost(files) {
   const server = http.createServer((req, res) => {
