@@ -12,6 +12,7 @@
 //   imports are replaced by their text (each in its own function scope);
 // - the wasm is gzipped and base64-encoded into a non-executing data block, inflated at start with
 //   the platform's DecompressionStream (1.3 MB of text where the raw base64 would be 4+ MB);
+// - the demo trace is inlined as base64 in another data block, read by the demo button;
 // - trunk's preload links go (they would be requests);
 // - the Content-Security-Policy of `index.html` is kept, with its `'self'` script and style sources
 //   replaced by the sha256 of the inline scripts and style: a `file://` page has no origin for
@@ -123,7 +124,10 @@ const boot = `${glue}
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm: instance } }));
 }
 `;
-const data = `<script type="application/octet-stream" id="tracelight-wasm">${wasmGz.toString('base64')}</script>`;
+let data = `<script type="application/octet-stream" id="tracelight-wasm">${wasmGz.toString('base64')}</script>`;
+// The demo trace (already gzip) for the demo button, which reads it from here instead of fetching.
+const demo = path.join(DIST, 'demo', 'demo.pt.trace.json.gz');
+if (fs.existsSync(demo)) data += `\n<script type="application/octet-stream" id="tracelight-demo">${fs.readFileSync(demo).toString('base64')}</script>`;
 html = html.replace(startRe, () => `${data}\n<script type="module">${boot}</script>`);
 if (/<script[^>]*\bsrc=|<link\b[^>]*\bhref="(?!data:)/.test(html)) fail('a script or link to another file is left');
 

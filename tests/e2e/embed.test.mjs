@@ -258,3 +258,45 @@ test('?origins= narrows who may send: a host outside the list gets no PONG and o
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+test('embed mode fits 600x400: no open bar, the cards over a painted timeline, every tab reachable, nothing overflows', async () => {
+  const errors = [];
+  const p = await b.newPage({ viewport: { width: 600, height: 400 } });
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  for (const q of ['?mode=embedded', '?hideSidebar=true', '#!/viewer?mode=embedded']) {
+    await p.goto(`${app.base}/${q}`);
+    await p.getByTestId('empty').waitFor();
+    assert.equal(await p.locator('main.app.embedded').count(), 1, q);
+  }
+  await p.goto(`${app.base}/?embed=1&url=demo/demo.pt.trace.json.gz`);
+  await p.getByTestId('step-time').waitFor({ timeout: 60_000 });
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  assert.equal(await p.locator('header h1').isVisible(), false);
+  assert.equal(await p.getByTestId('demo').isVisible(), false, 'no open bar');
+  const inside = async (loc) => {
+    const r = await loc.boundingBox();
+    assert.ok(r && r.x >= 0 && r.y >= 0 && r.x + r.width <= 600 && r.y + r.height <= 400, JSON.stringify(r));
+    return r;
+  };
+  for (const id of ['step-time', 'gpu-util', 'peak-memory', 'tflops']) await inside(p.getByTestId(id));
+  // The timeline's scroll box (its canvas is at least 200 px and scrolls inside it).
+  const tl = await inside(p.locator('.tl-wrap'));
+  assert.ok(tl.height >= 120, `timeline ${tl.height}px high`);
+  // Readable: the figures at least 16 px, the tab labels at least 12 px.
+  assert.ok(parseFloat(await p.getByTestId('step-time').evaluate((e) => getComputedStyle(e).fontSize)) >= 16);
+  assert.ok(parseFloat(await p.getByTestId('tab-kernels').evaluate((e) => getComputedStyle(e).fontSize)) >= 12);
+  const size = () => p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]);
+  assert.deepEqual(await size(), [600, 400]);
+  await p.screenshot({ path: shot('embed-600x400.png') });
+  for (const [tab, view] of [['timeline', 'timeline-view'], ['operators', 'operators-view'], ['kernels', 'kernels-view'], ['gpu', 'gpu-view'], ['compare', null], ['overview', 'step-time']]) {
+    await p.getByTestId(`tab-${tab}`).click();
+    if (view) await p.getByTestId(view).first().waitFor();
+    assert.deepEqual(await size(), [600, 400], tab);
+  }
+  await p.getByTestId('tab-timeline').click();
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  await p.screenshot({ path: shot('embed-600x400-timeline.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -76,7 +76,7 @@ test('dist/ works from a sub-path: the app, its worker and the demo load from un
   srv.server.close();
 });
 
-test('the single-file build opens from file://, loads a picked file, and makes no request', async () => {
+test('the single-file build opens from file://, loads a picked file and its inlined demo, and makes no request', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-single-'));
   const out = path.join(dir, 'tracelight.html');
   execFileSync('node', [path.join(ROOT, 'scripts/single_file.mjs'), DIST, out]);
@@ -102,6 +102,11 @@ test('the single-file build opens from file://, loads a picked file, and makes n
   await p.getByTestId('file-input').setInputFiles(DEMO);
   await p.getByTestId('event-count').waitFor({ timeout: 60_000 });
   const expected = cli(DEMO).files[0].events;
+  assert.equal(Number(await p.getByTestId('event-count').textContent()), expected);
+  // The demo button reads the demo inlined in the file (from file:// nothing can be fetched).
+  await p.goto(url);
+  await p.getByTestId('demo').click();
+  await p.getByTestId('event-count').waitFor({ timeout: 60_000 });
   assert.equal(Number(await p.getByTestId('event-count').textContent()), expected);
   await p.getByTestId('tab-timeline').click();
   await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);

@@ -129,10 +129,11 @@ test('a deep link round-trips the window and the selection', async () => {
   await p.getByTestId('details').waitFor();
   const name = await p.getByTestId('details-name').textContent();
   const slice = await p.getByTestId('details').getAttribute('data-slice');
-  await p.waitForFunction((s) => location.hash.includes(`sel=${s}`), slice);
+  const start = await p.getByTestId('details-start').getAttribute('data-ns');
+  await p.waitForFunction((s) => location.hash.includes(`ts=${s}`), start);
   const url = await p.evaluate(() => location.href);
   const win = (await geometry(p)).window.join(',');
-  assert.match(url, /#tab=timeline&file=0&t=-?\d+,-?\d+&sel=\d+/);
+  assert.match(url, /#tab=timeline&file=0&visStart=-?\d+&visEnd=-?\d+&ts=\d+&dur=\d+&track=[^&]+$/);
   const q = await page(b, errors);
   await q.goto(url);
   await q.getByTestId('details').waitFor({ timeout: 60_000 });

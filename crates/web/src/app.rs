@@ -13,7 +13,7 @@ use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
 use crate::views::open::OpenBar;
 use crate::views::operators::OperatorsView;
-use crate::views::overview::Overview;
+use crate::views::overview::{Headline, Overview};
 use crate::views::session_bar::{SessionBar, TabBar};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
+const DEMO_NAME: &str = "demo.pt.trace.json.gz";
 
 /// The memory lane under the timeline (the memory feature, composed here so the timeline does not
 /// import it).
@@ -173,9 +174,13 @@ pub fn App() -> impl IntoView {
             }
         });
     };
+    // The demo: inlined in the single-file build (a `file://` page can fetch nothing), else fetched.
     let on_demo = Callback::new(move |_| {
         embed.user_opened();
-        open_url(DEMO_URL.to_owned())
+        match crate::platform::inline::file("tracelight-demo", DEMO_NAME) {
+            Some(f) => open_list(vec![f]),
+            None => open_url(DEMO_URL.to_owned()),
+        }
     });
     let open_compare = Callback::new(move |list: web_sys::FileList| {
         embed.user_opened();
@@ -222,6 +227,7 @@ pub fn App() -> impl IntoView {
         }
     };
     let on_dragover = move |ev: web_sys::DragEvent| ev.prevent_default();
+    let embedded = crate::embed::embedded();
 
     let body = move || {
         match session.get() {
@@ -232,6 +238,13 @@ pub fn App() -> impl IntoView {
                 let s = s2.clone();
                 let file = nav.file.get();
                 match nav.tab.get() {
+                    // Embed mode: the cards above the timeline, in the iframe's height.
+                    Tab::Overview if embedded => view! {
+                        <div class="embed-overview">
+                            <Headline session=s.clone() file=file />
+                            <Timeline session=s file=file lane=MEMORY_LANE />
+                        </div>
+                    }.into_any(),
                     Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
                     Tab::Timeline => view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any(),
                     Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
@@ -259,7 +272,7 @@ pub fn App() -> impl IntoView {
     };
 
     view! {
-        <main class="app" on:drop=on_drop on:dragover=on_dragover>
+        <main class=if embedded { "app embedded" } else { "app" } on:drop=on_drop on:dragover=on_dragover>
             <header>
                 <h1>"Tracelight"</h1>
                 <OpenBar on_files=open_files on_demo=on_demo progress=progress cancel=cancel />

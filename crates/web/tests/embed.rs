@@ -7,7 +7,7 @@
 use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
 use tracelight_web::embed::decode::{decode, is_ignored, Kind, Message, Payload};
 use tracelight_web::embed::protocol::{
-    byte_total, file_name, occurrence, window_ns, Origins, Reject, MAX_TEXT,
+    byte_total, embed_mode, file_name, occurrence, window_ns, Origins, Reject, MAX_TEXT,
 };
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -183,4 +183,13 @@ fn decodes_commands_and_refuses_bad_fields() {
     }
     let bad_buffer = obj(&[("perfetto", obj(&[("buffer", "bytes".into())]))]);
     assert!(matches!(decode(&bad_buffer), Err(Reject::BadField)));
+}
+
+#[wasm_bindgen_test]
+fn embed_mode_from_the_query_or_perfettos_hash_route() {
+    assert!(embed_mode("?embed=1", ""));
+    assert!(embed_mode("?url=x&mode=embedded", ""));
+    assert!(embed_mode("", "#!/viewer?hideSidebar=true"));
+    assert!(!embed_mode("?embed=0", "#tab=timeline"));
+    assert!(!embed_mode("?mode=embeddedx&hideSidebar=false", ""));
 }

@@ -24,12 +24,8 @@ pub struct Open {
     pub keep_api_open: bool,
 }
 
-/// What an op or kernel name in `reveal` refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Op,
-    Kernel,
-}
+/// What an op or kernel name in `reveal` refers to (the deep link's kinds).
+pub use tracelight_core::view::link::Named as Kind;
 
 pub enum Message {
     Ping,

@@ -8,7 +8,7 @@ use super::decode::{decode, is_ignored, Kind, Message, Open, Payload};
 use super::protocol::{window_ns, Origins, Reject};
 use crate::load::Posted;
 use crate::platform::url::query_param;
-use crate::session::reveal::{gpu_slices, op_slices};
+use crate::session::reveal::named_slices;
 use crate::session::{Nav, Notice, Progress, SessionRef, Tab, TimeWindow};
 use js_sys::{Function, Reflect};
 use leptos::prelude::*;
@@ -290,17 +290,7 @@ fn reveal(h: Hooks, nav: Option<Nav>, kind: Kind, name: &str, n: usize) -> Resul
     let s = h.session.get_untracked().ok_or("no trace is open")?;
     let file = nav.file.get_untracked();
     let tf = s.trace(file).ok_or("no trace is open")?;
-    let slices = match kind {
-        Kind::Op => tf
-            .analysis()
-            .ops
-            .rows
-            .iter()
-            .find(|r| r.name == name && !r.on_device && r.input_shapes.is_none())
-            .map(|r| op_slices(&tf.trace, r))
-            .unwrap_or_default(),
-        Kind::Kernel => gpu_slices(&tf.trace, name),
-    };
+    let slices = named_slices(tf, kind, name);
     if n >= slices.len() {
         return Err(format!(
             "{name:?} has {} occurrences; occurrence {} asked",

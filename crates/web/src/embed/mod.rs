@@ -13,3 +13,14 @@ pub mod host;
 pub mod protocol;
 
 pub use host::{serve, Embed, Hooks};
+
+/// Embed mode ([`protocol::embed_mode`]) for this page's URL: the compact layout for an iframe.
+pub fn embedded() -> bool {
+    let Some(loc) = web_sys::window().map(|w| w.location()) else {
+        return false;
+    };
+    protocol::embed_mode(
+        &loc.search().unwrap_or_default(),
+        &loc.hash().unwrap_or_default(),
+    )
+}

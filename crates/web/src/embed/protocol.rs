@@ -176,3 +176,20 @@ pub fn file_name(file_name: Option<&str>, title: Option<&str>) -> String {
         })
         .collect()
 }
+
+/// Whether the page runs in embed mode: `?embed=1`, or Perfetto's `mode=embedded` /
+/// `hideSidebar=true`, in the query string or in the hash (Perfetto puts its route arguments
+/// there: `#!/viewer?mode=embedded`).
+pub fn embed_mode(query: &str, hash: &str) -> bool {
+    let pairs = query
+        .trim_start_matches('?')
+        .split('&')
+        .chain(hash.trim_start_matches('#').split(['&', '?']));
+    pairs
+        .filter_map(|kv| kv.split_once('='))
+        .any(|(k, v)| match k {
+            "embed" | "hideSidebar" => matches!(v, "1" | "true"),
+            "mode" => v == "embedded",
+            _ => false,
+        })
+}

@@ -3,11 +3,26 @@
 
 use super::reader::prewarm;
 use crate::platform::clock::yield_now;
+use std::sync::OnceLock;
 
-/// The bundled demo, parsed once before the first real load: V8 runs new wasm code unoptimized
-/// and optimizes a function only after it has run a while, so a cold first load spent a third of
-/// its time in slow code (100 MB: 0.81-0.85 s cold, 0.54-0.60 s after one small parse).
-static WARM_UP: &[u8] = include_bytes!("../../../../web/demo/demo.pt.trace.json.gz");
+/// The demo's trace, parsed a few times before the first real load: V8 runs new wasm code
+/// unoptimized and optimizes a function only after it has run a while, so a cold first load spent a
+/// third of its time in slow code (100 MB: 0.81-0.85 s cold, 0.54-0.60 s after one small parse).
+/// Generated at first use by `tracelight-synth` with the demo's settings (10 steps of 6 layers,
+/// 864 KB of JSON) rather than embedded: the demo's 61 KB of gzip were 6 % of the gzipped wasm.
+fn warm_up_trace() -> &'static [u8] {
+    static TRACE: OnceLock<Vec<u8>> = OnceLock::new();
+    TRACE.get_or_init(|| {
+        let cfg = tracelight_synth::Config {
+            steps: 10,
+            layers: 6,
+            ..tracelight_synth::Config::default()
+        };
+        let mut out = Vec::new();
+        let _ = tracelight_synth::generate(&cfg, &mut out);
+        out
+    })
+}
 
 /// Parses of the demo before the first load: V8 moves each hot function to its optimizing tier
 /// only after it has run for a while, and one parse left part of the reader in the baseline tier
@@ -20,7 +35,7 @@ thread_local!(static WARM: std::cell::Cell<bool> = const { std::cell::Cell::new(
 /// [`prepare`] ran; later calls do nothing.
 pub fn warm_up() {
     if !WARM.with(|d| d.replace(true)) {
-        let _ = tracelight_core::ingest::load_bytes("warm-up", WARM_UP);
+        let _ = tracelight_core::ingest::load_bytes("warm-up", warm_up_trace());
     }
 }
 
@@ -30,7 +45,7 @@ pub async fn prepare() {
     prewarm();
     WARM.with(|d| d.set(true));
     for _ in 0..WARM_UP_PARSES {
-        let _ = tracelight_core::ingest::load_bytes("warm-up", WARM_UP);
+        let _ = tracelight_core::ingest::load_bytes("warm-up", warm_up_trace());
         yield_now().await;
     }
 }

@@ -31,10 +31,14 @@ pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Puts `text` on the clipboard (fire and forget; the promise resolves when it is there).
+/// Puts `text` on the clipboard (fire and forget). A refusal (no permission, the document not
+/// focused, a frame without `clipboard-write`) is awaited and dropped, not left unhandled.
 pub fn copy(text: &str) {
     if let Some(win) = web_sys::window() {
-        let _ = win.navigator().clipboard().write_text(text);
+        let p = win.navigator().clipboard().write_text(text);
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+        });
     }
 }
 

@@ -1,6 +1,6 @@
 //! The browser, wrapped: clocks and yielding, the URL (query and hash), canvases sized for the
 //! device pixel ratio, element resizes, animation frames, drops and folder walks, downloads and
-//! the clipboard. Imports nothing of this crate (`tests/arch/imports.test.mjs` checks), so every
+//! the clipboard, data inlined by the single-file build. Imports nothing of this crate (`tests/arch/imports.test.mjs` checks), so every
 //! other folder may use it.
 
 pub mod canvas;
@@ -9,5 +9,6 @@ pub mod drop;
 pub mod export;
 pub mod frame;
 pub mod hash;
+pub mod inline;
 pub mod resize;
 pub mod url;

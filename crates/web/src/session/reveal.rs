@@ -1,9 +1,11 @@
 //! Which slices a table row stands for, so a row click can show its occurrences in the timeline
 //! (`Nav::reveal`). Computed on click, one pass over the slices.
 
+use super::TraceFile;
 use tracelight_core::analysis::flops::torch_shape_text;
 use tracelight_core::analysis::ops::OpRow;
 use tracelight_core::model::{SliceKind, Trace, NONE};
+use tracelight_core::view::link::Named;
 
 fn is_cpu_event(k: SliceKind) -> bool {
     matches!(
@@ -71,4 +73,38 @@ pub fn gpu_slices(t: &Trace, name: &str) -> Vec<u32> {
         .copied()
         .filter(|&i| s.name[i as usize] == id && s.kind[i as usize].is_gpu_work())
         .collect()
+}
+
+/// The slices of op or kernel `name`, in time order (a deep link's or a host's `reveal`): an op is
+/// its Operators-table row (by name, not grouped by shapes), a kernel its GPU slices.
+pub fn named_slices(tf: &TraceFile, kind: Named, name: &str) -> Vec<u32> {
+    let t = &tf.trace;
+    let mut v = match kind {
+        Named::Op => tf
+            .analysis()
+            .ops
+            .rows
+            .iter()
+            .find(|r| r.name == name && !r.on_device && r.input_shapes.is_none())
+            .map(|r| op_slices(t, r))
+            .unwrap_or_default(),
+        Named::Kernel => gpu_slices(t, name),
+    };
+    v.sort_by_key(|&i| (t.slices.start[i as usize], i));
+    v
+}
+
+/// What a revealed set is, when it is all of one op's or kernel's occurrences (named by its
+/// first slice): for the deep link.
+pub fn named_of(t: &Trace, label: &str, slices: &[u32]) -> Option<Named> {
+    let &first = slices.first()?;
+    let i = first as usize;
+    if i >= t.slices.len() || t.str(t.slices.name[i]) != label {
+        return None;
+    }
+    Some(if t.slices.kind[i].is_gpu_work() {
+        Named::Kernel
+    } else {
+        Named::Op
+    })
 }

@@ -7,6 +7,7 @@ pub mod details;
 pub mod et_details;
 pub mod input;
 pub mod layout;
+pub mod link;
 pub mod paint;
 pub mod reveal;
 pub mod search;

@@ -4,6 +4,7 @@
 
 use super::input::{self, Drag};
 use super::layout::{self, total_height, GUTTER_PX, RULER_PX};
+use super::link;
 use super::paint::{paint, text::TextCache, Scene};
 use super::reveal::{self, RevealBanner};
 use super::search::SearchBox;
@@ -14,7 +15,6 @@ use super::viewport::Viewport;
 use crate::platform::canvas::dpr;
 use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
-use crate::platform::hash;
 use crate::session::derived::cached;
 use crate::session::{FineRules, Nav, SessionRef, TimeWindow};
 use leptos::html;
@@ -57,21 +57,11 @@ pub fn Timeline(
     let Some(data) = cached(&session, file) else {
         return ().into_any();
     };
-    let Some(n_slices) = session.trace(file).map(|f| f.trace.slices.len()) else {
+    if session.trace(file).is_none() {
         return ().into_any();
-    };
+    }
     let bounds = data.bounds;
     let tl = Tl::new(Viewport::new(bounds.0, bounds.1, 1000.0), data.groups.len());
-    // A deep link for this file restores its window and selection.
-    let link = hash::read();
-    if link.file.is_none_or(|f| f == file) {
-        if let Some((a, b)) = link.window.filter(|&(a, b)| a < bounds.1 && b > bounds.0) {
-            tl.vp.set(Viewport::new(a, b, 1000.0));
-        }
-        if let Some(s) = link.sel.filter(|&s| (s as usize) < n_slices) {
-            tl.selected.set(Some(s));
-        }
-    }
     let rows = {
         let (session, data) = (session.clone(), data.clone());
         Memo::new(move |_| {
@@ -257,18 +247,10 @@ pub fn Timeline(
             }
         });
     }
-    let deb = hash::Debounced::new();
-    Effect::new(move |_| {
-        let vp = tl.vp.get();
-        let sel = tl.selected.get();
-        deb.update(move |d| {
-            d.tab = Some("timeline".to_owned());
-            d.file = Some(file);
-            d.window = Some((vp.start_ns, vp.end_ns));
-            d.sel = sel;
-        });
-    });
     reveal::follow(&ctx);
+    // The deep link: restored once, then kept in step.
+    link::restore(&ctx);
+    link::follow(&ctx);
     // A window asked for from outside (a host page's timeStart/timeEnd), and the selection
     // published for it.
     if let Some(nav) = use_context::<Nav>() {

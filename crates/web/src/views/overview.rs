@@ -118,8 +118,10 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
 }
 
 /// The headline cards: step time, GPU utilization, peak memory, TFLOPS / MFU.
+/// The headline cards (step time, GPU utilization, peak memory, TFLOPS / MFU); embed mode shows
+/// them above the timeline.
 #[component]
-fn Headline(session: SessionRef, file: usize) -> impl IntoView {
+pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
     let Some(tf) = session.trace(file) else {
         return ().into_any();

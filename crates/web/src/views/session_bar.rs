@@ -70,5 +70,24 @@ pub fn TabBar(available: Vec<Tab>) -> impl IntoView {
             }
         })
         .collect_view();
-    view! { <div class="tab-bar" role="tablist">{tabs}</div> }
+    // The URL hash always holds the view (tab, file, window, selection): copying the address
+    // reopens it. `data-link` keeps what was copied (tests; clipboards need a permission).
+    let copy = move |ev: web_sys::MouseEvent| {
+        let Some(href) = web_sys::window().and_then(|w| w.location().href().ok()) else {
+            return;
+        };
+        crate::platform::export::copy(&href);
+        if let Some(el) = ev
+            .current_target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+        {
+            let _ = el.set_attribute("data-link", &href);
+        }
+    };
+    view! {
+        <div class="tab-bar" role="tablist">
+            {tabs}
+            <button class="button small copy-link" data-testid="copy-link" title="Copy a link to this view" on:click=copy>"Copy link"</button>
+        </div>
+    }
 }
