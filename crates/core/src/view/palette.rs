@@ -41,6 +41,39 @@ pub const COLORS: &[(&[&str], &str)] = &[
     (&["other"], OTHER),
 ];
 
+/// Memory charts' colours: a separate concept space from the work categories above (an
+/// allocation is not a kernel), so colours may repeat between the two tables but not within one.
+/// Categories are torch's memory-timeline categories (`export_memory_timeline`), in its plot
+/// order's colours.
+pub const MEMORY: &[(&str, &str)] = &[
+    ("parameter", "#4e79a7"),
+    ("optimizer_state", "#f28e2c"),
+    ("input", "#59a14f"),
+    ("temporary", "#bab0ab"),
+    ("activation", "#e15759"),
+    ("gradient", "#76b7b2"),
+    ("autograd_detail", "#af7aa1"),
+    ("other", "#9c755f"),
+];
+
+/// memory_viz's palette (Tableau 10) for individual allocations, so they look as they do there.
+pub const ALLOCATIONS: [&str; 10] = [
+    "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f", "#edc949", "#af7aa1", "#ff9da7",
+    "#9c755f", "#bab0ab",
+];
+
+/// Allocations folded into one band ("summarized" in memory_viz).
+pub const SUMMARIZED: &str = "#c8ccd1";
+
+/// The colour of memory category `name`; `other`'s when unknown.
+pub fn memory_color(name: &str) -> &'static str {
+    MEMORY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .or(MEMORY.last())
+        .map_or(OTHER, |(_, c)| c)
+}
+
 /// The colour of category `name` (any classification's name for it); [`OTHER`] when unknown.
 pub fn color(name: &str) -> &'static str {
     slot_color(slot(name))
@@ -194,6 +227,19 @@ mod tests {
         assert_eq!(color("no such category"), OTHER);
         assert_eq!(slot("no such category"), slot("other"));
         assert_eq!(COLORS[OTHER_SLOT].0, &["other"]);
+        // The memory table: every category the memory timeline names has its own colour.
+        for c in 0..=u8::MAX {
+            let name = crate::analysis::memory_chart::category_name(c);
+            if name == "unknown" {
+                break;
+            }
+            assert!(MEMORY.iter().any(|(n, _)| *n == name), "{name}");
+        }
+        let mut mem: Vec<&str> = MEMORY.iter().map(|(_, c)| *c).collect();
+        mem.sort_unstable();
+        mem.dedup();
+        assert_eq!(mem.len(), MEMORY.len());
+        assert_eq!(memory_color("no such"), memory_color("other"));
         // Every slice category has its own slot, and its colour is that slot's.
         let mut slots: Vec<usize> = SliceCat::ALL.iter().map(|c| c.slot()).collect();
         slots.sort_unstable();

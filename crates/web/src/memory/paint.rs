@@ -8,36 +8,23 @@ use tracelight_core::analysis::memory_chart::{
 };
 use tracelight_core::model::time::format_duration;
 use tracelight_core::report::memory::format_bytes;
+use tracelight_core::view::palette;
 use web_sys::CanvasRenderingContext2d;
 
-/// memory_viz's palette (Tableau 10), so allocations look familiar.
-pub const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f", "#edc949", "#af7aa1", "#ff9da7",
-    "#9c755f", "#bab0ab",
-];
-
-/// Colour of a memory-timeline category (torch's plot order).
+/// Colour of a memory-timeline category (core's memory palette).
 pub fn category_color(c: u8) -> &'static str {
-    match category_name(c) {
-        "parameter" => "#4e79a7",
-        "optimizer_state" => "#f28e2c",
-        "input" => "#59a14f",
-        "temporary" => "#bab0ab",
-        "activation" => "#e15759",
-        "gradient" => "#76b7b2",
-        "autograd_detail" => "#af7aa1",
-        _ => "#9c755f",
-    }
+    palette::memory_color(category_name(c))
 }
 
 pub fn band_color(k: &BandKind, i: usize) -> &'static str {
     match k {
         BandKind::Alloc { addr, .. } => {
-            PALETTE[((addr >> 9) as usize ^ i.wrapping_mul(7)) % PALETTE.len()]
+            let n = palette::ALLOCATIONS.len();
+            palette::ALLOCATIONS[((addr >> 9) as usize ^ i.wrapping_mul(7)) % n]
         }
-        BandKind::Summarized { .. } => "#c8ccd1",
+        BandKind::Summarized { .. } => palette::SUMMARIZED,
         BandKind::Category(c) => category_color(*c),
-        BandKind::Allocated => "#4e79a7",
+        BandKind::Allocated => palette::memory_color("parameter"),
     }
 }
 
