@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
-use tracelight_core::analysis::flops;
 use tracelight_core::analysis::gpu::gpu_summary;
+use tracelight_core::analysis::mfu;
 use tracelight_core::analysis::ops::{op_table, OpOptions};
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::{load_bytes, Format, Loaded};
@@ -46,7 +46,7 @@ fn matmul_flops_and_tflops_match_torch_and_cuda_events() {
             .find(|x| x["name"] == "aten::mm" && x["device_type"] == "DeviceType.CPU")
             .unwrap();
         let g = gpu_summary(&t);
-        let f = flops::summarize(&t, g.window_ns);
+        let f = mfu::summarize(&t, g.window_ns);
         assert_eq!(f.total_flops, mm["flops"].as_f64().unwrap(), "{stem}");
         let per_op = op_table(&t, OpOptions::default());
         let ours = per_op.rows.iter().find(|o| o.name == "aten::mm").unwrap();

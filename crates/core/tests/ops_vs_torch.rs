@@ -335,7 +335,7 @@ fn hand_built_torch_quirks() {
     );
     assert_eq!(table.self_device_total_ns, 50_000);
     // 2·64³ FLOPs over the one 50 µs kernel.
-    let f = tracelight_core::analysis::flops::summarize(&t, 1_000_000);
+    let f = tracelight_core::analysis::mfu::summarize(&t, 1_000_000);
     let want = 2.0 * 64f64.powi(3) / 50_000.0 / 1e3;
     assert!((f.achieved_tflops_device.unwrap() - want).abs() < 1e-12);
 }

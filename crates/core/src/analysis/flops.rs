@@ -15,7 +15,6 @@
 //! MFU (each op against the peak of its own dtype and math unit) is in [`super::mfu`], the peak
 //! table in [`super::peaks`]; both are re-exported here for older callers.
 
-pub use super::mfu::{summarize, FlopsSummary};
 pub use super::peaks::{dtype_of, peak_for, Peak, PEAKS};
 use crate::model::{StrId, Trace};
 use serde::Serialize;

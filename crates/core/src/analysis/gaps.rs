@@ -3,8 +3,10 @@
 //! per stream, the gap before a GPU slice is host wait when its launch call started after the
 //! previous work ended, kernel wait when shorter than [`KERNEL_WAIT_NS`], else other.
 
-use super::gpu::KERNEL_WAIT_NS;
 use crate::model::{Ns, Trace, Track, TrackKind, NONE};
+
+/// HTA's `consecutive_kernel_delay` default (30 µs).
+pub const KERNEL_WAIT_NS: Ns = 30_000;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -22,8 +22,7 @@ use super::intervals::{clip, intersect, subtract, total, union};
 use crate::model::{Ns, SliceKind, Trace, TrackKind, NONE};
 use serde::Serialize;
 
-/// HTA's `consecutive_kernel_delay` default (30 µs).
-pub const KERNEL_WAIT_NS: Ns = 30_000;
+pub use super::gaps::KERNEL_WAIT_NS;
 
 /// HTA kernel types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,109 +2,10 @@
 //! analysis once; [`analyze_json`] lays several out as the contract says (times in µs as floats,
 //! sizes in bytes as integers), adding `ranks` and `straggler` when there is more than one trace.
 
-use crate::analysis::{
-    collectives::{calls, Call},
-    flops::{summarize, FlopsSummary},
-    gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
-    kernels::{categories, fine_category_with, kernel_table, Categories, FineRule, KernelTable},
-    launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
-    memory::{headline_peak, memory_summary, DeviceMemory},
-    memory_ops::{op_memory_table, OpMemoryRow},
-    ops::{op_table, OpOptions, OpTable},
-    recommend::{recommend, Recommendation},
-    steps::{steps, Step, CATEGORIES},
-};
-use crate::model::Trace;
-use crate::warnings::Severity;
+pub use super::analysis::Analysis;
+use crate::analysis::{gpu::Temporal, memory::headline_peak, steps::CATEGORIES};
+
 use serde_json::{json, Value};
-
-/// Everything the summary and the JSON show for one trace.
-#[derive(Debug, Clone)]
-pub struct Analysis {
-    pub path: String,
-    pub events: u64,
-    pub ops: OpTable,
-    pub kernels: KernelTable,
-    pub categories: Categories,
-    pub gpu: GpuSummary,
-    /// The temporal breakdown over the events HTA keeps ([`temporal_hta_compat`]).
-    pub temporal_hta: Temporal,
-    pub steps: Vec<Step>,
-    pub memory: Vec<DeviceMemory>,
-    /// Per-operator allocations from `[memory]` events ([`op_memory_table`]).
-    pub memory_ops: Vec<OpMemoryRow>,
-    pub launch: LaunchStats,
-    pub sync: Vec<SyncGroup>,
-    pub flops: FlopsSummary,
-    pub recommendations: Vec<Recommendation>,
-    pub rank: Option<i64>,
-    /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
-    pub collectives: Vec<Call>,
-    /// What the user must know (truncation, dropped or repaired data).
-    pub warnings: Vec<String>,
-    /// Expected of the producer (flows without a partner …): no figure changes.
-    pub info: Vec<String>,
-}
-
-impl Analysis {
-    /// This analysis with the kernels' finer categories (rows and totals) under `rules`: a
-    /// user's edited rules, applied the same way wherever the categories are shown or exported.
-    pub fn with_fine_rules(&self, rules: &[FineRule]) -> Analysis {
-        let mut a = self.clone();
-        for r in &mut a.kernels.rows {
-            r.fine_category = fine_category_with(rules, &r.name, r.kind);
-        }
-        a.categories = categories(&a.kernels);
-        a
-    }
-
-    pub fn of(path: &str, t: &Trace) -> Analysis {
-        let ops = op_table(t, OpOptions::default());
-        let kernels = kernel_table(t);
-        let cats = categories(&kernels);
-        let gpu = gpu_summary(t);
-        let steps = steps(t);
-        let memory = memory_summary(t);
-        let launch = launch_stats(t);
-        let sync = sync_groups(&sync_points(t));
-        let flops = summarize(t, gpu.window_ns);
-        let recommendations = recommend(t, &gpu, &steps, &memory, &launch, &sync, &kernels);
-        Analysis {
-            path: path.to_owned(),
-            events: t.event_count,
-            ops,
-            kernels,
-            categories: cats,
-            gpu,
-            temporal_hta: temporal_hta_compat(t),
-            steps,
-            memory,
-            memory_ops: op_memory_table(t),
-            launch,
-            sync,
-            flops,
-            recommendations,
-            rank: t
-                .meta
-                .distributed
-                .as_ref()
-                .and_then(|d| d.rank)
-                .or_else(|| crate::ingest::ranks::rank_from_name(path)),
-            collectives: calls(t),
-            warnings: t.warnings.lines_of(Severity::Warning),
-            info: t.warnings.lines_of(Severity::Info),
-        }
-    }
-
-    /// Mean step time, else the window.
-    pub fn step_time_ns(&self) -> i64 {
-        if self.steps.is_empty() {
-            self.gpu.window_ns
-        } else {
-            self.steps.iter().map(|s| s.dur_ns).sum::<i64>() / self.steps.len() as i64
-        }
-    }
-}
 
 fn us(ns: i64) -> f64 {
     ns as f64 / 1e3
@@ -327,7 +228,7 @@ pub fn rank_inputs<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::kernels::default_fine_rules;
+    use crate::analysis::kernels::{default_fine_rules, FineRule};
     use crate::ingest::{load_bytes, Loaded};
 
     #[test]

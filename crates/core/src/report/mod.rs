@@ -1,5 +1,6 @@
 //! Text and JSON renderings of what was loaded, shared by the CLI and the page.
 
+pub mod analysis;
 pub mod diff;
 pub mod et;
 pub mod facts;

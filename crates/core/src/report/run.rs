@@ -21,7 +21,7 @@
 //! (device time) and per CPU op (self CPU time), the rank's time per step against the median of
 //! the other ranks' time per step, largest excess first.
 
-use super::json::Analysis;
+use super::analysis::Analysis;
 use crate::analysis::collectives::{
     match_collectives, offsets_from_collectives, Collective, RankCalls, RankWait,
 };
