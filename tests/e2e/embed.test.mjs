@@ -289,6 +289,9 @@ test('embed mode fits 600x400: no open bar, the cards over a painted timeline, e
   const size = () => p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]);
   assert.deepEqual(await size(), [600, 400]);
   await p.screenshot({ path: shot('embed-600x400.png') });
+  // The timeline under the cards writes its window to the link, which keeps the Overview tab.
+  await p.waitForFunction(() => location.hash.includes('visStart='));
+  assert.match(await p.evaluate(() => location.hash), /^#tab=overview&/);
   for (const [tab, view] of [['timeline', 'timeline-view'], ['operators', 'operators-view'], ['kernels', 'kernels-view'], ['gpu', 'gpu-view'], ['compare', null], ['overview', 'step-time']]) {
     await p.getByTestId(`tab-${tab}`).click();
     if (view) await p.getByTestId(view).first().waitFor();

@@ -6,6 +6,7 @@ use super::tlstate::{Ctx, Revealed};
 use super::viewport::Viewport;
 use crate::platform::hash;
 use crate::session::reveal::{named_of, named_slices};
+use crate::session::{Nav, Tab};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::view::link::{step_window, SliceRef};
@@ -59,7 +60,10 @@ pub fn restore(c: &Ctx) {
 pub fn follow(c: &Ctx) {
     let deb = hash::Debounced::new();
     let c = c.clone();
+    // The tab shown (embed mode's Overview shows the timeline too: its link keeps that tab).
+    let nav = use_context::<Nav>();
     Effect::new(move |_| {
+        let tab = nav.map_or(Tab::Timeline, |n| n.tab.get_untracked());
         let vp = c.tl.vp.get();
         let sel = c.tl.selected.get();
         let revealed = c.tl.revealed.get();
@@ -73,7 +77,7 @@ pub fn follow(c: &Ctx) {
         });
         let file = c.file;
         deb.update(move |d| {
-            d.tab = Some("timeline".to_owned());
+            d.tab = Some(tab.slug().to_owned());
             d.file = Some(file);
             d.window = Some((vp.start_ns, vp.end_ns));
             d.sel = None;
