@@ -1,10 +1,11 @@
-//! Finding slices by name: a case-insensitive substring, or a regular expression written `/re/`.
+//! Finding slices by name: a case-insensitive substring, or a regular expression written `/re/`
+//! (`regex-lite` syntax: character classes and case folding are ASCII, as kernel and op names are).
 
 use crate::model::{StrId, Trace};
 
 pub enum Matcher {
     Substring(String),
-    Regex(regex::Regex),
+    Regex(regex_lite::Regex),
 }
 
 impl Matcher {
@@ -16,7 +17,7 @@ impl Matcher {
         }
         if q.len() >= 2 && q.starts_with('/') && q.ends_with('/') {
             let body = &q[1..q.len() - 1];
-            return regex::RegexBuilder::new(body)
+            return regex_lite::RegexBuilder::new(body)
                 .size_limit(1 << 20)
                 .build()
                 .map(|r| Some(Matcher::Regex(r)))
