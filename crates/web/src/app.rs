@@ -5,6 +5,7 @@ use crate::embed::Hooks;
 use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
+use crate::ranks::RanksView;
 use crate::session::{
     FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
@@ -140,8 +141,17 @@ pub fn App() -> impl IntoView {
         progress,
         open: open_posted,
     });
-    let open_list = move |files: Vec<web_sys::File>| {
+    // The names of the files a pick or drop held that the page does not open (logs, pages,
+    // scripts): the Ranks tab lists them as skipped.
+    let skipped = RwSignal::new(Vec::<String>::new());
+    let open_list = move |all: Vec<web_sys::File>| {
         embed.user_opened();
+        // A folder lists every file inside: keep the ones worth opening, name the rest.
+        let many = all.len() > 1;
+        let (files, left): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|f| !many || crate::platform::drop::looks_openable(&f.name()));
+        skipped.set(left.iter().map(web_sys::File::name).collect());
         if files.is_empty() {
             notices.set(vec![Notice::Error(
                 "nothing to open: no .json, .json.gz or .pickle files found".into(),
@@ -155,15 +165,7 @@ pub fn App() -> impl IntoView {
         });
     };
     let open_files = Callback::new(move |list: web_sys::FileList| {
-        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
-        // A folder pick lists every file inside: keep the ones worth opening.
-        let many = files.len() > 1;
-        open_list(
-            files
-                .into_iter()
-                .filter(|f| !many || crate::platform::drop::looks_openable(&f.name()))
-                .collect(),
-        );
+        open_list((0..list.length()).filter_map(|i| list.get(i)).collect());
     });
     let open_url = move |url: String| {
         let g = start();
@@ -250,6 +252,7 @@ pub fn App() -> impl IntoView {
                     Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
+                    Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
                     Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare /> }.into_any(),
                 }

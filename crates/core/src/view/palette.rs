@@ -96,6 +96,26 @@ pub fn slot_color(slot: usize) -> &'static str {
     COLORS.get(slot).map_or(OTHER, |(_, c)| c)
 }
 
+/// The wait heatmap's scale (the ranks view): no wait is `idle`'s grey, the longest wait is
+/// communication's brown (a rank waiting at a collective spends communication time), a linear
+/// blend in between; `frac` is clamped to 0..=1. Returns `#rrggbb`.
+pub fn wait_heat(frac: f64) -> String {
+    let rgb = |hex: &str| -> [f64; 3] {
+        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
+        [(v >> 16) & 255, (v >> 8) & 255, v & 255].map(f64::from)
+    };
+    let (lo, hi) = (rgb(color("idle")), rgb(color("comm")));
+    let t = if frac.is_finite() {
+        frac.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let c: Vec<u8> = (0..3)
+        .map(|k| (lo[k] + (hi[k] - lo[k]) * t).round() as u8)
+        .collect();
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
 /// What a slice's colour says when nothing finer is known: its kind, with communication kernels
 /// apart from compute kernels. The timeline colours kernels finer, by their category under the
 /// session's rules ([`crate::view::slice_colors`]); the rest by this.
@@ -248,5 +268,23 @@ mod tests {
         for c in SliceCat::ALL {
             assert_eq!(c.color(), color(c.palette_name()), "{c:?}");
         }
+    }
+
+    #[test]
+    fn wait_heat_runs_from_idle_to_comm_and_darkens_monotonically() {
+        assert_eq!(wait_heat(0.0), color("idle"));
+        assert_eq!(wait_heat(1.0), color("comm"));
+        assert_eq!(wait_heat(-3.0), color("idle"));
+        assert_eq!(wait_heat(f64::NAN), color("idle"));
+        assert_eq!(wait_heat(7.0), color("comm"));
+        // idle #d0d7de -> comm #8c564b: halfway is (0xd0+0x8c)/2 = 0xae, (0xd7+0x56)/2 = 0x96.5,
+        // (0xde+0x4b)/2 = 0x94.5, rounded half away from zero.
+        assert_eq!(wait_heat(0.5), "#ae9795");
+        let sum = |h: &str| {
+            let v = u32::from_str_radix(&h[1..], 16).unwrap_or(0);
+            (v >> 16) + ((v >> 8) & 255) + (v & 255)
+        };
+        let steps: Vec<u32> = (0..=10).map(|k| sum(&wait_heat(k as f64 / 10.0))).collect();
+        assert!(steps.windows(2).all(|w| w[1] < w[0]), "{steps:?}");
     }
 }

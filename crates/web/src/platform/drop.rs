@@ -1,6 +1,6 @@
 //! Turning a drop or a folder pick into a list of files: dropped folders are walked recursively
-//! (`webkitGetAsEntry`), and only files that look like profiler output are kept, so dropping a
-//! `tensorboard_trace_handler` log directory opens its rank files and skips the rest.
+//! (`webkitGetAsEntry`); [`looks_openable`] says which files look like profiler output, so
+//! dropping a `tensorboard_trace_handler` log directory opens its rank files and skips the rest.
 
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::JsCast;
@@ -44,7 +44,8 @@ async fn read_batch(reader: &web_sys::FileSystemDirectoryReader) -> Vec<web_sys:
     }
 }
 
-/// Every openable file under the dropped entries, folders walked depth-first, sorted by path.
+/// Every file under the dropped entries, folders walked depth-first, sorted by path (the caller
+/// keeps the openable ones and names the rest as skipped).
 pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys::File> {
     let mut stack = roots;
     let mut out: Vec<(String, web_sys::File)> = Vec::new();
@@ -67,7 +68,7 @@ pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys:
                 }
                 stack.extend(batch);
             }
-        } else if looks_openable(&e.name()) {
+        } else {
             let path = e.full_path();
             let Ok(fe) = e.dyn_into::<web_sys::FileSystemFileEntry>() else {
                 continue;

@@ -1,3 +1,118 @@
-//! The ranks view (issue 13): several rank files of one distributed run side by side (per-rank
-//! step time, compute, communication, idle, the straggler). Empty until that view lands; it uses
-//! `session`, `widgets` and `platform` only, and `app.rs` adds its tab.
+//! The Ranks tab (issue 13): a profiling run opened as one session — the run bar (ranks ×
+//! artifacts found and missing, files skipped and why), the per-rank table, the straggler and the
+//! rank the others waited for with the ops that explain them, the matched collectives and the
+//! per-rank wait heatmap. Every figure is core's ([`run::RunModel`]: `run::layout` and
+//! `report::run`, what `tracelight analyze DIR --json` prints); this folder only lays them out.
+//! It uses `session`, `widgets` and `platform` only; `app.rs` adds its tab.
+
+mod collectives;
+mod evidence;
+mod heatmap;
+pub mod run;
+mod table;
+
+use crate::session::SessionRef;
+use leptos::prelude::*;
+use run::RunModel;
+use std::sync::Arc;
+use tracelight_core::run::layout::{Artifact, LayoutKind};
+
+#[component]
+pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
+    let m = Arc::new(RunModel::of(&session, &skipped));
+    view! {
+        <section class="view ranks" data-testid="ranks-view">
+            <RunBar m=m.clone() />
+            <table::RankTable m=m.clone() />
+            <evidence::Evidence m=m.clone() />
+            <collectives::CollectiveTable m=m.clone() session=session.clone() />
+            <heatmap::WaitHeatmap m=m />
+        </section>
+    }
+}
+
+/// Ranks × artifacts: what each rank has, what it lacks, and the files left out.
+#[component]
+fn RunBar(m: Arc<RunModel>) -> impl IntoView {
+    let lay = &m.layout;
+    // (label, the name `analyze DIR --json` gives it).
+    let (kind, slug) = match lay.kind {
+        LayoutKind::Nemo => ("NeMo", "nemo"),
+        LayoutKind::TraceHandler => ("tensorboard_trace_handler", "trace_handler"),
+        LayoutKind::Nanochat => ("nanochat stages", "nanochat"),
+        LayoutKind::LooseRanks => ("loose rank files", "loose_ranks"),
+        LayoutKind::Single => ("a single file", "single"),
+    };
+    let ranks = lay.ranks().len();
+    let cycles = lay.cycles();
+    let cycle_note = (cycles > 1).then(|| {
+        format!(
+            " The figures below are cycle {} of {cycles}; the profiler wrote each cycle as its own files.",
+            m.cycle
+        )
+    });
+    let head = Artifact::ALL
+        .iter()
+        .filter(|a| lay.expected.contains(a) || lay.units.iter().any(|u| u.file(**a).is_some()))
+        .copied()
+        .collect::<Vec<_>>();
+    let rows = lay
+        .units
+        .iter()
+        .map(|u| {
+            let missing = lay.missing(u);
+            let cells = head
+                .iter()
+                .map(|&a| match u.file(a) {
+                    Some(p) => view! { <td class="found" data-artifact=a.label() title=p.to_owned()>"✓ " {p.to_owned()}</td> }.into_any(),
+                    None if missing.contains(&a) => view! { <td class="missing" data-artifact=a.label()>"missing"</td> }.into_any(),
+                    None => view! { <td class="muted" data-artifact=a.label()>"–"</td> }.into_any(),
+                })
+                .collect::<Vec<_>>();
+            let stage = u.stage.clone().unwrap_or_default();
+            view! {
+                <tr data-testid="run-unit" data-rank=u.rank.to_string() data-cycle=u.cycle.to_string() data-missing=missing.len().to_string()>
+                    <td class="num">{u.rank}</td>
+                    <td class="num">{u.cycle}</td>
+                    <td>{stage}</td>
+                    {cells}
+                </tr>
+            }
+        })
+        .collect::<Vec<_>>();
+    let heads = head
+        .iter()
+        .map(|a| view! { <th>{a.label()}</th> })
+        .collect::<Vec<_>>();
+    let skipped = (!lay.skipped.is_empty()).then(|| {
+        let items = lay
+            .skipped
+            .iter()
+            .map(|s| view! { <li data-testid="run-skipped" data-path=s.path.clone()><code>{s.path.clone()}</code>": " {s.reason.clone()}</li> })
+            .collect::<Vec<_>>();
+        view! {
+            <details class="run-skipped">
+                <summary>{format!("{} file(s) skipped", lay.skipped.len())}</summary>
+                <ul>{items}</ul>
+            </details>
+        }
+    });
+    let missing: usize = lay.units.iter().map(|u| lay.missing(u).len()).sum();
+    view! {
+        <section class="card run-bar" data-testid="run-bar" data-layout=slug data-ranks=ranks.to_string() data-cycles=cycles.to_string() data-skipped=lay.skipped.len().to_string()>
+            <h2>"Run"</h2>
+            <p>
+                "Layout: " <b>{kind}</b>
+                {format!(", {ranks} rank(s), {cycles} cycle(s), {} artifact(s) missing.", missing)}
+                {cycle_note}
+            </p>
+            <div class="run-grid">
+                <table class="plain">
+                    <thead><tr><th>"rank"</th><th>"cycle"</th><th>"stage"</th>{heads}</tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+            {skipped}
+        </section>
+    }
+}

@@ -188,6 +188,7 @@ impl Session {
             .into_iter()
             .filter(|t| match t {
                 Tab::Memory => has_memory,
+                Tab::Ranks => self.trace_indices().len() > 1,
                 _ => has_trace,
             })
             .collect()

@@ -31,17 +31,20 @@ pub enum Tab {
     Operators,
     Kernels,
     Gpu,
+    /// A run of several rank traces (issue 13).
+    Ranks,
     Memory,
     Compare,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
         Tab::Kernels,
         Tab::Gpu,
+        Tab::Ranks,
         Tab::Memory,
         Tab::Compare,
     ];
@@ -53,6 +56,7 @@ impl Tab {
             Tab::Operators => "Operators",
             Tab::Kernels => "Kernels",
             Tab::Gpu => "GPU",
+            Tab::Ranks => "Ranks",
             Tab::Memory => "Memory",
             Tab::Compare => "Compare",
         }
@@ -65,6 +69,7 @@ impl Tab {
             Tab::Operators => "operators",
             Tab::Kernels => "kernels",
             Tab::Gpu => "gpu",
+            Tab::Ranks => "ranks",
             Tab::Memory => "memory",
             Tab::Compare => "compare",
         }

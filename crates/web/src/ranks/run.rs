@@ -1,0 +1,121 @@
+//! The run behind the Ranks tab: the session's files laid out as ranks × artifacts by core's
+//! [`recognise`] (the files the page left out by name go in as skipped), and for the traces of
+//! the run's first cycle core's [`run_figures`] — the function `tracelight analyze DIR --json`
+//! calls, with each rank's paired snapshot and memory-timeline peaks as the CLI pairs them. The
+//! view only formats what this holds.
+
+use crate::session::{Content, Session};
+use tracelight_core::analysis::snapshot::summarize;
+use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
+use tracelight_core::ingest::Format;
+use tracelight_core::report::run::{run_figures, RankInput, RunFigures};
+use tracelight_core::run::layout::{recognise, Artifact, Entry, RunLayout};
+
+/// Why the page left a picked or dropped file out (it never reads those).
+pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle or .pkl";
+
+pub struct RunModel {
+    pub layout: RunLayout,
+    /// The cycle the figures are for (the first, as `analyze DIR --json`'s top-level fields).
+    pub cycle: u32,
+    pub figures: RunFigures,
+    /// Session file index of each entry of `figures.ranks` (same order).
+    pub files: Vec<usize>,
+}
+
+fn format_of(c: &Content) -> Format {
+    match c {
+        Content::Trace(_) => Format::Kineto,
+        Content::Snapshot(_) => Format::Snapshot,
+        Content::MemoryTimeline(_) => Format::MemoryTimeline,
+        Content::ExecTrace(_) => Format::Chakra,
+    }
+}
+
+impl RunModel {
+    /// Lays out `session` plus the names it `skipped`, and computes the first cycle's figures.
+    pub fn of(session: &Session, skipped: &[String]) -> RunModel {
+        let mut entries: Vec<Entry> = session
+            .files
+            .iter()
+            .map(|f| Entry {
+                path: f.name.clone(),
+                format: Ok(format_of(&f.content)),
+                // The session already ranked its traces (distributedInfo, names, order).
+                head_rank: match &f.content {
+                    Content::Trace(t) => Some(t.rank),
+                    _ => None,
+                },
+            })
+            .collect();
+        entries.extend(skipped.iter().map(|p| Entry {
+            path: p.clone(),
+            format: Err(NOT_OPENED.to_owned()),
+            head_rank: None,
+        }));
+        let layout = recognise(&entries);
+        // A name may repeat (two folders' `rank-0.json`): each session file is used once.
+        let mut used = vec![false; session.files.len()];
+        let mut index_of = |name: &str, want: fn(&Content) -> bool| -> Option<usize> {
+            let k = (0..session.files.len()).find(|&k| {
+                !used[k] && session.files[k].name == name && want(&session.files[k].content)
+            })?;
+            used[k] = true;
+            Some(k)
+        };
+        let cycle = 0;
+        let mut picked = Vec::new();
+        for u in layout.units.iter().filter(|u| u.cycle == cycle) {
+            let Some(t) = u
+                .file(Artifact::Trace)
+                .and_then(|n| index_of(n, |c| matches!(c, Content::Trace(_))))
+            else {
+                continue;
+            };
+            let snap = u
+                .file(Artifact::Snapshot)
+                .and_then(|n| index_of(n, |c| matches!(c, Content::Snapshot(_))))
+                .and_then(|k| match &session.files[k].content {
+                    Content::Snapshot(s) => {
+                        let sum = summarize(s);
+                        let a = sum.devices.iter().map(|d| d.peak_active_bytes).max();
+                        let r = sum.devices.iter().map(|d| d.peak_reserved_bytes).max();
+                        a.zip(r)
+                    }
+                    _ => None,
+                });
+            let tl = u
+                .file(Artifact::MemoryTimeline)
+                .and_then(|n| index_of(n, |c| matches!(c, Content::MemoryTimeline(_))))
+                .and_then(|k| match &session.files[k].content {
+                    Content::MemoryTimeline(m) => Some(timeline_peak(m).peak_total_bytes),
+                    _ => None,
+                });
+            picked.push((u.rank, t, snap, tl));
+        }
+        let inputs: Vec<RankInput> = picked
+            .iter()
+            .filter_map(|&(rank, t, snapshot_peak, timeline_peak)| {
+                Some(RankInput {
+                    rank,
+                    analysis: session.trace(t)?.analysis(),
+                    snapshot_peak,
+                    timeline_peak,
+                })
+            })
+            .collect();
+        let figures = run_figures(&inputs);
+        RunModel {
+            layout,
+            cycle,
+            figures,
+            files: picked.iter().map(|p| p.1).collect(),
+        }
+    }
+
+    /// Session file index of `rank`'s trace.
+    pub fn file_of(&self, rank: i64) -> Option<usize> {
+        let k = self.figures.ranks.iter().position(|r| r.rank == rank)?;
+        self.files.get(k).copied()
+    }
+}

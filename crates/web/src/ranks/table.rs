@@ -1,0 +1,145 @@
+//! The per-rank table of the Ranks tab: core's [`RankFigures`] per rank, sortable; a row click
+//! opens that rank's trace on the Overview.
+
+use super::run::RunModel;
+use crate::session::{Nav, Tab};
+use crate::widgets::fmt;
+use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::report::run::RankFigures;
+
+columns! {
+    /// One row per rank.
+    enum RCol {
+        Rank = "rank", File = "file", Step = "step", Compute = "compute", Comm = "comm",
+        Exposed = "exposed", Idle = "idle", Memory = "memory", Wait = "wait", Last = "last",
+        Flag = "flag",
+    }
+}
+
+/// Peak memory as the run's Markdown reports it: the trace's `[memory]` peak, else the paired
+/// snapshot's, else the memory timeline's; `None` when the run holds none.
+fn peak(r: &RankFigures) -> Option<(i64, Option<i64>)> {
+    if r.peak_allocated_bytes > 0 {
+        return Some((r.peak_allocated_bytes, Some(r.peak_reserved_bytes)));
+    }
+    if let Some((a, res)) = r.snapshot_peak {
+        return Some((a as i64, Some(res as i64)));
+    }
+    r.timeline_peak.map(|p| (p, None))
+}
+
+fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
+    Some(match c {
+        RCol::Rank => r.rank as f64,
+        RCol::Step => r.step_time_ns as f64,
+        RCol::Compute => r.compute_ns as f64,
+        RCol::Comm => r.comm_ns as f64,
+        RCol::Exposed => r.exposed_comm_ns as f64,
+        RCol::Idle => r.idle_ns as f64,
+        RCol::Memory => peak(r).map_or(-1.0, |p| p.0 as f64),
+        RCol::Wait => r.wait.wait_ns as f64,
+        RCol::Last => r.wait.arrived_last_pct,
+        RCol::File | RCol::Flag => return None,
+    })
+}
+
+#[component]
+pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let f = &m.figures;
+    let slow = f.straggler.as_ref().map(|s| s.rank);
+    let waited = f.waited_for.as_ref().map(|w| w.rank);
+    let sort = RwSignal::new(Some((RCol::Rank, false)) as Sort<RCol>);
+    let m1 = m.clone();
+    let order = Memo::new(move |_| {
+        let rows = &m1.figures.ranks;
+        let mut v: Vec<usize> = (0..rows.len()).collect();
+        if let Some((c, desc)) = sort.get() {
+            v.sort_by(|&a, &b| {
+                let o = match (sort_value(&rows[a], c), sort_value(&rows[b], c)) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    _ => rows[a].file.cmp(&rows[b].file),
+                };
+                (if desc { o.reverse() } else { o }).then(rows[a].rank.cmp(&rows[b].rank))
+            });
+        }
+        v
+    });
+    let cols = vec![
+        Col::num(RCol::Rank, "Rank", 56),
+        Col::name(RCol::File, "File", 200),
+        Col::num(RCol::Step, "Step (mean)", 96).tip("mean ProfilerStep duration, else the window"),
+        Col::num(RCol::Compute, "Compute", 90).tip("HTA temporal breakdown: compute kernels"),
+        Col::num(RCol::Comm, "Comm", 90).tip("union of NCCL kernels"),
+        Col::num(RCol::Exposed, "Exposed comm", 116)
+            .tip("communication overlapped by no compute kernel"),
+        Col::num(RCol::Idle, "Idle", 90).tip("HTA temporal breakdown: GPU idle"),
+        Col::num(RCol::Memory, "Peak memory", 104)
+            .tip("peak allocated (trace [memory], else snapshot, else memory timeline)"),
+        Col::num(RCol::Wait, "Coll. wait", 96)
+            .tip("summed over matched collectives: latest arrival - this rank's arrival"),
+        Col::num(RCol::Last, "Arrived last", 92).tip("share of its collectives it arrived last at"),
+        Col::text(RCol::Flag, "", 150),
+    ];
+    let m2 = m.clone();
+    let cell = Callback::new(move |(row, c): (usize, RCol)| {
+        let Some(r) = order
+            .with_untracked(|o| o.get(row).copied())
+            .and_then(|k| m2.figures.ranks.get(k))
+        else {
+            return String::new();
+        };
+        match c {
+            RCol::Rank => r.rank.to_string(),
+            RCol::File => r.file.clone(),
+            RCol::Step => fmt::dur(r.step_time_ns),
+            RCol::Compute => fmt::dur(r.compute_ns),
+            RCol::Comm => fmt::dur(r.comm_ns),
+            RCol::Exposed => fmt::dur(r.exposed_comm_ns),
+            RCol::Idle => fmt::dur(r.idle_ns),
+            RCol::Memory => peak(r).map_or("–".into(), |(a, _)| fmt::bytes(a)),
+            RCol::Wait => fmt::dur(r.wait.wait_ns),
+            RCol::Last => format!(
+                "{}/{} ({:.1}%)",
+                r.wait.arrived_last, r.wait.collectives, r.wait.arrived_last_pct
+            ),
+            RCol::Flag => {
+                let mut s = Vec::new();
+                if Some(r.rank) == slow {
+                    s.push("slowest step");
+                }
+                if Some(r.rank) == waited {
+                    s.push("waited for");
+                }
+                s.join(" · ")
+            }
+        }
+    });
+    let m3 = m.clone();
+    let on_activate = Callback::new(move |row: usize| {
+        let rank = order
+            .with_untracked(|o| o.get(row).copied())
+            .and_then(|k| m3.figures.ranks.get(k))
+            .map(|r| r.rank);
+        if let Some(file) = rank.and_then(|r| m3.file_of(r)) {
+            if nav.file.get_untracked() != file {
+                nav.file.set(file);
+            }
+            nav.tab.set(Tab::Overview);
+        }
+    });
+    // Through the order, so the rows redraw when the sort changes.
+    let len = Signal::derive(move || order.with(Vec::len));
+    let on_sort = Callback::new(move |c: RCol| {
+        sort.update(|s| *s = next_sort(*s, c, !matches!(c, RCol::File | RCol::Flag)))
+    });
+    view! {
+        <section class="card">
+            <h2>"Ranks"</h2>
+            <VTable cols=cols len=len cell=cell on_activate=on_activate on_sort=on_sort sort=sort testid="ranks-table" visible_rows=16 label="Ranks" />
+            <p class="hint">"Click a rank to open its trace. Step = mean ProfilerStep (else the whole window); compute / idle are HTA's temporal breakdown; comm = union of NCCL kernels; exposed = comm no compute kernel overlaps. Coll. wait and arrived last are over the collectives matched across ranks."</p>
+        </section>
+    }
+}

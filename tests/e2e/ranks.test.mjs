@@ -1,0 +1,143 @@
+// The Ranks tab end to end on the 8-rank DLRM run (8 Kineto traces + 8 Chakra ETs, plus a file the
+// page does not open): the run bar, the per-rank table, the straggler and the rank waited for, the
+// collectives and the wait heatmap must show what `tracelight analyze DIR --json` computes for the
+// same folder; a rank row opens that rank's trace, a collective row shows its kernel on the rank
+// that arrived last.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+
+let srv, b;
+before(async () => { srv = await serve(); b = await browser(); });
+after(async () => { await b?.close(); srv?.server.close(); });
+
+const RUN = path.join(CORPUS, 'real/param/dlrm_8rank');
+const EXTRA = path.join(CORPUS, 'real/README.md');
+
+/** "12.345 ms" → ns, with the rounding the text allows (half a unit in the last digit). */
+function assertDur(text, us, what) {
+  const m = text.trim().match(/^(-?[\d.]+) (ns|µs|ms|s)$/);
+  assert.ok(m, `${what}: a duration, got ${JSON.stringify(text)}`);
+  const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+  const tol = 0.5 * unit * 10 ** -((m[1].split('.')[1] || '').length) + 1;
+  assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
+}
+const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
+const hashFile = (p) => p.evaluate(() => Number((location.hash.match(/file=(\d+)/) || [])[1]));
+
+test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.existsSync(RUN) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const c = cli(RUN);
+  assert.equal(c.ranks.length, 8);
+  // Traces first, in rank order (their session index is their position here), then the ETs, then
+  // a Markdown file the page must list as skipped.
+  const traces = c.run.units.map((u) => path.join(RUN, u.files.trace));
+  const ets = c.run.units.map((u) => path.join(RUN, u.files.execution_trace));
+  await p.goto(srv.base + '/');
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles([...traces, ...ets, EXTRA]);
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('tab-ranks').click();
+  await p.getByTestId('ranks-view').waitFor();
+
+  // Run bar: layout, ranks, nothing missing, the README skipped with its reason.
+  const bar = p.getByTestId('run-bar');
+  assert.equal(await bar.getAttribute('data-layout'), c.run.layout);
+  assert.equal(Number(await bar.getAttribute('data-ranks')), c.run.ranks.length);
+  assert.equal(Number(await bar.getAttribute('data-cycles')), c.run.cycles);
+  const units = await p.getByTestId('run-unit').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), Number(e.dataset.missing)]));
+  assert.deepEqual(units, c.run.units.map((u) => [u.rank, u.missing.length]));
+  const skipped = await p.getByTestId('run-skipped').evaluateAll((els) => els.map((e) => [e.dataset.path, e.textContent]));
+  assert.equal(skipped.length, 1);
+  assert.equal(skipped[0][0], 'README.md');
+  assert.match(skipped[0][1], /Markdown, not a profiler artifact/);
+  await bar.screenshot({ path: shot('ranks-run-bar.png') });
+
+  // Per-rank table, in rank order.
+  const table = p.getByTestId('ranks-table');
+  assert.equal(Number(await table.getAttribute('data-rows')), c.ranks.length);
+  for (let r = 0; r < c.ranks.length; r++) {
+    const x = c.ranks[r];
+    assert.equal(Number(await cellText(p, 'ranks-table', r, 'rank')), x.rank);
+    for (const [col, key] of [['step', 'step_time_us'], ['compute', 'compute_us'], ['comm', 'comm_us'], ['exposed', 'exposed_comm_us'], ['idle', 'idle_us'], ['wait', 'wait_us']]) {
+      assertDur(await cellText(p, 'ranks-table', r, col), x[key], `rank ${x.rank} ${col}`);
+    }
+    assert.equal(await cellText(p, 'ranks-table', r, 'last'), `${x.arrived_last}/${x.collectives} (${x.arrived_last_pct.toFixed(1)}%)`);
+    assert.equal(await cellText(p, 'ranks-table', r, 'memory'), '–', 'these traces record no memory');
+  }
+  await table.screenshot({ path: shot('ranks-table.png') });
+  // Sorted by collective wait: the CLI's waits, longest first; then back to rank order.
+  await p.locator('[data-testid=ranks-table] [data-col=wait] button').click();
+  const waits = c.ranks.map((x) => x.wait_us).sort((x, y) => y - x);
+  for (let r = 0; r < waits.length; r++) assertDur(await cellText(p, 'ranks-table', r, 'wait'), waits[r], `wait-sorted row ${r}`);
+  await p.locator('[data-testid=ranks-table] [data-col=rank] button').click();
+  assert.equal(Number(await cellText(p, 'ranks-table', 7, 'rank')), c.ranks[0].rank, 'rank descending after one click');
+  await p.locator('[data-testid=ranks-table] [data-col=rank] button').click();
+  assert.equal(Number(await cellText(p, 'ranks-table', 0, 'rank')), c.ranks[0].rank);
+
+  // Straggler and waited-for, with their first pieces of evidence.
+  const st = p.getByTestId('run-straggler');
+  assert.equal(Number(await st.getAttribute('data-rank')), c.straggler.rank);
+  assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - c.straggler.vs_median) < 1e-9);
+  assert.equal(Number(await p.getByTestId('straggler-ops').getAttribute('data-rows')), c.straggler.ops.length);
+  assert.equal(await cellText(p, 'straggler-ops', 0, 'name'), c.straggler.ops[0].name);
+  assertDur(await cellText(p, 'straggler-ops', 0, 'rank'), c.straggler.ops[0].rank_us_per_step, 'straggler op 0');
+  const wf = p.getByTestId('run-waited-for');
+  assert.equal(Number(await wf.getAttribute('data-rank')), c.waited_for.rank);
+  assert.equal(Number(await wf.getAttribute('data-arrived-last')), c.waited_for.arrived_last);
+  assert.ok(Math.abs(Number(await wf.getAttribute('data-others-wait-ns')) - c.waited_for.others_wait_us * 1e3) <= 1);
+  assert.equal(await cellText(p, 'waited-ops', 0, 'name'), c.waited_for.ops[0].name);
+  await st.screenshot({ path: shot('ranks-straggler.png') });
+  await wf.screenshot({ path: shot('ranks-waited-for.png') });
+
+  // Collectives, in core's order.
+  const coll = p.getByTestId('collectives');
+  assert.equal(Number(await coll.getAttribute('data-count')), c.collectives.length);
+  assert.equal(Number(await coll.getAttribute('data-unmatched')), c.unmatched_collective_calls);
+  for (let k = 0; k < Math.min(3, c.collectives.length); k++) {
+    const x = c.collectives[k];
+    assert.equal(await cellText(p, 'collective-table', k, 'name'), x.name);
+    assert.equal(Number(await cellText(p, 'collective-table', k, 'seq')), x.seq);
+    assertDur(await cellText(p, 'collective-table', k, 'skew'), x.skew_us, `collective ${k} skew`);
+    assertDur(await cellText(p, 'collective-table', k, 'latency'), x.latency_us, `collective ${k} latency`);
+    assert.equal(Number(await cellText(p, 'collective-table', k, 'earliest')), x.earliest_rank);
+    assert.equal(Number(await cellText(p, 'collective-table', k, 'latest')), x.latest_rank);
+  }
+  // Sorting by skew: the CLI's skews, largest first.
+  await p.locator('[data-testid=collective-table] [data-col=skew] button').click();
+  const skews = c.collectives.map((x) => x.skew_us).sort((x, y) => y - x);
+  for (let k = 0; k < skews.length; k++) assertDur(await cellText(p, 'collective-table', k, 'skew'), skews[k], `skew-sorted row ${k}`);
+  await coll.screenshot({ path: shot('ranks-collectives.png') });
+
+  // Heatmap: one column per collective; each rank's cells sum to its total wait.
+  const hm = p.getByTestId('wait-heatmap');
+  assert.equal(Number(await hm.getAttribute('data-cols')), c.collectives.length);
+  for (const x of c.ranks) {
+    const sum = await p.locator(`[data-testid=wait-heatmap] .hm-row[data-rank="${x.rank}"] [data-wait-ns]`)
+      .evaluateAll((els) => els.reduce((s, e) => s + Number(e.dataset.waitNs), 0));
+    assert.ok(Math.abs(sum - x.wait_us * 1e3) <= 1, `rank ${x.rank} heatmap sum ${sum} vs ${x.wait_us} µs`);
+  }
+  await hm.screenshot({ path: shot('ranks-heatmap.png') });
+  await p.screenshot({ path: shot('ranks-view.png'), fullPage: true });
+
+  // A collective row: its kernel on the latest rank, in that rank's timeline. (Sorted by skew,
+  // row 0 is the collective with the largest skew.)
+  const worst = c.collectives.reduce((a, x) => (x.skew_us > a.skew_us ? x : a));
+  await p.locator('[data-testid=collective-table] .vt-row[data-row="0"]').click();
+  await p.getByTestId('reveal').waitFor();
+  assert.equal(Number(await p.getByTestId('reveal').getAttribute('data-count')), 1);
+  assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${worst.name} #${worst.seq} on rank ${worst.latest_rank} `));
+  assert.equal(await hashFile(p), c.ranks.findIndex((r) => r.rank === worst.latest_rank));
+  await p.screenshot({ path: shot('ranks-collective-reveal.png') });
+
+  // A rank row opens that rank's trace on the Overview.
+  await p.getByTestId('tab-ranks').click();
+  await p.locator('[data-testid=ranks-table] .vt-row[data-row="5"]').click();
+  await p.getByTestId('overview').waitFor();
+  assert.equal(await hashFile(p), 5);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
