@@ -51,9 +51,22 @@ parent.frames[0].postMessage('PING', '*');
 parent.frames[0].postMessage({ tracelight: { command: 'open-tab', tab: 'kernels' } }, '*');
 </script>`;
 
+// The README's copy-paste host snippet, pointed at this app; it fetches its trace from its own site.
+function readmeSnippet(appUrl) {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Embedding it'));
+  const html = /```html\n([\s\S]*?)```/.exec(section)[1];
+  assert.ok(html.includes('https://example.org/tools/tracelight/'));
+  return `<!doctype html><meta charset="utf-8"><body>${html.replace('https://example.org/tools/tracelight/', appUrl)}`;
+}
+
 async function hostServer() {
   const server = http.createServer((req, res) => {
-    const body = req.url.startsWith('/evil.html') ? EVIL : HOST;
+    if (req.url === '/runs/42/rank0.pt.trace.json.gz') {
+      res.writeHead(200, { 'content-type': 'application/gzip' }).end(fs.readFileSync(DEMO));
+      return;
+    }
+    const body = req.url.startsWith('/evil.html') ? EVIL : req.url.startsWith('/snippet.html') ? readmeSnippet(app.base + '/') : HOST;
     res.writeHead(200, { 'content-type': 'text/html' }).end(body);
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -101,6 +114,7 @@ test('a host page opens a posted buffer, moves the window, reveals a kernel and 
   await waitEvent(p, 'loaded');
   const [loaded] = await events(p, 'loaded');
   assert.equal(loaded.role, 'session');
+  assert.equal(loaded.url, 'https://example.org/demo', 'the posted url, reported back (never fetched: the page checks requests)');
   assert.equal(loaded.files[0].name, name);
   assert.equal(loaded.files[0].bytes, fs.statSync(DEMO).size);
   // The summary the page computed in wasm from the posted bytes is `analyze --json` of the file.
@@ -300,6 +314,37 @@ test('embed mode fits 600x400: no open bar, the cards over a painted timeline, e
   await p.getByTestId('tab-timeline').click();
   await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
   await p.screenshot({ path: shot('embed-600x400-timeline.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test("the README's host snippet, as written, opens a trace in the frame and hears `loaded`", async () => {
+  const errors = [];
+  const logs = [];
+  const p = await b.newPage({ viewport: { width: 1100, height: 800 } });
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); else logs.push(m.text()); });
+  await p.goto(`${host.base}/snippet.html`);
+  await p.waitForFunction(() => document.getElementById('tl'));
+  const frame = () => p.frames().find((f) => f.url().startsWith(app.base));
+  await p.waitForFunction(() => window.sent === true, null, { timeout: 60_000 });
+  await frame().getByTestId('event-count').waitFor({ timeout: 60_000 });
+  assert.equal(Number(await frame().getByTestId('event-count').textContent()), cli(DEMO).files[0].events);
+  for (let i = 0; i < 100 && !logs.some((l) => l.startsWith('step time')); i++) await p.waitForTimeout(100);
+  assert.ok(logs.some((l) => l.startsWith('step time')), `the snippet logged: ${logs}`);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a host that pings after its ?url= trace loaded still hears `loaded`, with that url', async () => {
+  const errors = [];
+  const { p, frame } = await open(errors, '?url=demo/demo.pt.trace.json.gz');
+  await frame().getByTestId('event-count').waitFor({ timeout: 60_000 });
+  await p.evaluate(() => window.handshake());
+  await waitEvent(p, 'loaded');
+  const [loaded] = await events(p, 'loaded');
+  assert.equal(loaded.url, 'demo/demo.pt.trace.json.gz');
+  assert.deepEqual(loaded.summary, cliAs(DEMO, 'demo.pt.trace.json.gz'));
   assert.deepEqual(errors, []);
   await p.close();
 });

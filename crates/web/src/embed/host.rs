@@ -40,6 +40,8 @@ struct State {
     queued: Vec<Message>,
     /// A trace came without `keepApiOpen`: later traces are refused (Perfetto's rule).
     closed: bool,
+    /// The `url` the host gave with the session's trace and with B (reported, never fetched).
+    urls: [Option<String>; 2],
     accepted: u64,
     ignored: BTreeMap<Reject, u64>,
 }
@@ -131,6 +133,7 @@ pub fn serve(h: Hooks) -> Embed {
     let state = StoredValue::new_local(State {
         // The embedder chose `?url=`: that session is the host's to hear about.
         reporting: query_param("url").is_some(),
+        urls: [query_param("url"), None],
         ..State::default()
     });
     let origins = Origins::parse(query_param("origins").as_deref());
@@ -155,13 +158,20 @@ pub fn serve(h: Hooks) -> Embed {
                 return;
             }
         };
+        let first = state.with_value(|s| s.host.is_none());
+        state.update_value(|s| s.host = Some((src.clone(), origin.clone())));
         if let Message::Ping = msg {
             // Answered only once the app runs (this listener is installed by it).
             post_to(&src, &origin, &JsValue::from_str("PONG"));
             count(state, None);
+            // A `?url=` session may have loaded before the host's first message.
+            if first && reporting(state) && !state.with_value(|s| s.loading) {
+                if let Some(s) = h.session.get_untracked() {
+                    post_loaded(state, &s, "session");
+                }
+            }
             return;
         }
-        state.update_value(|s| s.host = Some((src, origin)));
         act(state, h, nav, window, msg);
     });
     on_cleanup(move || handle.remove());
@@ -184,6 +194,7 @@ fn act(
                 Err(Reject::ApiClosed)
             } else {
                 state.update_value(|s| {
+                    s.urls[0] = o.url.clone();
                     s.closed = !o.keep_api_open;
                     s.reporting = true;
                     s.loading = true;
@@ -192,7 +203,10 @@ fn act(
                 open(h, o, false)
             }
         }
-        Message::Compare(o) => open(h, o, true),
+        Message::Compare(o) => {
+            state.update_value(|s| s.urls[1] = o.url.clone());
+            open(h, o, true)
+        }
         Message::Stats => {
             let ignored: serde_json::Map<String, serde_json::Value> = state.with_value(|s| {
                 Reject::ALL
@@ -302,6 +316,27 @@ fn reveal(h: Hooks, nav: Option<Nav>, kind: Kind, name: &str, n: usize) -> Resul
     Ok(())
 }
 
+/// `loaded`: the files and the `analyze --json` summary of session `s` (or B, `role` "compare").
+fn post_loaded(state: StoredValue<State, LocalStorage>, s: &SessionRef, role: &str) {
+    let analyses: Vec<_> = s
+        .trace_indices()
+        .into_iter()
+        .filter_map(|i| s.trace(i).map(|t| t.analysis().clone()))
+        .collect();
+    let files: Vec<_> = s
+        .files
+        .iter()
+        .map(|f| serde_json::json!({"name": f.name, "bytes": f.bytes, "load_ms": f.load_ms}))
+        .collect();
+    let summary = (!analyses.is_empty()).then(|| analyze_json(&analyses));
+    let url = state.with_value(|st| st.urls[usize::from(role == "compare")].clone());
+    send(
+        state,
+        "loaded",
+        serde_json::json!({"role": role, "files": files, "url": url, "summary": summary}),
+    );
+}
+
 /// Events to the host: progress, loaded, error, selection, window.
 fn report(
     state: StoredValue<State, LocalStorage>,
@@ -339,30 +374,12 @@ fn report(
             serde_json::json!({"message": errors.join("\n")}),
         );
     });
-    let loaded = move |s: &SessionRef, role: &str| {
-        let analyses: Vec<_> = s
-            .trace_indices()
-            .into_iter()
-            .filter_map(|i| s.trace(i).map(|t| t.analysis().clone()))
-            .collect();
-        let files: Vec<_> = s
-            .files
-            .iter()
-            .map(|f| serde_json::json!({"name": f.name, "bytes": f.bytes, "load_ms": f.load_ms}))
-            .collect();
-        let summary = (!analyses.is_empty()).then(|| analyze_json(&analyses));
-        send(
-            state,
-            "loaded",
-            serde_json::json!({"role": role, "files": files, "summary": summary}),
-        );
-    };
     Effect::new(move |_| {
         let Some(s) = h.session.get() else { return };
         if !reporting(state) {
             return;
         }
-        loaded(&s, "session");
+        post_loaded(state, &s, "session");
         let queued = state.with_value(|st| st.loading).then(|| {
             state.update_value(|st| st.loading = false);
             state.try_update_value(|st| std::mem::take(&mut st.queued))
@@ -375,7 +392,7 @@ fn report(
         let has = h.compare.with(|c| c.is_some());
         if prev.is_some() && has && reporting(state) {
             if let Some(c) = h.compare.get_untracked() {
-                loaded(&c, "compare");
+                post_loaded(state, &c, "compare");
             }
         }
         has
