@@ -234,11 +234,17 @@ test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Mem
   assert.equal(Number(await p.getByTestId('peak-memory').getAttribute('data-bytes')), c.memory.peak_allocated_bytes);
   assert.equal(await p.getByTestId('gpu-util').textContent(), 'no kernels');
   if (c.steps.length) assert.equal(await p.getByTestId('step-row').count(), c.steps.length); else await p.getByTestId('no-steps').waitFor();
-  // Unknown device: the user enters the peak, MFU = achieved ÷ peak.
+  // A CPU trace: achieved TFLOPS, no MFU and no peak to enter (MFU is a GPU figure); no GPU or
+  // Kernels tab to open onto an empty page.
   const achieved = c.flops.achieved_tflops_window;
   assert.ok(achieved > 0);
-  await p.getByTestId('peak-input').fill('0.001');
-  assert.equal(await p.getByTestId('mfu').textContent(), ` · MFU ${(100 * achieved / 0.001).toFixed(1)}%`);
+  assert.equal(c.flops.mfu, null);
+  await p.getByTestId('mfu-cpu').waitFor();
+  assert.equal(await p.getByTestId('peak-input').count(), 0);
+  assert.equal(await p.getByTestId('mfu').textContent(), '');
+  assert.equal(await p.getByTestId('tab-gpu').count(), 0);
+  assert.equal(await p.getByTestId('tab-kernels').count(), 0);
+  assert.equal(await p.getByTestId('tab-operators').count(), 1);
   await p.screenshot({ path: shot('views-overview-cpu.png'), fullPage: true });
   await p.getByTestId('open-memory').click();
   assert.equal(await p.getByTestId('tab-memory').getAttribute('aria-selected'), 'true');

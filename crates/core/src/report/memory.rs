@@ -18,7 +18,8 @@ pub fn format_bytes(n: u64) -> String {
     format!("{v:.1}EiB")
 }
 
-fn signed_bytes(n: i64) -> String {
+/// [`format_bytes`] of a signed count (a net allocation can be negative).
+pub fn signed_bytes(n: i64) -> String {
     if n < 0 {
         format!("-{}", format_bytes(n.unsigned_abs()))
     } else {

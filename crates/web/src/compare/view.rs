@@ -100,7 +100,7 @@ fn figure_rows(d: &Diff) -> impl IntoView {
                     "gpu_utilization" | "mfu" => format!("{:.1}%", 100.0 * v),
                     "tflops" => format!("{v:.2}"),
                     "comm_ns" | "exposed_comm_ns" => fmt_ns(v),
-                    _ => tracelight_core::report::table::format_memory(v as i64),
+                    _ => tracelight_core::report::memory::signed_bytes(v as i64),
                 }
             };
             let label = match l.name.as_str() {

@@ -18,6 +18,7 @@ use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::model::exec_trace::ExecTrace;
+use tracelight_core::model::SliceKind;
 use tracelight_core::model::Trace;
 use tracelight_core::report::facts::Facts;
 use tracelight_core::report::json::Analysis;
@@ -184,11 +185,20 @@ impl Session {
                 .files
                 .iter()
                 .any(|f| matches!(&f.content, Content::Trace(t) if !t.trace.memory.ts.is_empty()));
+        // A CPU-only trace has no GPU or Kernels tab to open onto an empty page.
+        let has_gpu =
+            self.files.iter().any(|f| match &f.content {
+                Content::Trace(t) => t.trace.slices.kind.iter().any(|k| {
+                    matches!(k, SliceKind::Kernel | SliceKind::Memcpy | SliceKind::Memset)
+                }),
+                _ => false,
+            });
         Tab::ALL
             .into_iter()
             .filter(|t| match t {
                 Tab::Memory => has_memory,
                 Tab::Ranks => self.trace_indices().len() > 1,
+                Tab::Kernels | Tab::Gpu => has_gpu,
                 _ => has_trace,
             })
             .collect()

@@ -222,8 +222,8 @@ fn GapTable(session: SessionRef, file: usize) -> impl IntoView {
     );
     let cols = vec![
         Col::text(GapCol::Stream, "Stream", 150),
-        Col::num(GapCol::At, "At", 96).tip("time from the trace start"),
-        Col::num(GapCol::Dur, "Gap", 90),
+        Col::num(GapCol::At, "At", 110).tip("time from the trace start"),
+        Col::num(GapCol::Dur, "Gap", 104),
         Col::text(GapCol::Kind, "Class", 96),
         Col::name(GapCol::Next, "Before", 260).tip("the GPU work that ended the gap"),
     ];
@@ -279,7 +279,7 @@ fn SyncTable(session: SessionRef, file: usize) -> impl IntoView {
         Col::name(SyncCol::Call, "Call", 180),
         Col::text(SyncCol::Op, "Caused by", 160),
         Col::num(SyncCol::Count, "Count", 64),
-        Col::num(SyncCol::Total, "Time", 90),
+        Col::num(SyncCol::Total, "Time", 104),
     ];
     let n = groups.len();
     let g1 = groups.clone();

@@ -163,6 +163,8 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     let peak_known = f.peak_tflops;
     let dtype = f.dominant_dtype.clone().unwrap_or_else(|| "fp32".into());
     let device = f.device.clone().unwrap_or_else(|| "unknown device".into());
+    let source = f.peak_source.clone().unwrap_or_else(|| "table".into());
+    let gpu = util.is_some();
     view! {
         <div class="cards">
             <div class="stat">
@@ -197,7 +199,7 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 </div>
             </div>
             <div class="stat">
-                <div class="stat-label">"Achieved TFLOPS / MFU"</div>
+                <div class="stat-label">{if gpu { "Achieved TFLOPS / MFU" } else { "Achieved TFLOPS" }}</div>
                 <div class="stat-value" data-testid="tflops">
                     {achieved.map_or_else(|| "–".to_owned(), fmt::tflops)}
                     <span class="stat-sub" data-testid="mfu">{move || mfu().map(|m| format!(" · MFU {}", fmt::frac(m))).unwrap_or_default()}</span>
@@ -205,13 +207,16 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 <div class="stat-note">
                     {if achieved.is_none() {
                         view! { "no FLOPs: no matmul/conv/attention shapes in the trace" }.into_any()
-                    } else if let Some(p) = peak_known {
-                        view! { {format!("{} of {} · peak {p} TFLOPS {dtype} (dense)", fmt::flops(f.total_flops), device)} }.into_any()
+                    } else if !gpu {
+                        // MFU is a GPU figure: a CPU trace has no peak worth asking for.
+                        view! { <span data-testid="mfu-cpu">{format!("{} on the CPU · MFU is for GPU traces", fmt::flops(f.total_flops))}</span> }.into_any()
                     } else {
+                        let known = peak_known.map(|p| format!("{} of {device} · peak {p} TFLOPS {dtype} (dense, {source}) · ", fmt::flops(f.total_flops)));
                         view! {
-                            <label>{format!("{device}: peak TFLOPS ({dtype}) ")}
+                            {known}
+                            <label>{if peak_known.is_some() { "other peak: ".to_owned() } else { format!("{device}: peak TFLOPS ({dtype}) ") }}
                                 <input class="peak-input" type="number" min="0" step="any" data-testid="peak-input"
-                                    placeholder="enter"
+                                    placeholder=if peak_known.is_some() { "TFLOPS" } else { "enter" }
                                     on:input=move |ev| user_peak.set(event_target_value(&ev).parse::<f64>().ok()) />
                             </label>
                         }.into_any()

@@ -2,7 +2,7 @@
 //! bytes, FLOP rates. One place so every table and card reads the same.
 
 use tracelight_core::model::time::format_duration;
-use tracelight_core::report::table::format_memory;
+use tracelight_core::report::memory::signed_bytes;
 
 /// A duration in ns, with its unit (`12.345 ms`).
 pub fn dur(ns: i64) -> String {
@@ -28,9 +28,11 @@ pub fn frac(f: f64) -> String {
     format!("{:.1}%", 100.0 * f)
 }
 
-/// Bytes as torch prints them (`1.50 GB`).
+/// Bytes in binary units as `torch.cuda.memory_summary` and memory_viz print them (`1.5GiB`):
+/// one convention on every tab (the Memory tab and the reports use the same core function). Only
+/// the copied `key_averages` table keeps torch's table units.
 pub fn bytes(n: i64) -> String {
-    format_memory(n)
+    signed_bytes(n)
 }
 
 /// FLOPs scaled to G/T/P.

@@ -251,7 +251,8 @@ pub fn VTable<C: Column>(
                     .iter()
                     .map(|c| {
                         let text = cell.run((r, c.id));
-                        let title = (!c.num).then(|| text.clone());
+                        // The full text on hover, numbers too: a narrow column never hides a value.
+                        let title = text.clone();
                         view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() title=title>{text}</div> }
                     })
                     .collect_view();
