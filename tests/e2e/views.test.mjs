@@ -232,7 +232,11 @@ test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Mem
   const c = cli(LSTM);
   await open(p, LSTM);
   assert.equal(Number(await p.getByTestId('peak-memory').getAttribute('data-bytes')), c.memory.peak_allocated_bytes);
-  assert.equal(await p.getByTestId('gpu-util').textContent(), 'no kernels');
+  // No GPU work: no utilization card, no kernel cards, no device column in the top operators.
+  assert.equal(await p.getByTestId('gpu-util').count(), 0);
+  assert.equal(await p.getByTestId('top-kernels').count(), 0);
+  assert.equal(await p.getByTestId('seed-categories').count(), 0);
+  assert.equal(await p.locator('[data-testid=top-ops] [data-col=device_total]').count(), 0);
   if (c.steps.length) assert.equal(await p.getByTestId('step-row').count(), c.steps.length); else await p.getByTestId('no-steps').waitFor();
   // A CPU trace: achieved TFLOPS, no MFU and no peak to enter (MFU is a GPU figure); no GPU or
   // Kernels tab to open onto an empty page.

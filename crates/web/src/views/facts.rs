@@ -99,6 +99,8 @@ pub fn TrackList(session: SessionRef, file: usize) -> impl IntoView {
         SliceKind::Other,
     ]
     .into_iter()
+    // Only the kinds this trace has: a CPU trace's legend names no GPU colours.
+    .filter(|k| tf.trace.slices.kind.contains(k))
     .map(|k| view! { <span class="legend-item"><i style=format!("background:{}", kind_color(k))></i>{k.label()}</span> })
     .collect_view();
     view! {

@@ -77,36 +77,48 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
                 <span class="hint">"the same text as " <code>"tracelight summary"</code></span>
             </div>
             <Headline session=session.clone() file=file />
-            <div class="grid2">
-                <section class="card">
-                    <h2>"Step breakdown"</h2>
-                    <StepBreakdown session=session.clone() file=file />
-                </section>
-                <section class="card">
-                    <h2>"Kernel categories"</h2>
-                    {if total_gpu == 0 {
-                        view! { <p class="muted">"No GPU kernels in this trace."</p> }.into_any()
-                    } else {
-                        view! {
+            {if total_gpu == 0 {
+                // A CPU-only trace: no empty GPU cards; the operators sit beside the breakdown.
+                view! {
+                    <div class="grid2">
+                        <section class="card">
+                            <h2>"Step breakdown"</h2>
+                            <StepBreakdown session=session.clone() file=file />
+                        </section>
+                        <section class="card" data-testid="top-ops-card">
+                            <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
+                            <TopOps session=session.clone() file=file />
+                        </section>
+                    </div>
+                }.into_any()
+            } else {
+                view! {
+                    <div class="grid2">
+                        <section class="card">
+                            <h2>"Step breakdown"</h2>
+                            <StepBreakdown session=session.clone() file=file />
+                        </section>
+                        <section class="card">
+                            <h2>"Kernel categories"</h2>
                             <h3>"Seed classification (matmul / comm / memory / other)"</h3>
                             <Bars bars=seed total_ns=total_gpu testid="seed-categories" />
                             {crate::views::kernels::seed_quirk(&a.kernels.rows).map(|q| view! { <p class="hint">{q}</p> })}
                             <h3>"Finer classification"</h3>
                             <Bars bars=fine total_ns=total_gpu testid="fine-categories" />
-                        }.into_any()
-                    }}
-                </section>
-            </div>
-            <div class="grid2">
-                <section class="card">
-                    <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
-                    <TopOps session=session.clone() file=file />
-                </section>
-                <section class="card">
-                    <h2>"Top kernels " <span class="muted">"by total GPU time"</span></h2>
-                    <TopKernels session=session.clone() file=file />
-                </section>
-            </div>
+                        </section>
+                    </div>
+                    <div class="grid2">
+                        <section class="card" data-testid="top-ops-card">
+                            <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
+                            <TopOps session=session.clone() file=file />
+                        </section>
+                        <section class="card">
+                            <h2>"Top kernels " <span class="muted">"by total GPU time"</span></h2>
+                            <TopKernels session=session.clone() file=file />
+                        </section>
+                    </div>
+                }.into_any()
+            }}
             <section class="card">
                 <h2>"Recommendations"</h2>
                 <Recommendations session=session.clone() file=file />
@@ -172,6 +184,7 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 <div class="stat-value" data-testid="step-time" data-ns=step_ns.to_string()>{fmt::dur(step_ns)}</div>
                 <div class="stat-note">{step_note}</div>
             </div>
+            {gpu.then(|| view! {
             <div class="stat">
                 <div class="stat-label">"GPU utilization"</div>
                 <div class="stat-value" data-testid="gpu-util" data-value=util.map(|u| u.to_string()).unwrap_or_default()>
@@ -179,6 +192,7 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 </div>
                 <div class="stat-note">{if util.is_some() { util_note } else { "no GPU kernels in this trace".to_owned() }}</div>
             </div>
+            })}
             <div class="stat">
                 <div class="stat-label">"Peak memory"</div>
                 <div class="stat-value" data-testid="peak-memory" data-bytes=peak_alloc.to_string()>
@@ -257,8 +271,11 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
         Col::num(TopOpCol::Calls, "Calls", 60),
         Col::num(TopOpCol::SelfCpu, "Self CPU", 96),
         Col::num(TopOpCol::SelfCpuPct, "%", 56),
-        Col::num(TopOpCol::DeviceTotal, "Device total", 100),
     ];
+    let mut cols = cols;
+    if a.ops.self_device_total_ns > 0 {
+        cols.push(Col::num(TopOpCol::DeviceTotal, "Device total", 100));
+    }
     let (s1, r1) = (session.clone(), rows.clone());
     let cell = Callback::new(move |(r, key): (usize, TopOpCol)| {
         let Some(row) = r1
