@@ -6,6 +6,8 @@
 use crate::commands::{load, CliError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use tracelight_core::analysis::et::summary as et_summary;
+use tracelight_core::analysis::et_link::{link, LinkReport};
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::ingest::Loaded;
@@ -66,6 +68,17 @@ struct Loaded1 {
     memory: RankMemory,
 }
 
+/// A unit's execution trace: its summary, and its link figures against the same unit's Kineto
+/// trace (same rank and cycle) when that loaded.
+struct EtEntry {
+    rank: i64,
+    cycle: u32,
+    path: String,
+    summary: serde_json::Value,
+    nodes: u64,
+    link: Option<LinkReport>,
+}
+
 /// `summary DIR` (Markdown) or `analyze DIR --json`.
 pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
     let lay = layout(dir)?;
@@ -73,7 +86,19 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
     let mut traces: Vec<Loaded1> = Vec::new();
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut memory_files = Vec::new();
+    let mut ets: Vec<EtEntry> = Vec::new();
     for u in &lay.units {
+        let et = match u.file(Artifact::ExecutionTrace) {
+            Some(rel) => match load(&full(rel)) {
+                Ok(Loaded::ExecTrace(et)) => Some((rel, et)),
+                Ok(_) => None,
+                Err(e) => {
+                    errors.push((rel.to_owned(), e.to_string()));
+                    None
+                }
+            },
+            None => None,
+        };
         let peak = match u.file(Artifact::Snapshot) {
             Some(rel) => match load(&full(rel)) {
                 Ok(Loaded::Snapshot(s)) => {
@@ -119,6 +144,15 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
                 Ok(Loaded::Trace(t)) => {
                     let mut a = Analysis::of(&full(rel), &t);
                     a.rank = Some(u.rank);
+                    if let Some((p, et)) = &et {
+                        ets.push(et_entry(
+                            u.rank,
+                            u.cycle,
+                            &full(p),
+                            et,
+                            Some(link(&t, et).report),
+                        ));
+                    }
                     traces.push(Loaded1 {
                         cycle: u.cycle,
                         analysis: a,
@@ -127,6 +161,11 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
                 }
                 Ok(_) => {}
                 Err(e) => errors.push((rel.to_owned(), e.to_string())),
+            }
+        }
+        if let Some((p, et)) = &et {
+            if !ets.iter().any(|e| e.path == full(p)) {
+                ets.push(et_entry(u.rank, u.cycle, &full(p), et, None));
             }
         }
     }
@@ -149,7 +188,7 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
                 .collect();
             o.insert("files".into(), serde_json::Value::Array(files));
             o.insert("run".into(), layout_json(&lay, &errors));
-            o.insert("et".into(), et_json(&lay, &full));
+            o.insert("et".into(), et_json(&ets));
             if cycles > 1 {
                 let per: Vec<serde_json::Value> = (0..cycles)
                     .map(|c| {
@@ -165,7 +204,7 @@ pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
         return Ok(out);
     }
     let mut s = format!("# Run: {}\n\n", dir.display());
-    s += &layout_markdown(&lay, &errors);
+    s += &layout_markdown(&lay, &errors, &ets);
     for c in 0..cycles {
         let (all, peaks) = cycle_of(c);
         if all.len() < 2 {
@@ -292,20 +331,61 @@ fn layout_json(lay: &RunLayout, errors: &[(String, String)]) -> serde_json::Valu
 
 /// Execution traces of the run, per rank. Their reader is a separate piece of work: until it
 /// lands they are recognised (by content) and listed, not read.
-fn et_json(lay: &RunLayout, full: &dyn Fn(&str) -> String) -> serde_json::Value {
-    let v: Vec<serde_json::Value> = lay
-        .units
+fn et_entry(
+    rank: i64,
+    cycle: u32,
+    path: &str,
+    et: &tracelight_core::model::exec_trace::ExecTrace,
+    link: Option<LinkReport>,
+) -> EtEntry {
+    let sum = et_summary(et);
+    EtEntry {
+        rank,
+        cycle,
+        path: path.to_owned(),
+        nodes: sum.nodes,
+        summary: serde_json::json!(sum),
+        link,
+    }
+}
+
+/// `"et"`: per execution trace of the run, its summary (as `analyze ET --json` gives it), its
+/// rank and cycle, and `link` (the figures against that rank's trace; null when it has none).
+fn et_json(ets: &[EtEntry]) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = ets
         .iter()
-        .filter_map(|u| {
-            u.file(Artifact::ExecutionTrace).map(|p| {
-                serde_json::json!({"rank": u.rank, "cycle": u.cycle, "path": full(p), "status": "reader pending"})
-            })
+        .map(|e| {
+            let mut f = e.summary.clone();
+            f["rank"] = serde_json::json!(e.rank);
+            f["cycle"] = serde_json::json!(e.cycle);
+            f["path"] = serde_json::json!(e.path);
+            f["link"] = serde_json::json!(e.link);
+            f
         })
         .collect();
     serde_json::Value::Array(v)
 }
 
-fn layout_markdown(lay: &RunLayout, errors: &[(String, String)]) -> String {
+/// The ET cell of the layout table: nodes, and how many ops linked to the rank's trace and why
+/// the rest did not.
+fn et_cell(p: &str, e: Option<&EtEntry>) -> String {
+    match e {
+        None => format!("`{p}` (not loaded)"),
+        Some(e) => match &e.link {
+            None => format!("`{p}` ({} nodes, no trace to link)", e.nodes),
+            Some(l) if l.kineto_rf_missing == l.kineto_ops && l.kineto_ops > 0 => format!(
+                "`{p}` ({} nodes; 0 linked: the trace has no `Record function id`, PyTorch < 2.4)",
+                e.nodes
+            ),
+            Some(l) => format!(
+                "`{p}` ({} nodes; {} of {} trace ops linked)",
+                e.nodes, l.linked, l.kineto_ops
+            ),
+        },
+    }
+}
+
+fn layout_markdown(lay: &RunLayout, errors: &[(String, String)], ets: &[EtEntry]) -> String {
     let kind = serde_json::to_value(lay.kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -317,7 +397,10 @@ fn layout_markdown(lay: &RunLayout, errors: &[(String, String)]) -> String {
     );
     for u in &lay.units {
         let cell = |a: Artifact| match u.file(a) {
-            Some(p) if a == Artifact::ExecutionTrace => format!("`{p}` (reader pending)"),
+            Some(p) if a == Artifact::ExecutionTrace => et_cell(
+                p,
+                ets.iter().find(|e| e.rank == u.rank && e.cycle == u.cycle),
+            ),
             Some(p) => format!("`{p}`"),
             None => "—".into(),
         };

@@ -143,8 +143,69 @@ fn dlrm_run_folder_has_ranks_ets_collectives_and_the_straggler() {
         .unwrap()
         .ends_with("et/dlrm_eg_3.json.gz"));
     check_dlrm_figures(&v, &raw_ranks(&dir));
+    check_dlrm_ets(&dir, et);
     let md = tracelight(&["summary", dir.to_str().unwrap()]);
     assert!(md.contains("### Collectives: 8 matched, 0 calls unmatched"));
+    // The layout table says what the ET link found, not "pending".
+    assert!(
+        md.contains("0 linked: the trace has no `Record function id`"),
+        "{md}"
+    );
+}
+
+/// Each rank's ET, read here with `gzip -dc` and serde_json: its node count and pid; the rank's
+/// trace: its op count (`cpu_op` + `user_annotation` complete events) and that none carries a
+/// `Record function id` (DLRM's traces predate it), so nothing can link and every op says why.
+fn check_dlrm_ets(dir: &Path, et: &[Value]) {
+    let traces: Vec<(i64, i64, u64, bool)> = std::fs::read_dir(dir.join("kineto"))
+        .unwrap()
+        .map(|e| {
+            let v: Value =
+                serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+            let ev = v["traceEvents"].as_array().unwrap();
+            let ops: Vec<&Value> = ev
+                .iter()
+                .filter(|e| {
+                    e["ph"] == "X" && (e["cat"] == "cpu_op" || e["cat"] == "user_annotation")
+                })
+                .collect();
+            let rf = ops
+                .iter()
+                .any(|e| !e["args"]["Record function id"].is_null());
+            (
+                v["distributedInfo"]["rank"].as_i64().unwrap(),
+                ops[0]["pid"].as_i64().unwrap(),
+                ops.len() as u64,
+                rf,
+            )
+        })
+        .collect();
+    for e in et {
+        let path = e["path"].as_str().unwrap();
+        let out = Command::new("gzip")
+            .args(["-dc", path])
+            .output()
+            .expect("gzip");
+        let raw: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            e["nodes"].as_u64().unwrap(),
+            raw["nodes"].as_array().unwrap().len() as u64,
+            "{path}"
+        );
+        let rank = e["rank"].as_i64().unwrap();
+        let (_, pid, ops, rf) = traces.iter().find(|t| t.0 == rank).copied().unwrap();
+        assert!(path.ends_with(&format!("dlrm_eg_{rank}.json.gz")), "{path}");
+        assert_eq!(
+            raw["pid"].as_i64().unwrap(),
+            pid,
+            "{path}: the ET of rank {rank} is its trace's process"
+        );
+        let l = &e["link"];
+        assert!(!rf);
+        assert_eq!(l["kineto_ops"].as_u64().unwrap(), ops);
+        assert_eq!(l["linked"], 0);
+        assert_eq!(l["kineto_rf_missing"].as_u64().unwrap(), ops);
+    }
 }
 
 #[test]
