@@ -5,17 +5,15 @@
 //! a file the user drops or picks inside the frame is never reported to the embedding page.
 
 use super::decode::{decode, is_ignored, Kind, Message, Open, Payload};
+use super::events::{post_loaded, post_to, report, reporting, send};
 use super::protocol::{window_ns, Origins, Reject};
 use crate::load::Posted;
 use crate::platform::url::query_param;
 use crate::session::reveal::named_slices;
 use crate::session::{Nav, Notice, Progress, SessionRef, Tab, TimeWindow};
-use js_sys::{Function, Reflect};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
-use std::time::Duration;
-use tracelight_core::report::json::analyze_json;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 /// What the app lends the embedding: its signals and how to open a trace (as the session, or as
 /// B of Compare with `true`).
@@ -30,20 +28,20 @@ pub struct Hooks {
 
 /// The embedding's state, kept for the page's life.
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     /// The window that last sent an accepted message, and its origin (events go there).
-    host: Option<(JsValue, String)>,
+    pub(super) host: Option<(JsValue, String)>,
     /// Whether the open session came from the host (then it is described to it).
-    reporting: bool,
+    pub(super) reporting: bool,
     /// A posted trace is loading: commands wait for it.
-    loading: bool,
-    queued: Vec<Message>,
+    pub(super) loading: bool,
+    pub(super) queued: Vec<Message>,
     /// A trace came without `keepApiOpen`: later traces are refused (Perfetto's rule).
-    closed: bool,
+    pub(super) closed: bool,
     /// The `url` the host gave with the session's trace and with B (reported, never fetched).
-    urls: [Option<String>; 2],
-    accepted: u64,
-    ignored: BTreeMap<Reject, u64>,
+    pub(super) urls: [Option<String>; 2],
+    pub(super) accepted: u64,
+    pub(super) ignored: BTreeMap<Reject, u64>,
 }
 
 /// The handle `App` keeps: it tells the embedding when the user opens something themselves.
@@ -61,41 +59,6 @@ impl Embed {
             s.queued.clear();
         });
     }
-}
-
-/// Posts `msg` to `win` (a possibly cross-origin WindowProxy) for `origin` (`"*"` when the sender
-/// is an opaque origin such as `file://`, which no target origin can name).
-fn post_to(win: &JsValue, origin: &str, msg: &JsValue) {
-    let target = if origin.is_empty() || origin == "null" {
-        "*"
-    } else {
-        origin
-    };
-    if let Ok(f) = Reflect::get(win, &JsValue::from_str("postMessage")) {
-        if let Some(f) = f.dyn_ref::<Function>() {
-            let _ = f.call2(win, msg, &JsValue::from_str(target));
-        }
-    }
-}
-
-/// `{tracelight: {event, …body}}` as a JS object.
-fn event(name: &str, mut body: serde_json::Value) -> JsValue {
-    if let serde_json::Value::Object(o) = &mut body {
-        o.insert("event".into(), name.into());
-    }
-    let text = serde_json::json!({ "tracelight": body }).to_string();
-    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
-}
-
-fn send(state: StoredValue<State, LocalStorage>, name: &str, body: serde_json::Value) {
-    let host = state.with_value(|s| s.host.clone());
-    if let Some((w, o)) = host {
-        post_to(&w, &o, &event(name, body));
-    }
-}
-
-fn reporting(state: StoredValue<State, LocalStorage>) -> bool {
-    state.with_value(|s| s.reporting && s.host.is_some())
 }
 
 /// Counts and publishes (as `data-embed-*` on the root element, for tests and curious hosts).
@@ -180,7 +143,7 @@ pub fn serve(h: Hooks) -> Embed {
 }
 
 /// Acts on one accepted message (or queues it while a posted trace loads).
-fn act(
+pub(super) fn act(
     state: StoredValue<State, LocalStorage>,
     h: Hooks,
     nav: Option<Nav>,
@@ -314,143 +277,4 @@ fn reveal(h: Hooks, nav: Option<Nav>, kind: Kind, name: &str, n: usize) -> Resul
     }
     nav.reveal_nth(file, slices, name.to_owned(), n);
     Ok(())
-}
-
-/// `loaded`: the files and the `analyze --json` summary of session `s` (or B, `role` "compare").
-fn post_loaded(state: StoredValue<State, LocalStorage>, s: &SessionRef, role: &str) {
-    let analyses: Vec<_> = s
-        .trace_indices()
-        .into_iter()
-        .filter_map(|i| s.trace(i).map(|t| t.analysis().clone()))
-        .collect();
-    let files: Vec<_> = s
-        .files
-        .iter()
-        .map(|f| serde_json::json!({"name": f.name, "bytes": f.bytes, "load_ms": f.load_ms}))
-        .collect();
-    let summary = (!analyses.is_empty()).then(|| analyze_json(&analyses));
-    let url = state.with_value(|st| st.urls[usize::from(role == "compare")].clone());
-    send(
-        state,
-        "loaded",
-        serde_json::json!({"role": role, "files": files, "url": url, "summary": summary}),
-    );
-}
-
-/// Events to the host: progress, loaded, error, selection, window.
-fn report(
-    state: StoredValue<State, LocalStorage>,
-    h: Hooks,
-    nav: Option<Nav>,
-    window: Option<TimeWindow>,
-) {
-    Effect::new(move |_| {
-        let Some(p) = h.progress.get() else { return };
-        if reporting(state) {
-            send(
-                state,
-                "progress",
-                serde_json::json!({"name": p.name, "done": p.done, "total": p.total, "phase": p.phase}),
-            );
-        }
-    });
-    Effect::new(move |_| {
-        let errors: Vec<String> = h.notices.with(|n| {
-            n.iter()
-                .filter(|x| x.is_error())
-                .map(|x| x.text().to_owned())
-                .collect()
-        });
-        if errors.is_empty() || !reporting(state) {
-            return;
-        }
-        state.update_value(|s| {
-            s.loading = false;
-            s.queued.clear();
-        });
-        send(
-            state,
-            "error",
-            serde_json::json!({"message": errors.join("\n")}),
-        );
-    });
-    Effect::new(move |_| {
-        let Some(s) = h.session.get() else { return };
-        if !reporting(state) {
-            return;
-        }
-        post_loaded(state, &s, "session");
-        let queued = state.with_value(|st| st.loading).then(|| {
-            state.update_value(|st| st.loading = false);
-            state.try_update_value(|st| std::mem::take(&mut st.queued))
-        });
-        for m in queued.flatten().unwrap_or_default() {
-            act(state, h, nav, window, m);
-        }
-    });
-    Effect::new(move |prev: Option<bool>| {
-        let has = h.compare.with(|c| c.is_some());
-        if prev.is_some() && has && reporting(state) {
-            if let Some(c) = h.compare.get_untracked() {
-                post_loaded(state, &c, "compare");
-            }
-        }
-        has
-    });
-    if let Some(nav) = nav {
-        Effect::new(move |_| {
-            let Some((file, i)) = nav.selected.get() else {
-                return;
-            };
-            if !reporting(state) {
-                return;
-            }
-            let Some(s) = h.session.get_untracked() else {
-                return;
-            };
-            let Some(t) = s.trace(file).map(|f| &f.trace) else {
-                return;
-            };
-            let iu = i as usize;
-            if iu >= t.slices.len() {
-                return;
-            }
-            let track = t.slices.track[iu] as usize;
-            send(
-                state,
-                "selection",
-                serde_json::json!({
-                    "kind": "slice", "file": file, "slice": i,
-                    "name": t.str(t.slices.name[iu]),
-                    "ts_ns": t.slices.start[iu], "dur_ns": t.slices.end(iu) - t.slices.start[iu],
-                    "track": t.track_label(track),
-                }),
-            );
-        });
-    }
-    if let Some(w) = window {
-        // Zooming changes the window every frame: the host hears the last one of each 150 ms.
-        let pending = StoredValue::new(None::<TimeoutHandle>);
-        Effect::new(move |_| {
-            let (a, b) = w.0.get();
-            if !reporting(state) || h.session.with_untracked(|s| s.is_none()) {
-                return;
-            }
-            if let Some(Some(t)) = pending.try_get_value() {
-                t.clear();
-            }
-            let t = set_timeout_with_handle(
-                move || {
-                    send(
-                        state,
-                        "window",
-                        serde_json::json!({"start_ns": a, "end_ns": b, "start_s": a as f64 / 1e9, "end_s": b as f64 / 1e9}),
-                    );
-                },
-                Duration::from_millis(150),
-            )
-            .ok();
-            pending.try_set_value(t);
-        });
-    }
 }

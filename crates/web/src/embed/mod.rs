@@ -5,10 +5,11 @@
 //! `error`, `selection`, `window`). README § Embedding documents the protocol.
 //!
 //! [`protocol`] holds the rules as pure functions, [`decode`] reads a message into a typed one,
-//! [`host`] listens, checks the sender and reports. `app.rs` lends it the session's signals and
+//! [`host`] listens, checks the sender and acts; `events` reports back. `app.rs` lends it the session's signals and
 //! its way of opening a trace ([`host::Hooks`]).
 
 pub mod decode;
+mod events;
 pub mod host;
 pub mod protocol;
 
