@@ -6,8 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -25,6 +26,13 @@ function assertDur(text, us, what) {
   assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
 }
 const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
+/** "115.88 MB" (torch's binary units) → bytes, checked against `bytes` to the shown rounding. */
+function assertBytes(text, bytes, what) {
+  const m = text.trim().match(/^([\d.]+) (B|KB|MB|GB)$/);
+  assert.ok(m, `${what}: a size, got ${JSON.stringify(text)}`);
+  const unit = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2]];
+  assert.ok(Math.abs(Number(m[1]) * unit - bytes) <= 0.005 * unit + 1, `${what}: page ${text} vs CLI ${bytes} B`);
+}
 const hashFile = (p) => p.evaluate(() => Number((location.hash.match(/file=(\d+)/) || [])[1]));
 
 test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.existsSync(RUN) && 'corpus absent' }, async () => {
@@ -66,7 +74,7 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
       assertDur(await cellText(p, 'ranks-table', r, col), x[key], `rank ${x.rank} ${col}`);
     }
     assert.equal(await cellText(p, 'ranks-table', r, 'last'), `${x.arrived_last}/${x.collectives} (${x.arrived_last_pct.toFixed(1)}%)`);
-    assert.equal(await cellText(p, 'ranks-table', r, 'memory'), '–', 'these traces record no memory');
+    for (const col of ['alloc', 'reserved', 'file_peak']) assert.equal(await cellText(p, 'ranks-table', r, col), '–', `${col}: these traces record no memory`);
   }
   await table.screenshot({ path: shot('ranks-table.png') });
   // Sorted by collective wait: the CLI's waits, longest first; then back to rank order.
@@ -138,6 +146,53 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   await p.locator('[data-testid=ranks-table] .vt-row[data-row="5"]').click();
   await p.getByTestId('overview').waitFor();
   assert.equal(await hashFile(p), 5);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped log and per-rank memory as the CLI', async () => {
+  // Assembled from the committed torch 2.11 H100 recordings: two rank traces, rank 0's allocator
+  // snapshot named as NeMo names it, and a training log the run must list as skipped.
+  const GPU = path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-ranks-'));
+  fs.copyFileSync(path.join(GPU, 'gpu_mlp.pt.trace.json.gz'), path.join(dir, 'rank-0.pt.trace.json.gz'));
+  fs.copyFileSync(path.join(GPU, 'gpu_mlp_plain.pt.trace.json.gz'), path.join(dir, 'rank-1.pt.trace.json.gz'));
+  fs.copyFileSync(path.join(GPU, 'gpu_lm_bf16.snapshot.pickle'), path.join(dir, 'memory_rank0.pkl'));
+  fs.writeFileSync(path.join(dir, 'train.log'), 'step 1 loss 2.31\n');
+  const c = cli(dir);
+  assert.equal(c.run.layout, 'nemo');
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('folder-input').setInputFiles(dir);
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('tab-ranks').click();
+  const bar = p.getByTestId('run-bar');
+  assert.equal(await bar.getAttribute('data-layout'), 'nemo');
+  const units = await p.getByTestId('run-unit').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), Number(e.dataset.missing)]));
+  assert.deepEqual(units, c.run.units.map((u) => [u.rank, u.missing.length]));
+  assert.equal(await p.locator('[data-testid=run-unit] td.missing').count(), c.run.units.reduce((s, u) => s + u.missing.length, 0));
+  const skipped = await p.getByTestId('run-skipped').evaluateAll((els) => els.map((e) => e.textContent));
+  assert.deepEqual(skipped, c.run.skipped.map((k) => `${k.path}: ${k.reason}`));
+  for (let r = 0; r < c.ranks.length; r++) {
+    const x = c.ranks[r];
+    assert.equal(Number(await cellText(p, 'ranks-table', r, 'rank')), x.rank);
+    assertDur(await cellText(p, 'ranks-table', r, 'step'), x.step_time_us, `rank ${x.rank} step`);
+    assertBytes(await cellText(p, 'ranks-table', r, 'alloc'), x.peak_allocated_bytes, `rank ${x.rank} peak alloc`);
+    assertBytes(await cellText(p, 'ranks-table', r, 'reserved'), x.peak_reserved_bytes, `rank ${x.rank} peak reserved`);
+    const snap = await cellText(p, 'ranks-table', r, 'file_peak');
+    if (x.snapshot_peak_active_bytes == null) assert.equal(snap, '–');
+    else assertBytes(snap, x.snapshot_peak_active_bytes, `rank ${x.rank} snapshot peak`);
+  }
+  assert.equal(Number(await p.getByTestId('run-straggler').getAttribute('data-rank')), c.straggler.rank);
+  assert.equal(Number(await p.getByTestId('collectives').getAttribute('data-count')), c.collectives.length);
+  assert.equal(await p.getByTestId('run-waited-for').count(), c.waited_for ? 1 : 0);
+  // No collective matched: no heatmap of zeros, over collectives or steps.
+  assert.equal(c.collectives.length, 0);
+  assert.equal(await p.locator('[data-testid^=wait-heatmap]').count(), 0);
+  await p.evaluate(() => document.querySelector('.run-skipped')?.setAttribute('open', ''));
+  await p.screenshot({ path: shot('ranks-nemo.png'), fullPage: true });
   assert.deepEqual(errors, []);
   await p.close();
 });

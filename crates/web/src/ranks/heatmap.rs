@@ -121,7 +121,8 @@ pub fn WaitHeatmap(m: Arc<RunModel>) -> impl IntoView {
         .map(|r| r.wait_per_step_ns.len())
         .max()
         .unwrap_or(0);
-    let by_step = (steps > 1).then(|| {
+    // Per step only when something was waited on (no matched collective: no wait to place).
+    let by_step = (steps > 1 && !f.collectives.is_empty()).then(|| {
         let g = Grid {
             cols: (0..steps)
                 .map(|s| format!("step {} of the trace", s + 1))

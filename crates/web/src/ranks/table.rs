@@ -13,21 +13,20 @@ columns! {
     /// One row per rank.
     enum RCol {
         Rank = "rank", File = "file", Step = "step", Compute = "compute", Comm = "comm",
-        Exposed = "exposed", Idle = "idle", Memory = "memory", Wait = "wait", Last = "last",
+        Exposed = "exposed", Idle = "idle", Alloc = "alloc", Reserved = "reserved",
+        FilePeak = "file_peak", Wait = "wait", Last = "last",
         Flag = "flag",
     }
 }
 
-/// Peak memory as the run's Markdown reports it: the trace's `[memory]` peak, else the paired
-/// snapshot's, else the memory timeline's; `None` when the run holds none.
-fn peak(r: &RankFigures) -> Option<(i64, Option<i64>)> {
-    if r.peak_allocated_bytes > 0 {
-        return Some((r.peak_allocated_bytes, Some(r.peak_reserved_bytes)));
-    }
-    if let Some((a, res)) = r.snapshot_peak {
-        return Some((a as i64, Some(res as i64)));
-    }
-    r.timeline_peak.map(|p| (p, None))
+/// A byte figure, `–` where the run holds none (0 = no `[memory]` events in the trace).
+fn mem(b: Option<i64>) -> String {
+    b.filter(|&b| b > 0).map_or("–".into(), fmt::bytes)
+}
+
+/// The rank's allocator-snapshot peak (active bytes), else its memory timeline's peak.
+fn file_peak(r: &RankFigures) -> Option<i64> {
+    r.snapshot_peak.map(|p| p.0 as i64).or(r.timeline_peak)
 }
 
 fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
@@ -38,7 +37,9 @@ fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
         RCol::Comm => r.comm_ns as f64,
         RCol::Exposed => r.exposed_comm_ns as f64,
         RCol::Idle => r.idle_ns as f64,
-        RCol::Memory => peak(r).map_or(-1.0, |p| p.0 as f64),
+        RCol::Alloc => r.peak_allocated_bytes as f64,
+        RCol::Reserved => r.peak_reserved_bytes as f64,
+        RCol::FilePeak => file_peak(r).map_or(-1.0, |p| p as f64),
         RCol::Wait => r.wait.wait_ns as f64,
         RCol::Last => r.wait.arrived_last_pct,
         RCol::File | RCol::Flag => return None,
@@ -76,8 +77,13 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         Col::num(RCol::Exposed, "Exposed comm", 116)
             .tip("communication overlapped by no compute kernel"),
         Col::num(RCol::Idle, "Idle", 90).tip("HTA temporal breakdown: GPU idle"),
-        Col::num(RCol::Memory, "Peak memory", 104)
-            .tip("peak allocated (trace [memory], else snapshot, else memory timeline)"),
+        Col::num(RCol::Alloc, "Peak alloc", 96)
+            .tip("peak allocated, from the trace's [memory] events"),
+        Col::num(RCol::Reserved, "Peak reserved", 104)
+            .tip("peak reserved, from the trace's [memory] events"),
+        Col::num(RCol::FilePeak, "Snapshot peak", 116).tip(
+            "peak active bytes of the rank's allocator snapshot, else its memory timeline's peak",
+        ),
         Col::num(RCol::Wait, "Coll. wait", 96)
             .tip("summed over matched collectives: latest arrival - this rank's arrival"),
         Col::num(RCol::Last, "Arrived last", 92).tip("share of its collectives it arrived last at"),
@@ -99,7 +105,9 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
             RCol::Comm => fmt::dur(r.comm_ns),
             RCol::Exposed => fmt::dur(r.exposed_comm_ns),
             RCol::Idle => fmt::dur(r.idle_ns),
-            RCol::Memory => peak(r).map_or("–".into(), |(a, _)| fmt::bytes(a)),
+            RCol::Alloc => mem(Some(r.peak_allocated_bytes)),
+            RCol::Reserved => mem(Some(r.peak_reserved_bytes)),
+            RCol::FilePeak => mem(file_peak(r)),
             RCol::Wait => fmt::dur(r.wait.wait_ns),
             RCol::Last => format!(
                 "{}/{} ({:.1}%)",
