@@ -26,12 +26,14 @@ function assertDur(text, us, what) {
   assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
 }
 const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
-/** "115.88 MB" (torch's binary units) → bytes, checked against `bytes` to the shown rounding. */
+/** "115.9MiB" (binary units, as the page prints bytes) → bytes, checked against `bytes` to the
+ *  shown rounding (half a unit in the last digit). */
 function assertBytes(text, bytes, what) {
-  const m = text.trim().match(/^([\d.]+) (B|KB|MB|GB)$/);
+  const m = text.trim().match(/^([\d.]+) ?(B|KiB|MiB|GiB|TiB)$/);
   assert.ok(m, `${what}: a size, got ${JSON.stringify(text)}`);
-  const unit = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2]];
-  assert.ok(Math.abs(Number(m[1]) * unit - bytes) <= 0.005 * unit + 1, `${what}: page ${text} vs CLI ${bytes} B`);
+  const unit = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4 }[m[2]];
+  const tol = 0.5 * unit * 10 ** -((m[1].split('.')[1] || '').length) + 1;
+  assert.ok(Math.abs(Number(m[1]) * unit - bytes) <= tol, `${what}: page ${text} vs CLI ${bytes} B`);
 }
 const hashFile = (p) => p.evaluate(() => Number((location.hash.match(/file=(\d+)/) || [])[1]));
 
@@ -193,6 +195,50 @@ test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped l
   assert.equal(await p.locator('[data-testid^=wait-heatmap]').count(), 0);
   await p.evaluate(() => document.querySelector('.run-skipped')?.setAttribute('open', ''));
   await p.screenshot({ path: shot('ranks-nemo.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('a tensorboard_trace_handler folder with two cycles per worker: cycles kept apart, each as the CLI', async () => {
+  // Two workers (host_pid names, no rank in them), two scheduled cycles each (the timestamps),
+  // from the committed H100 recordings.
+  const GPU = path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-cycles-'));
+  const put = [['gpu_mlp', 'nodeA_11.1000'], ['gpu_matmul', 'nodeA_11.2000'], ['gpu_mlp_plain', 'nodeB_22.1000'], ['gpu_matmul_plain', 'nodeB_22.2000']];
+  for (const [from, to] of put) fs.copyFileSync(path.join(GPU, `${from}.pt.trace.json.gz`), path.join(dir, `${to}.pt.trace.json.gz`));
+  const c = cli(dir);
+  assert.equal(c.run.layout, 'trace_handler');
+  assert.equal(c.cycles.length, 2);
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('folder-input').setInputFiles(dir);
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('tab-ranks').click();
+  const bar = p.getByTestId('run-bar');
+  assert.equal(await bar.getAttribute('data-layout'), 'trace_handler');
+  assert.equal(Number(await bar.getAttribute('data-ranks')), c.run.ranks.length);
+  assert.equal(Number(await bar.getAttribute('data-cycles')), 2);
+  const units = await p.getByTestId('run-unit').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), Number(e.dataset.cycle)]));
+  assert.deepEqual(units, c.run.units.map((u) => [u.rank, u.cycle]));
+  for (const k of [0, 1]) {
+    if (k > 0) {
+      await p.getByTestId('cycle-select').selectOption(String(k));
+      await p.waitForFunction((k) => document.querySelector('[data-testid=run-bar]')?.dataset.cycle === String(k), k);
+    }
+    const cy = c.cycles[k];
+    assert.equal(Number(await p.getByTestId('ranks-table').getAttribute('data-rows')), cy.ranks.length, `cycle ${k}: one row per worker, cycles not mixed`);
+    for (let r = 0; r < cy.ranks.length; r++) {
+      assert.equal(Number(await cellText(p, 'ranks-table', r, 'rank')), cy.ranks[r].rank);
+      assert.equal(await cellText(p, 'ranks-table', r, 'file'), path.basename(cy.ranks[r].file));
+      assertDur(await cellText(p, 'ranks-table', r, 'step'), cy.ranks[r].step_time_us, `cycle ${k} rank ${r} step`);
+    }
+    const st = p.getByTestId('run-straggler');
+    assert.equal(Number(await st.getAttribute('data-rank')), cy.straggler.rank);
+    assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - cy.straggler.vs_median) < 1e-9);
+    await p.screenshot({ path: shot(`ranks-cycle${k}.png`), fullPage: true });
+  }
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -19,21 +19,25 @@ use tracelight_core::run::layout::{Artifact, LayoutKind};
 
 #[component]
 pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
-    let m = Arc::new(RunModel::of(&session, &skipped));
-    view! {
-        <section class="view ranks" data-testid="ranks-view">
-            <RunBar m=m.clone() />
+    // A `tensorboard_trace_handler` run with `repeat > 1` (or nanochat's stages): one cycle at a
+    // time, never mixed.
+    let cycle = RwSignal::new(0u32);
+    let body = move || {
+        let m = Arc::new(RunModel::of(&session, &skipped, cycle.get()));
+        view! {
+            <RunBar m=m.clone() cycle=cycle />
             <table::RankTable m=m.clone() />
             <evidence::Evidence m=m.clone() />
             <collectives::CollectiveTable m=m.clone() session=session.clone() />
             <heatmap::WaitHeatmap m=m />
-        </section>
-    }
+        }
+    };
+    view! { <section class="view ranks" data-testid="ranks-view">{body}</section> }
 }
 
 /// Ranks × artifacts: what each rank has, what it lacks, and the files left out.
 #[component]
-fn RunBar(m: Arc<RunModel>) -> impl IntoView {
+fn RunBar(m: Arc<RunModel>, cycle: RwSignal<u32>) -> impl IntoView {
     let lay = &m.layout;
     // (label, the name `analyze DIR --json` gives it).
     let (kind, slug) = match lay.kind {
@@ -45,11 +49,28 @@ fn RunBar(m: Arc<RunModel>) -> impl IntoView {
     };
     let ranks = lay.ranks().len();
     let cycles = lay.cycles();
-    let cycle_note = (cycles > 1).then(|| {
-        format!(
-            " The figures below are cycle {} of {cycles}; the profiler wrote each cycle as its own files.",
-            m.cycle
-        )
+    let cycle_pick = (cycles > 1).then(|| {
+        let options = (0..cycles)
+            .map(|c| {
+                let stage = lay
+                    .units
+                    .iter()
+                    .find(|u| u.cycle == c)
+                    .and_then(|u| u.stage.clone())
+                    .map_or_else(String::new, |s| format!(" · {s}"));
+                view! { <option value=c.to_string() selected=c == m.cycle>{format!("cycle {c}{stage}")}</option> }
+            })
+            .collect::<Vec<_>>();
+        let on_change = move |ev: web_sys::Event| {
+            if let Ok(c) = event_target_value(&ev).parse::<u32>() {
+                cycle.set(c);
+            }
+        };
+        view! {
+            " Figures below: "
+            <select data-testid="cycle-select" on:change=on_change>{options}</select>
+            " (the profiler wrote each cycle as its own files; they are never mixed)."
+        }
     });
     let head = Artifact::ALL
         .iter()
@@ -99,12 +120,12 @@ fn RunBar(m: Arc<RunModel>) -> impl IntoView {
     });
     let missing: usize = lay.units.iter().map(|u| lay.missing(u).len()).sum();
     view! {
-        <section class="card run-bar" data-testid="run-bar" data-layout=slug data-ranks=ranks.to_string() data-cycles=cycles.to_string() data-skipped=lay.skipped.len().to_string()>
+        <section class="card run-bar" data-testid="run-bar" data-layout=slug data-ranks=ranks.to_string() data-cycles=cycles.to_string() data-cycle=m.cycle.to_string() data-skipped=lay.skipped.len().to_string()>
             <h2>"Run"</h2>
             <p>
                 "Layout: " <b>{kind}</b>
                 {format!(", {ranks} rank(s), {cycles} cycle(s), {} artifact(s) missing.", missing)}
-                {cycle_note}
+                {cycle_pick}
             </p>
             <div class="run-grid">
                 <table class="plain">

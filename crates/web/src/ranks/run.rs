@@ -16,7 +16,8 @@ pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle or .
 
 pub struct RunModel {
     pub layout: RunLayout,
-    /// The cycle the figures are for (the first, as `analyze DIR --json`'s top-level fields).
+    /// The cycle the figures are for (0 is what `analyze DIR --json`'s top-level fields hold;
+    /// its `cycles[k]` holds the others).
     pub cycle: u32,
     pub figures: RunFigures,
     /// Session file index of each entry of `figures.ranks` (same order).
@@ -33,17 +34,19 @@ fn format_of(c: &Content) -> Format {
 }
 
 impl RunModel {
-    /// Lays out `session` plus the names it `skipped`, and computes the first cycle's figures.
-    pub fn of(session: &Session, skipped: &[String]) -> RunModel {
+    /// Lays out `session` plus the names it `skipped`, and computes `cycle`'s figures (a cycle
+    /// the run lacks gives the first).
+    pub fn of(session: &Session, skipped: &[String], cycle: u32) -> RunModel {
         let mut entries: Vec<Entry> = session
             .files
             .iter()
             .map(|f| Entry {
                 path: f.name.clone(),
                 format: Ok(format_of(&f.content)),
-                // The session already ranked its traces (distributedInfo, names, order).
+                // What the CLI reads from a trace's head: `distributedInfo.rank` only; the
+                // layout ranks the rest from names (handler workers, NeMo `rank-N`), as the CLI.
                 head_rank: match &f.content {
-                    Content::Trace(t) => Some(t.rank),
+                    Content::Trace(t) => t.trace.meta.distributed.as_ref().and_then(|d| d.rank),
                     _ => None,
                 },
             })
@@ -54,6 +57,7 @@ impl RunModel {
             head_rank: None,
         }));
         let layout = recognise(&entries);
+        let cycle = if cycle < layout.cycles() { cycle } else { 0 };
         // A name may repeat (two folders' `rank-0.json`): each session file is used once.
         let mut used = vec![false; session.files.len()];
         let mut index_of = |name: &str, want: fn(&Content) -> bool| -> Option<usize> {
@@ -63,7 +67,6 @@ impl RunModel {
             used[k] = true;
             Some(k)
         };
-        let cycle = 0;
         let mut picked = Vec::new();
         for u in layout.units.iter().filter(|u| u.cycle == cycle) {
             let Some(t) = u
