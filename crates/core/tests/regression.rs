@@ -100,3 +100,22 @@ fn fuzz_memory_timeline_total_of_huge_categories_saturates() {
     assert_eq!((p.peak_index, p.peak_total_bytes), (0, i64::MAX));
     let _ = timeline_chart(&m);
 }
+
+/// Found by `scripts/fuzz_all.sh` (`memory_timeline`, 2026-11-23, artifact
+/// crash-d7eddd12969babdac88e7df02228cba86bd7b05b, a recipe input): a timeline whose last time is
+/// near `i64::MAX` µs made the chart's end (`t × 1000`, saturated, `+ 1000`) overflow — a panic in
+/// debug builds. The end and the stacked totals saturate now.
+#[test]
+fn fuzz_memory_timeline_chart_end_of_a_huge_last_time_saturates() {
+    use tracelight_core::analysis::memory_chart::timeline_chart;
+    let data = b"[[1, 9223372036854775807], [[0, 1], [0, 2]]]";
+    match tracelight_core::ingest::load_bytes("mt.json", data) {
+        Ok(Loaded::MemoryTimeline(m)) => {
+            assert_eq!(m.times_us.last(), Some(&i64::MAX));
+            let c = timeline_chart(&m);
+            assert!(c.x_range.0 <= c.x_range.1, "{:?}", c.x_range);
+        }
+        Ok(other) => panic!("loaded as {:?}", other.format()),
+        Err(e) => panic!("{e}"),
+    }
+}

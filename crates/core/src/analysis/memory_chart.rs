@@ -392,7 +392,7 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
 pub fn timeline_chart(m: &MemoryTimeline) -> MemoryChart {
     let mut xs: Vec<i64> = m.times_us.iter().map(|&t| t.saturating_mul(1000)).collect();
     monotonic(&mut xs);
-    let end = xs.last().map_or(1, |&x| x + 1000);
+    let end = xs.last().map_or(1, |&x| x.saturating_add(1000));
     let mut bands: Vec<Band> = Vec::new();
     let mut below = vec![0u64; xs.len()];
     let mut peak = (xs.first().copied().unwrap_or(0), 0u64);
@@ -401,7 +401,7 @@ pub fn timeline_chart(m: &MemoryTimeline) -> MemoryChart {
         for (i, &x) in xs.iter().enumerate() {
             let v = col.get(i).copied().unwrap_or(0).max(0) as u64;
             let lo = below[i];
-            below[i] = lo + v;
+            below[i] = lo.saturating_add(v);
             match &mut band {
                 Some(b) => b.push(x, lo, lo + v),
                 None => band = Some(Band::new(BandKind::Category(c as u8), x, lo, lo + v)),
