@@ -67,6 +67,8 @@ const signal = () => {
 // the compressed input instead), because an errored stream drops what was not yet read: on a cut
 // file the last decoded bytes would be lost, and the page must keep exactly what flate2 keeps.
 // Returns the error that stopped it, or null.
+// Compressed bytes per write to DecompressionStream (see below).
+const PIECE = 64 << 10;
 async function inflate(counted, m, raw) {
   const ds = new DecompressionStream('gzip');
   const writer = ds.writable.getWriter();
@@ -114,7 +116,17 @@ async function inflate(counted, m, raw) {
       }
       const { done, value } = await src.read();
       if (done) break;
-      await writer.write(value);
+      // The platform inflates a whole write at once and deflate reaches 1032:1: one 2 MB read of
+      // a gzip bomb was 2 GiB of blanks in this worker (10 s, all of it in memory) before the page
+      // could refuse its first 16 MiB. Written in pieces of PIECE bytes, one write inflates to at
+      // most ~64 MiB and the throttle above applies between pieces.
+      for (let at = 0; at < value.length; at += PIECE) {
+        while (queued > m.chunk * m.ahead && !ended) {
+          drained = signal();
+          await drained.wait;
+        }
+        await writer.write(value.subarray(at, at + PIECE));
+      }
     }
     // Let the reader take every chunk the last write produced before close() can error the stream.
     await new Promise((r) => setTimeout(r, 0));
