@@ -119,3 +119,26 @@ fn fuzz_memory_timeline_chart_end_of_a_huge_last_time_saturates() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Also from the `memory_timeline` crash above: the chart's fix saturated the running total of the
+/// stacked categories but not the top of each category's band (`lo + v`), so a third category near
+/// `i64::MAX` on top of two others still overflowed (a panic in debug builds). Both saturate now.
+#[test]
+fn fuzz_memory_timeline_chart_band_tops_of_huge_categories_saturate() {
+    use tracelight_core::analysis::memory_chart::timeline_chart;
+    // Every category at i64::MAX: from the third one on, the stack passes u64::MAX.
+    let max = i64::MAX.to_string();
+    let row = [max.as_str(); 8].join(", ");
+    let data = format!("[[1, 2], [[{row}], [{row}]]]");
+    let Ok(Loaded::MemoryTimeline(m)) =
+        tracelight_core::ingest::load_bytes("mt.json", data.as_bytes())
+    else {
+        panic!("loads")
+    };
+    let c = timeline_chart(&m);
+    assert_eq!(c.peak.1, u64::MAX);
+    assert!(c
+        .bands
+        .iter()
+        .all(|b| b.hi.iter().zip(&b.lo).all(|(h, l)| h >= l)));
+}

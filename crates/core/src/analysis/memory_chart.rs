@@ -401,10 +401,11 @@ pub fn timeline_chart(m: &MemoryTimeline) -> MemoryChart {
         for (i, &x) in xs.iter().enumerate() {
             let v = col.get(i).copied().unwrap_or(0).max(0) as u64;
             let lo = below[i];
-            below[i] = lo.saturating_add(v);
+            let hi = lo.saturating_add(v);
+            below[i] = hi;
             match &mut band {
-                Some(b) => b.push(x, lo, lo + v),
-                None => band = Some(Band::new(BandKind::Category(c as u8), x, lo, lo + v)),
+                Some(b) => b.push(x, lo, hi),
+                None => band = Some(Band::new(BandKind::Category(c as u8), x, lo, hi)),
             }
         }
         if let Some(mut b) = band {
