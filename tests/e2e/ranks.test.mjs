@@ -2,7 +2,7 @@
 // page does not open): the run bar, the per-rank table, the straggler and the rank waited for, the
 // collectives and the wait heatmap must show what `tracelight analyze DIR --json` computes for the
 // same folder; a rank row opens that rank's trace, a collective row shows its kernel on the rank
-// that arrived last.
+// that arrived last, a heatmap cell shows that rank's kernel of that collective.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -142,6 +142,15 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${worst.name} #${worst.seq} on rank ${worst.latest_rank} `));
   assert.equal(await hashFile(p), c.ranks.findIndex((r) => r.rank === worst.latest_rank));
   await p.screenshot({ path: shot('ranks-collective-reveal.png') });
+
+  // A heatmap cell: that rank's kernel of that collective (the first collective in time: the
+  // heatmap's first column).
+  await p.getByTestId('tab-ranks').click();
+  const first = c.collectives.map((x) => [Math.min(...x.ranks.map((r) => r.start_us)), x]).sort((a, b) => a[0] - b[0])[0][1];
+  await p.locator('[data-testid=wait-heatmap] .hm-row[data-rank="1"] [data-wait-ns]').first().click();
+  await p.getByTestId('reveal').waitFor();
+  assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${first.name} #${first.seq} on rank 1 \\(waited `));
+  assert.equal(await hashFile(p), c.ranks.findIndex((r) => r.rank === 1));
 
   // A rank row opens that rank's trace on the Overview.
   await p.getByTestId('tab-ranks').click();

@@ -4,6 +4,7 @@
 //! [`wait_heat`] scale; its exact wait is in the tooltip and `data-wait-ns`.
 
 use super::run::RunModel;
+use crate::session::{Nav, SessionRef};
 use crate::widgets::fmt;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -20,7 +21,13 @@ struct Grid {
     rows: Vec<(i64, Vec<Option<Ns>>)>,
 }
 
-fn draw(g: Grid, testid: &'static str, what: &'static str) -> impl IntoView {
+/// `on_cell(rank, column)`: what a click on a cell does, if anything.
+fn draw(
+    g: Grid,
+    testid: &'static str,
+    what: &'static str,
+    on_cell: Option<Callback<(i64, usize)>>,
+) -> impl IntoView {
     let max = g
         .rows
         .iter()
@@ -44,7 +51,12 @@ fn draw(g: Grid, testid: &'static str, what: &'static str) -> impl IntoView {
                         Some(w) => {
                             let style = format!("background:{}", wait_heat(w as f64 / max as f64));
                             let tip = format!("rank {rank} · {title}: waited {}", fmt::dur(w));
-                            view! { <span class="hm-cell" style=style title=tip data-wait-ns=w.to_string()></span> }.into_any()
+                            let click = move |_| {
+                                if let Some(cb) = on_cell {
+                                    cb.run((rank, k));
+                                }
+                            };
+                            view! { <span class="hm-cell" class:hm-click=on_cell.is_some() style=style title=tip data-wait-ns=w.to_string() on:click=click></span> }.into_any()
                         }
                         None => view! { <span class="hm-cell hm-none" title=format!("rank {rank} · {title}: not part of it")></span> }.into_any(),
                     }
@@ -77,7 +89,8 @@ fn draw(g: Grid, testid: &'static str, what: &'static str) -> impl IntoView {
 }
 
 #[component]
-pub fn WaitHeatmap(m: Arc<RunModel>) -> impl IntoView {
+pub fn WaitHeatmap(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
     let f = &m.figures;
     let mut ranks: Vec<usize> = (0..f.ranks.len()).collect();
     ranks.sort_by_key(|&k| f.ranks[k].rank);
@@ -140,13 +153,44 @@ pub fn WaitHeatmap(m: Arc<RunModel>) -> impl IntoView {
                 })
                 .collect(),
         };
-        draw(g, "wait-heatmap-steps", "Wait per rank and step")
+        draw(g, "wait-heatmap-steps", "Wait per rank and step", None)
     });
     let body = if f.collectives.is_empty() {
         view! { <p class="muted">"No collective matched across ranks: nothing waited on."</p> }
             .into_any()
     } else {
-        draw(by_coll, "wait-heatmap", "Wait per rank and collective").into_any()
+        // A cell: that rank's kernel of that collective in its timeline.
+        let (m1, cols) = (m.clone(), order.clone());
+        let on_cell = Callback::new(move |(rank, k): (i64, usize)| {
+            let Some(c) = cols.get(k).and_then(|&c| m1.figures.collectives.get(c)) else {
+                return;
+            };
+            let Some(part) = c.parts.iter().find(|p| p.rank == rank) else {
+                return;
+            };
+            let Some(file) = m1.file_of(rank) else {
+                return;
+            };
+            let call = session
+                .trace(file)
+                .and_then(|t| t.analysis().collectives.get(part.call));
+            if let Some(call) = call {
+                let label = format!(
+                    "{} #{} on rank {rank} (waited {})",
+                    c.name,
+                    c.seq,
+                    fmt::dur(part.wait_ns)
+                );
+                nav.reveal(file, vec![call.slice], label);
+            }
+        });
+        draw(
+            by_coll,
+            "wait-heatmap",
+            "Wait per rank and collective (click a cell: that rank's kernel)",
+            Some(on_cell),
+        )
+        .into_any()
     };
     let note = (cut > 0).then(|| {
         format!("The first {MAX_COLUMNS} collectives are drawn; {cut} more are in the table.")

@@ -29,7 +29,7 @@ pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
             <table::RankTable m=m.clone() />
             <evidence::Evidence m=m.clone() />
             <collectives::CollectiveTable m=m.clone() session=session.clone() />
-            <heatmap::WaitHeatmap m=m />
+            <heatmap::WaitHeatmap m=m session=session.clone() />
         }
     };
     view! { <section class="view ranks" data-testid="ranks-view">{body}</section> }
