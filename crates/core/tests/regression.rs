@@ -142,3 +142,21 @@ fn fuzz_memory_timeline_chart_band_tops_of_huge_categories_saturate() {
         .iter()
         .all(|b| b.hi.iter().zip(&b.lo).all(|(h, l)| h >= l)));
 }
+
+/// Found by `fuzz_all.sh` (target `snapshot`, 2026-11-23, after 4,971 execs, crash-7b0a1832…): a
+/// snapshot whose trace times are past `i64::MAX` ns (here 2^62 µs; µs × 1000 saturates) put the
+/// chart's first x at `i64::MAX`, and the summarized band's end (`x0 + 1`) overflowed: a panic in
+/// debug builds (memory_chart.rs:335). The band ends saturate now. The pickle is
+/// `{'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': 4096, 'size': 512, 'stream': 0,
+/// 'time_us': 2**62, 'frames': []}]]}` (protocol 2), written by hand rather than minimized.
+#[test]
+fn fuzz_snapshot_chart_of_times_past_the_i64_ceiling_saturates() {
+    use tracelight_core::analysis::memory_chart::snapshot_chart;
+    let data = b"\x80\x02\x7d\x71\x00\x28\x58\x08\x00\x00\x00\x73\x65\x67\x6d\x65\x6e\x74\x73\x71\x01\x5d\x71\x02\x58\x0d\x00\x00\x00\x64\x65\x76\x69\x63\x65\x5f\x74\x72\x61\x63\x65\x73\x71\x03\x5d\x71\x04\x5d\x71\x05\x7d\x71\x06\x28\x58\x06\x00\x00\x00\x61\x63\x74\x69\x6f\x6e\x71\x07\x58\x05\x00\x00\x00\x61\x6c\x6c\x6f\x63\x71\x08\x58\x04\x00\x00\x00\x61\x64\x64\x72\x71\x09\x4d\x00\x10\x58\x04\x00\x00\x00\x73\x69\x7a\x65\x71\x0a\x4d\x00\x02\x58\x06\x00\x00\x00\x73\x74\x72\x65\x61\x6d\x71\x0b\x4b\x00\x58\x07\x00\x00\x00\x74\x69\x6d\x65\x5f\x75\x73\x71\x0c\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40\x58\x06\x00\x00\x00\x66\x72\x61\x6d\x65\x73\x71\x0d\x5d\x71\x0e\x75\x61\x61\x75\x2e";
+    let Ok(Loaded::Snapshot(s)) = tracelight_core::ingest::load_bytes("s.pickle", data) else {
+        panic!("loads")
+    };
+    let c = snapshot_chart(&s, 0, 100);
+    assert!(c.x_range.0 <= c.x_range.1, "{:?}", c.x_range);
+    assert_eq!(c.peak.1, 512);
+}

@@ -163,7 +163,9 @@ impl MemoryChart {
             (lo, hi) = (0, 1);
         }
         if hi <= lo {
-            hi = lo + 1;
+            // A width of 1; at the i64 ceiling the range moves down instead of overflowing.
+            hi = lo.saturating_add(1);
+            lo = hi - 1;
         }
         self.x_range = (lo, hi);
         self.y_max = y.max(1);
@@ -329,10 +331,11 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
     if r.series.is_empty() || r.acted.is_empty() {
         chart.peak = (x0, total_drawn + summarized);
     }
+    // Saturating: trace times past i64::MAX ns put x0 at the ceiling.
     for &b in &stack {
-        bands[b].end = x_end.max(bands[b].start() + 1);
+        bands[b].end = x_end.max(bands[b].start().saturating_add(1));
     }
-    summ.end = x_end.max(x0 + 1);
+    summ.end = x_end.max(x0.saturating_add(1));
     summ.kind = BandKind::Summarized {
         count: summarized_count,
     };
