@@ -262,9 +262,9 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
             },
             x,
             *total_drawn,
-            *total_drawn + el.size,
+            total_drawn.saturating_add(el.size),
         ));
-        *total_drawn += el.size;
+        *total_drawn = total_drawn.saturating_add(el.size);
         bands.len() - 1
     };
     // Pre-existing elements: live from the start.
@@ -276,7 +276,7 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
                 band_of[e] = Some(b);
                 stack.push(b);
             } else {
-                summarized += el.size;
+                summarized = summarized.saturating_add(el.size);
                 summarized_count += 1;
             }
         }
@@ -285,7 +285,7 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
         BandKind::Summarized { count: 0 },
         x0,
         total_drawn,
-        total_drawn + summarized,
+        total_drawn.saturating_add(summarized),
     );
     for (k, &(i, _)) in r.series.iter().enumerate() {
         let Some(&e) = r.acted.get(k) else { break };
@@ -318,18 +318,18 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
                 band_of[e] = Some(b);
                 stack.push(b);
             } else {
-                summarized += size;
+                summarized = summarized.saturating_add(size);
                 summarized_count += 1;
             }
         }
-        summ.push(x, total_drawn, total_drawn + summarized);
-        let total = total_drawn + summarized;
+        summ.push(x, total_drawn, total_drawn.saturating_add(summarized));
+        let total = total_drawn.saturating_add(summarized);
         if total > chart.peak.1 {
             chart.peak = (x, total);
         }
     }
     if r.series.is_empty() || r.acted.is_empty() {
-        chart.peak = (x0, total_drawn + summarized);
+        chart.peak = (x0, total_drawn.saturating_add(summarized));
     }
     // Saturating: trace times past i64::MAX ns put x0 at the ceiling.
     for &b in &stack {

@@ -216,7 +216,10 @@ pub fn replay(s: &Snapshot, device: i64, segments: bool) -> Replay {
         }
     }
     // With no actions memory_viz still draws the pre-existing ones: one becomes the only action.
-    let mut total: u64 = initially.iter().map(|&e| r.elements[e].size).sum();
+    // Saturating: hostile sizes near u64::MAX must not overflow the sum (fuzz regression).
+    let mut total: u64 = initially
+        .iter()
+        .fold(0u64, |t, &e| t.saturating_add(r.elements[e].size));
     r.preexisting_bytes = total;
     if actions.is_empty() && !initially.is_empty() {
         r.series.push((0, total));
@@ -493,10 +496,10 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
             continue;
         }
         d.segments += 1;
-        d.reserved_bytes += sg.total_size[si];
-        d.allocated_bytes += sg.allocated_size[si];
-        d.active_bytes += sg.active_size[si];
-        d.requested_bytes += sg.requested_size[si];
+        d.reserved_bytes = d.reserved_bytes.saturating_add(sg.total_size[si]);
+        d.allocated_bytes = d.allocated_bytes.saturating_add(sg.allocated_size[si]);
+        d.active_bytes = d.active_bytes.saturating_add(sg.active_size[si]);
+        d.requested_bytes = d.requested_bytes.saturating_add(sg.requested_size[si]);
         d.expandable_segments += u64::from(sg.is_expandable[si]);
         if sg.pool_id[si] != (0, 0) {
             let p = pools.entry(sg.pool_id[si]).or_insert(PrivatePool {
@@ -506,8 +509,8 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                 allocated_bytes: 0,
             });
             p.segments += 1;
-            p.reserved_bytes += sg.total_size[si];
-            p.allocated_bytes += sg.allocated_size[si];
+            p.reserved_bytes = p.reserved_bytes.saturating_add(sg.total_size[si]);
+            p.allocated_bytes = p.allocated_bytes.saturating_add(sg.allocated_size[si]);
         }
         for bi in sg.first_block[si] as usize..sg.first_block[si + 1] as usize {
             *block_states.entry(s.blocks.state[bi]).or_insert(0) += 1;
@@ -611,10 +614,10 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
             };
             let g = groups.entry(frame).or_insert((0, 0, 0));
             g.0 += 1;
-            g.1 += e.size;
+            g.1 = g.1.saturating_add(e.size);
             let live_at_peak = e.start.is_none_or(|a| a <= idx) && e.end.is_none_or(|b| b > idx);
             if live_at_peak {
-                g.2 += e.size;
+                g.2 = g.2.saturating_add(e.size);
             }
         }
         // Sorted by the numbers first: the text only breaks ties, so only the groups up to and
@@ -728,7 +731,7 @@ pub fn active_timeline(
             });
         } else {
             summarized_count += 1;
-            summarized_bytes += el.size;
+            summarized_bytes = summarized_bytes.saturating_add(el.size);
         }
     }
     intervals.sort_by_key(|i| (i.start, i.addr));
