@@ -561,14 +561,15 @@ impl<'p> Builder<'p> {
                 .and_then(|v| p.as_str(v))
                 .unwrap_or("");
             match state_text {
+                // Saturating: hostile sizes must not overflow a segment's totals (fuzz regression).
                 "active_allocated" => {
-                    alloc += size;
-                    active += size;
-                    req += requested;
+                    alloc = alloc.saturating_add(size);
+                    active = active.saturating_add(size);
+                    req = req.saturating_add(requested);
                 }
                 "active_awaiting_free" | "active_pending_free" => {
-                    active += size;
-                    req += requested;
+                    active = active.saturating_add(size);
+                    req = req.saturating_add(requested);
                 }
                 _ => {}
             }
