@@ -98,25 +98,15 @@ pub fn CollectiveTable(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
         else {
             return;
         };
-        let Some(part) = c.parts.iter().find(|p| p.rank == c.latest_rank) else {
-            return;
-        };
-        let Some(file) = m3.file_of(part.rank) else {
-            return;
-        };
-        let call = session
-            .trace(file)
-            .and_then(|t| t.analysis().collectives.get(part.call));
-        if let Some(call) = call {
-            let label = format!(
+        m3.reveal_call(&session, &nav, c, c.latest_rank, |part| {
+            format!(
                 "{} #{} on rank {} (arrived last; skew {})",
                 c.name,
                 c.seq,
                 part.rank,
                 fmt::dur(c.skew_ns)
-            );
-            nav.reveal(file, vec![call.slice], label);
-        }
+            )
+        });
     });
     // Through the order, so the rows redraw when the sort changes.
     let len = Signal::derive(move || order.with(Vec::len));

@@ -165,24 +165,14 @@ pub fn WaitHeatmap(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
             let Some(c) = cols.get(k).and_then(|&c| m1.figures.collectives.get(c)) else {
                 return;
             };
-            let Some(part) = c.parts.iter().find(|p| p.rank == rank) else {
-                return;
-            };
-            let Some(file) = m1.file_of(rank) else {
-                return;
-            };
-            let call = session
-                .trace(file)
-                .and_then(|t| t.analysis().collectives.get(part.call));
-            if let Some(call) = call {
-                let label = format!(
+            m1.reveal_call(&session, &nav, c, rank, |part| {
+                format!(
                     "{} #{} on rank {rank} (waited {})",
                     c.name,
                     c.seq,
                     fmt::dur(part.wait_ns)
-                );
-                nav.reveal(file, vec![call.slice], label);
-            }
+                )
+            });
         });
         draw(
             by_coll,

@@ -4,7 +4,8 @@
 //! calls, with each rank's paired snapshot and memory-timeline peaks as the CLI pairs them. The
 //! view only formats what this holds.
 
-use crate::session::{Content, Session};
+use crate::session::{Content, Nav, Session, SessionRef};
+use tracelight_core::analysis::collectives::{Collective, Part};
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::ingest::Format;
@@ -120,5 +121,29 @@ impl RunModel {
     pub fn file_of(&self, rank: i64) -> Option<usize> {
         let k = self.figures.ranks.iter().position(|r| r.rank == rank)?;
         self.files.get(k).copied()
+    }
+
+    /// Shows `rank`'s kernel of collective `c` in that rank's timeline (the collectives table and
+    /// the heatmap cells both open it), labelled by `label` from that rank's part.
+    pub fn reveal_call(
+        &self,
+        session: &SessionRef,
+        nav: &Nav,
+        c: &Collective,
+        rank: i64,
+        label: impl FnOnce(&Part) -> String,
+    ) {
+        let Some(part) = c.parts.iter().find(|p| p.rank == rank) else {
+            return;
+        };
+        let Some(file) = self.file_of(rank) else {
+            return;
+        };
+        let call = session
+            .trace(file)
+            .and_then(|t| t.analysis().collectives.get(part.call));
+        if let Some(call) = call {
+            nav.reveal(file, vec![call.slice], label(part));
+        }
     }
 }
