@@ -36,6 +36,11 @@ function assertBytes(text, bytes, what) {
   assert.ok(Math.abs(Number(m[1]) * unit - bytes) <= tol, `${what}: page ${text} vs CLI ${bytes} B`);
 }
 const hashFile = (p) => p.evaluate(() => Number((location.hash.match(/file=(\d+)/) || [])[1]));
+// The hash is written after a short debounce: wait until it names `n` (or time out), then read it.
+const settledHashFile = async (p, n) => {
+  await p.waitForFunction((n) => Number((location.hash.match(/file=(\d+)/) || [])[1]) === n, n, { timeout: 3000 }).catch(() => {});
+  return hashFile(p);
+};
 
 test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.existsSync(RUN) && 'corpus absent' }, async () => {
   const errors = [];
@@ -140,7 +145,8 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   await p.getByTestId('reveal').waitFor();
   assert.equal(Number(await p.getByTestId('reveal').getAttribute('data-count')), 1);
   assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${worst.name} #${worst.seq} on rank ${worst.latest_rank} `));
-  assert.equal(await hashFile(p), c.ranks.findIndex((r) => r.rank === worst.latest_rank));
+  const wantWorst = c.ranks.findIndex((r) => r.rank === worst.latest_rank);
+  assert.equal(await settledHashFile(p, wantWorst), wantWorst);
   await p.screenshot({ path: shot('ranks-collective-reveal.png') });
 
   // A heatmap cell: that rank's kernel of that collective (the first collective in time: the
@@ -150,13 +156,14 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   await p.locator('[data-testid=wait-heatmap] .hm-row[data-rank="1"] [data-wait-ns]').first().click();
   await p.getByTestId('reveal').waitFor();
   assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${first.name} #${first.seq} on rank 1 \\(waited `));
-  assert.equal(await hashFile(p), c.ranks.findIndex((r) => r.rank === 1));
+  const wantOne = c.ranks.findIndex((r) => r.rank === 1);
+  assert.equal(await settledHashFile(p, wantOne), wantOne);
 
   // A rank row opens that rank's trace on the Overview.
   await p.getByTestId('tab-ranks').click();
   await p.locator('[data-testid=ranks-table] .vt-row[data-row="5"]').click();
   await p.getByTestId('overview').waitFor();
-  assert.equal(await hashFile(p), 5);
+  assert.equal(await settledHashFile(p, 5), 5);
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -27,7 +27,9 @@ pub fn update(f: impl FnOnce(&mut DeepLink)) {
     }
 }
 
-/// Debounced [`update`]: only the last call within 250 ms is applied.
+/// Debounced [`update`]: only the last call within 250 ms is applied, and none after the view
+/// that owns it is gone: a timeline closed by a tab switch must not write its file back over the
+/// link of the file the user went to.
 #[derive(Clone, Copy)]
 pub struct Debounced {
     handle: StoredValue<Option<TimeoutHandle>>,
@@ -35,16 +37,30 @@ pub struct Debounced {
 
 impl Debounced {
     pub fn new() -> Debounced {
-        Debounced {
-            handle: StoredValue::new(None),
-        }
+        let handle = StoredValue::new(None::<TimeoutHandle>);
+        on_cleanup(move || {
+            if let Some(Some(h)) = handle.try_get_value() {
+                h.clear();
+            }
+        });
+        Debounced { handle }
     }
 
     pub fn update(&self, f: impl FnOnce(&mut DeepLink) + 'static) {
         if let Some(Some(h)) = self.handle.try_get_value() {
             h.clear();
         }
-        let h = set_timeout_with_handle(move || update(f), Duration::from_millis(250)).ok();
+        let handle = self.handle;
+        let h = set_timeout_with_handle(
+            move || {
+                // A disposed owner's value reads as `None`.
+                if handle.try_get_value().is_some() {
+                    update(f)
+                }
+            },
+            Duration::from_millis(250),
+        )
+        .ok();
         self.handle.try_set_value(h);
     }
 }
