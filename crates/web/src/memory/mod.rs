@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod detail;
 pub mod lane;
+pub mod ops;
 pub mod paint;
 pub mod segments;
 pub mod source;

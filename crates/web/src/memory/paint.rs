@@ -7,7 +7,7 @@ use tracelight_core::analysis::memory_chart::{
     XUnit,
 };
 use tracelight_core::model::time::format_duration;
-use tracelight_core::report::memory::format_bytes;
+use tracelight_core::view::byte_axis::{byte_ticks, tick_label};
 use tracelight_core::view::palette;
 use web_sys::CanvasRenderingContext2d;
 
@@ -213,16 +213,15 @@ pub fn paint_axes(
 ) {
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
-    let ystep = nice_step(y_max as f64, 4.0);
-    let mut v = 0.0;
-    while v <= y_max as f64 {
-        let y = f.y(v as u64, y_max).round() + 0.5;
+    // Round binary ticks (0, 512 MiB, 1 GiB, …), about one per 60 px.
+    let n = (f.height / 60.0).clamp(2.0, 6.0) as u64;
+    for v in byte_ticks(y_max, n) {
+        let y = f.y(v, y_max).round() + 0.5;
         ctx.set_fill_style_str("#eef0f2");
         ctx.fill_rect(f.left, y, f.width, 1.0);
         ctx.set_fill_style_str("#57606a");
         ctx.set_text_align("right");
-        let _ = ctx.fill_text(&format_bytes(v as u64), f.left - 6.0, y);
-        v += ystep;
+        let _ = ctx.fill_text(&tick_label(v), f.left - 6.0, y);
     }
     ctx.set_text_align("left");
     let span = (view.1 - view.0) as f64;

@@ -141,9 +141,15 @@ pub fn OomTable(d: DeviceMemory) -> impl IntoView {
     .into_any()
 }
 
-/// Figures of a trace's `[memory]` device.
+/// Figures of a trace's `[memory]` device. Reserved only where the trace recorded it (CPU events
+/// never do: "Peak reserved 0.0B" would read as data). `reveal`, when given, shows the op at the
+/// peak in the timeline.
 #[component]
-pub fn TraceFigures(d: TraceDeviceMemory, origin_ns: i64) -> impl IntoView {
+pub fn TraceFigures(
+    d: TraceDeviceMemory,
+    origin_ns: i64,
+    #[prop(optional)] reveal: Option<Callback<()>>,
+) -> impl IntoView {
     let cap = d.capacity_bytes.map(|c| {
         format!(
             "{:.0}% of {}",
@@ -152,11 +158,19 @@ pub fn TraceFigures(d: TraceDeviceMemory, origin_ns: i64) -> impl IntoView {
         )
     });
     let op = d.peak_op.clone().unwrap_or_else(|| "(no op)".into());
+    let op_view = match (reveal, d.peak_op_slice) {
+        (Some(cb), Some(_)) => view! {
+            <button class="link mono" data-testid="mem-peak-op" title="show this call in the timeline"
+                on:click=move |_| cb.run(())>{op}</button>
+        }
+        .into_any(),
+        _ => view! { <span data-testid="mem-peak-op" class="mono">{op}</span> }.into_any(),
+    };
     view! {
         <dl class="mem-figures" data-testid="mem-figures">
             {fig("Peak allocated", "mem-peak-allocated", d.peak_allocated_bytes.max(0) as u64, cap)}
-            {fig("Peak reserved", "mem-peak-reserved", d.peak_reserved_bytes.max(0) as u64, None)}
-            <div><dt>"Op at peak"</dt><dd data-testid="mem-peak-op" class="mono">{op}</dd></div>
+            {d.reserved_recorded.then(|| fig("Peak reserved", "mem-peak-reserved", d.peak_reserved_bytes.max(0) as u64, None))}
+            <div><dt>"Op at peak"</dt><dd>{op_view}</dd></div>
             <div><dt>"At"</dt><dd>{format!("+{}", format_duration(d.peak_ts_ns - origin_ns))}</dd></div>
             <div><dt>"Events"</dt><dd>{d.events.to_string()}</dd></div>
         </dl>

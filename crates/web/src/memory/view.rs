@@ -1,13 +1,14 @@
 //! The Memory tab: pick a memory file and a device; see its chart, figures and tables.
 
 use super::chart::ChartCanvas;
+use super::ops::OpMemoryTable;
 use super::paint::{band_color, category_color};
 use super::segments::SegmentView;
 use super::source::{chart, memory_files, snapshot_summary, sources_of, Source, SourceKind};
 use super::tables::{
     OomTable, PeakTable, SnapshotFigures, StackTable, TimelineFigures, TraceFigures,
 };
-use crate::session::{Content, SessionRef};
+use crate::session::{Content, Nav, SessionRef};
 use leptos::prelude::*;
 use tracelight_core::analysis::memory::memory_summary;
 use tracelight_core::analysis::memory_chart::{category_name, BandKind, XUnit};
@@ -154,7 +155,16 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
         ) => memory_summary(&t.trace)
             .into_iter()
             .find(|d| d.device_type == device_type && d.device_id == device_id)
-            .map(|d| view! { <TraceFigures d=d origin_ns=c.x_range.0 /> }.into_any()),
+            .map(|d| {
+                let nav = use_context::<Nav>().unwrap_or_default();
+                let (slice, op) = (d.peak_op_slice, d.peak_op.clone().unwrap_or_default());
+                let reveal = Callback::new(move |()| {
+                    if let Some(i) = slice {
+                        nav.reveal(file, vec![i], op.clone());
+                    }
+                });
+                view! { <TraceFigures d=d origin_ns=c.x_range.0 reveal=reveal /> }.into_any()
+            }),
         (Content::MemoryTimeline(m), _) => Some(view! { <TimelineFigures p=peak(m) /> }.into_any()),
         _ => None,
     };
@@ -172,6 +182,13 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
                 }
                 .into_any()
             }),
+        SourceKind::Trace {
+            device_type,
+            device_id,
+        } => Some(
+            view! { <OpMemoryTable session=session.clone() file=file device_type=device_type device_id=device_id /> }
+                .into_any(),
+        ),
         _ => None,
     };
     let key = format!("{file}-{:?}", source.kind);

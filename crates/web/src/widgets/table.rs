@@ -109,6 +109,10 @@ pub fn VTable<C: Column>(
     #[prop(default = 18)]
     visible_rows: usize,
     #[prop(optional)] label: &'static str,
+    /// Exact value of a cell as `data-bytes` (byte columns), so tests compare with the CLI's
+    /// JSON rather than with rounded text.
+    #[prop(optional)]
+    bytes: Option<Callback<(usize, C), Option<i64>>>,
 ) -> impl IntoView {
     let scroll = RwSignal::new(0.0f64);
     let cursor = RwSignal::new(0usize);
@@ -253,7 +257,8 @@ pub fn VTable<C: Column>(
                         let text = cell.run((r, c.id));
                         // The full text on hover, numbers too: a narrow column never hides a value.
                         let title = text.clone();
-                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() title=title>{text}</div> }
+                        let exact = bytes.and_then(|b| b.run((r, c.id))).map(|v| v.to_string());
+                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() data-bytes=exact title=title>{text}</div> }
                     })
                     .collect_view();
                 view! {
