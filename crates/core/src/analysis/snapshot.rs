@@ -462,6 +462,28 @@ pub fn top_user_frame(s: &Snapshot, stack: StackId) -> String {
         .map_or_else(|| "<no stack>".into(), |f| frame_text(s, f))
 }
 
+/// Whether this trace's free entries carry the stack of the allocation they free rather than the
+/// stack that freed it. torch records a free with `context ? context : block->context_when_allocated`
+/// (`CUDACachingAllocator.cpp`, `free` and `free_block`): under
+/// `_record_memory_history(context="alloc")` there is no free-time context, so every free repeats
+/// its allocation's stack; under `"all"` (the default) the free stack differs from the allocation
+/// stack (at least in its allocator frames). So: every alloc/free pair seen in the trace has the
+/// same non-empty stack at both ends. Then a free whose alloc predates the trace names the
+/// allocation site, and is attributed like any allocation.
+pub fn frees_carry_alloc_stacks(t: &DeviceTrace, elements: &[Element]) -> bool {
+    let mut pairs = 0u64;
+    for e in elements {
+        let (Some(_), Some(end)) = (e.start, e.end) else {
+            continue;
+        };
+        if e.stack == 0 || t.stack.get(end) != Some(&e.stack) {
+            return false;
+        }
+        pairs += 1;
+    }
+    pairs > 0
+}
+
 fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
     let mut d = DeviceMemory {
         device,
@@ -574,8 +596,11 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         };
         // A block first seen at its free was allocated before the trace (or before what the ring
         // buffer kept): its stack says where it was freed (`THPVariable_clear`, a backward node's
-        // `release_variables`), not who allocated it.
-        let freed_only = |e: &Element| e.start.is_none() && e.end.is_some();
+        // `release_variables`), not who allocated it — unless the frees carry allocation stacks.
+        let alloc_stacks = s
+            .trace(device)
+            .is_some_and(|t| frees_carry_alloc_stacks(t, &active.elements));
+        let freed_only = |e: &Element| e.start.is_none() && e.end.is_some() && !alloc_stacks;
         d.peak_blocks = live
             .iter()
             .take(MAX_PEAK_BLOCKS)
