@@ -174,9 +174,10 @@ fn snapshot(alloc_context: bool) -> Vec<u8> {
     ]))
 }
 
-fn live_by_frame(
-    alloc_context: bool,
-) -> (u64, Vec<(String, u64)>, Vec<(u64, String, Option<String>)>) {
+/// (peak, live-at-peak bytes per group frame, peak blocks as (size, frame, freed at)).
+type Attribution = (u64, Vec<(String, u64)>, Vec<(u64, String, Option<String>)>);
+
+fn live_by_frame(alloc_context: bool) -> Attribution {
     let bytes = snapshot(alloc_context);
     let Ok(Loaded::Snapshot(s)) = load_bytes("handbuilt.pickle", &bytes) else {
         panic!("the hand-built pickle must load as a snapshot")
