@@ -242,3 +242,81 @@ fn frees_recorded_with_their_own_stack_leave_pre_trace_blocks_unattributed_never
         Some("model.py:40:cleanup".to_owned())
     )));
 }
+
+fn load(alloc_context: bool) -> Box<tracelight_core::ingest::snapshot::Snapshot> {
+    let bytes = snapshot(alloc_context);
+    let Ok(Loaded::Snapshot(s)) = load_bytes("handbuilt.pickle", &bytes) else {
+        panic!("the hand-built pickle must load as a snapshot")
+    };
+    s
+}
+
+/// The flame graph at the peak: four outermost frames, widths the live bytes, largest first,
+/// offsets adding up left to right; the allocator's `malloc` frame one level below each.
+#[test]
+fn peak_flame_widths_are_the_live_bytes_of_each_stack() {
+    use tracelight_core::analysis::snapshot_flame::peak_flame;
+    let s = load(false);
+    let f = peak_flame(&s, 0);
+    assert_eq!(f.total_bytes, 30 * M);
+    assert_eq!(f.depth, 2);
+    let top: Vec<(&str, u64, u64)> = f
+        .nodes
+        .iter()
+        .filter(|n| n.depth == 0)
+        .map(|n| (n.label.as_str(), n.offset, n.bytes))
+        .collect();
+    assert_eq!(
+        top,
+        vec![
+            ("model.py:20:forward", 0, 16 * M),
+            ("model.py:10:make_weights", 16 * M, 8 * M),
+            ("<allocated before the trace>", 24 * M, 4 * M),
+            ("model.py:30:tmp", 28 * M, 2 * M),
+        ]
+    );
+    let fwd = f
+        .nodes
+        .iter()
+        .position(|n| n.label == "model.py:20:forward")
+        .unwrap() as u32;
+    let (b2, x) = (SEG as u64 + 8 * M, SEG as u64 + 28 * M);
+    assert_eq!(f.blocks_under(fwd), vec![(b2, 16 * M)]);
+    let child = &f.nodes[fwd as usize + 1];
+    assert_eq!((child.depth, child.parent, child.bytes), (1, fwd, 16 * M));
+    assert!(child.label.ends_with("DeviceCachingAllocator::malloc"));
+    let before = f.hit(0, 25 * M).unwrap();
+    assert_eq!(f.blocks_under(before), vec![(x, 4 * M)]);
+}
+
+/// The allocator state after entry 1 (y allocated, x not yet freed): b1, b2, y and x in the one
+/// segment at their offsets; at the dump only b1 and b2.
+#[test]
+fn allocator_state_at_a_point_of_the_trace_and_at_the_dump() {
+    use tracelight_core::analysis::snapshot_state::{
+        state_after, state_at_dump, RangeState::Allocated,
+    };
+    let s = load(false);
+    let st = state_after(&s, 0, 1);
+    assert_eq!(
+        (st.reserved_bytes, st.allocated_bytes, st.unplaced_bytes),
+        (64 * M, 30 * M, 0)
+    );
+    assert_eq!(
+        st.segments[0].ranges,
+        vec![
+            (0, 8 * M, Allocated),
+            (8 * M, 16 * M, Allocated),
+            (24 * M, 2 * M, Allocated),
+            (28 * M, 4 * M, Allocated)
+        ]
+    );
+    let end = state_after(&s, 0, 5);
+    assert_eq!(end.allocated_bytes, 24 * M);
+    let dump = state_at_dump(&s, 0);
+    assert_eq!(
+        (dump.reserved_bytes, dump.allocated_bytes),
+        (64 * M, 24 * M)
+    );
+    assert_eq!(dump.segments[0].ranges, end.segments[0].ranges);
+}

@@ -20,5 +20,7 @@ pub mod ops;
 pub mod peaks;
 pub mod recommend;
 pub mod snapshot;
+pub mod snapshot_flame;
+pub mod snapshot_state;
 pub mod steps;
 pub mod tensor_cores;

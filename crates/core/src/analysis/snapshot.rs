@@ -286,7 +286,7 @@ pub fn frame_shown(filename: &str, name: &str) -> bool {
 /// without parameters or template arguments, and without the file when it has none (`??`):
 /// `torch::autograd::generated::BmmBackward0::apply` rather than a 120- to 400-character signature
 /// of which a table cell showed only the tail.
-fn frame_text(s: &Snapshot, f: u32) -> String {
+pub(crate) fn frame_text(s: &Snapshot, f: u32) -> String {
     let f = f as usize;
     let (file, line, name) = (
         s.str(s.frames.filename[f]),

@@ -1,0 +1,121 @@
+//! The allocator's state at any point of a snapshot's trace (memory_viz's "Allocator State
+//! History"): which segments existed and which byte ranges of them were allocated.
+//!
+//! At the dump it is the snapshot's own `segments[].blocks[]` (exact, with their states). Before
+//! it, the state after trace entry `i` is rebuilt from the two replays memory_viz does
+//! ([`super::snapshot::replay`]): the segments live after `i` (segment_alloc / segment_free, the
+//! dump's segments counting from the start) and the allocations live after `i`, each placed in
+//! the segment holding its address; the rest of a segment is cached (free). Like memory_viz's
+//! segment replay, expandable segments' map/unmap are not replayed (they count at their final
+//! size), and an allocation whose segment is unknown at `i` is counted apart (`unplaced_bytes`).
+
+use super::snapshot::replay;
+use crate::ingest::snapshot::Snapshot;
+use serde::Serialize;
+
+/// What a byte range of a segment holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RangeState {
+    Allocated,
+    /// Freed by the program, waiting for its stream's work (`active_awaiting_free`): only at the dump.
+    AwaitingFree,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentState {
+    pub address: u64,
+    pub size: u64,
+    /// `(offset in the segment, size, state)`, by offset; the gaps are cached, free memory.
+    pub ranges: Vec<(u64, u64, RangeState)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct AllocatorState {
+    /// Segments by (size, address), as memory_viz packs them.
+    pub segments: Vec<SegmentState>,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    /// Allocations live at that point that lie in no segment live then.
+    pub unplaced_bytes: u64,
+}
+
+fn finish(mut segments: Vec<SegmentState>, unplaced: u64) -> AllocatorState {
+    segments.sort_by_key(|s| (s.size, s.address));
+    let mut st = AllocatorState {
+        reserved_bytes: segments.iter().fold(0u64, |t, s| t.saturating_add(s.size)),
+        allocated_bytes: 0,
+        unplaced_bytes: unplaced,
+        segments,
+    };
+    for s in &mut st.segments {
+        s.ranges.sort_by_key(|r| r.0);
+        st.allocated_bytes = s.ranges.iter().fold(st.allocated_bytes, |t, r| {
+            if r.2 == RangeState::Allocated {
+                t.saturating_add(r.1)
+            } else {
+                t
+            }
+        });
+    }
+    st
+}
+
+/// The state at the dump, from the snapshot's segments and blocks.
+pub fn state_at_dump(s: &Snapshot, device: i64) -> AllocatorState {
+    let sg = &s.segments;
+    let mut out = Vec::new();
+    for si in 0..sg.len() {
+        if sg.device[si] != device {
+            continue;
+        }
+        let mut ranges = Vec::new();
+        for bi in sg.first_block[si] as usize..sg.first_block[si + 1] as usize {
+            let state = match s.str(s.blocks.state[bi]) {
+                "active_allocated" => RangeState::Allocated,
+                "active_awaiting_free" | "active_pending_free" => RangeState::AwaitingFree,
+                _ => continue,
+            };
+            let off = s.blocks.address[bi].saturating_sub(sg.address[si]);
+            ranges.push((off, s.blocks.size[bi], state));
+        }
+        out.push(SegmentState {
+            address: sg.address[si],
+            size: sg.total_size[si],
+            ranges,
+        });
+    }
+    finish(out, 0)
+}
+
+/// The state after trace entry `at` of `device` (see the module doc).
+pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
+    let live = |start: Option<usize>, end: Option<usize>| {
+        start.is_none_or(|a| a <= at) && end.is_none_or(|b| b > at)
+    };
+    let segs = replay(s, device, true);
+    let mut out: Vec<SegmentState> = segs
+        .elements
+        .iter()
+        .filter(|e| live(e.start, e.end))
+        .map(|e| SegmentState {
+            address: e.addr,
+            size: e.size,
+            ranges: Vec::new(),
+        })
+        .collect();
+    out.sort_by_key(|s| s.address);
+    let allocs = replay(s, device, false);
+    let mut unplaced = 0u64;
+    for e in allocs.elements.iter().filter(|e| live(e.start, e.end)) {
+        let k = out.partition_point(|s| s.address <= e.addr);
+        match k.checked_sub(1).map(|k| &mut out[k]) {
+            Some(seg) if e.addr < seg.address.saturating_add(seg.size) => {
+                seg.ranges
+                    .push((e.addr - seg.address, e.size, RangeState::Allocated));
+            }
+            _ => unplaced = unplaced.saturating_add(e.size),
+        }
+    }
+    finish(out, unplaced)
+}
