@@ -226,22 +226,22 @@ impl<W: Write> Gen<'_, W> {
         )?;
         let fwd_start = self.cpu;
         for l in 0..layers {
-            self.op_with_kernel(MAIN_TID, "aten::layer_norm", "[[8, 2048, 4096], [], [4096], [4096], [], []]", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)", 30_000, 60_000, COMPUTE_STREAM, [16384, 1, 1])?;
+            self.op_with_kernel(MAIN_TID, "aten::layer_norm", "[[8, 2048, 2048], [], [2048], [2048], [], []]", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)", 30_000, 60_000, COMPUTE_STREAM, [16384, 1, 1])?;
             self.op_with_kernel(
                 MAIN_TID,
                 "aten::addmm",
-                "[[12288], [16384, 4096], [4096, 12288], [], []]",
+                "[[3072], [16384, 2048], [2048, 3072], [], []]",
                 "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NTN",
                 400_000,
                 700_000,
                 COMPUTE_STREAM,
                 [96, 1, 1],
             )?;
-            self.op_with_kernel(MAIN_TID, "aten::_flash_attention_forward", "[[8, 32, 2048, 128], [8, 32, 2048, 128], [8, 32, 2048, 128], [], [], [], [], [], []]", "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, true, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)", 500_000, 900_000, COMPUTE_STREAM, [16, 256, 1])?;
+            self.op_with_kernel(MAIN_TID, "aten::_flash_attention_forward", "[[8, 16, 2048, 128], [8, 16, 2048, 128], [8, 16, 2048, 128], [], [], [], [], [], []]", "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, true, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)", 500_000, 900_000, COMPUTE_STREAM, [16, 256, 1])?;
             let t = self.cpu;
             self.memory(t, MAIN_TID, 268_435_456 + i64::from(l) * 4096)?;
-            self.op_with_kernel(MAIN_TID, "aten::gelu", "[[8, 2048, 16384], []]", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)", 80_000, 120_000, COMPUTE_STREAM, [65536, 1, 1])?;
-            self.op_with_kernel(MAIN_TID, "aten::mm", "[[16384, 16384], [16384, 4096]]", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 450_000, 800_000, COMPUTE_STREAM, [132, 1, 1])?;
+            self.op_with_kernel(MAIN_TID, "aten::gelu", "[[8, 2048, 4096], []]", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)", 80_000, 120_000, COMPUTE_STREAM, [65536, 1, 1])?;
+            self.op_with_kernel(MAIN_TID, "aten::mm", "[[16384, 4096], [4096, 2048]]", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 450_000, 800_000, COMPUTE_STREAM, [132, 1, 1])?;
         }
         self.op_with_kernel(MAIN_TID, "aten::nll_loss_forward", "[[16384, 50304], [16384], [], [], []]", "void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(float*, float*, float const*, long const*, float const*, bool, long, long, long, long)", 20_000, 40_000, COMPUTE_STREAM, [1, 1, 1])?;
         let fwd_end = self.cpu;
@@ -258,9 +258,9 @@ impl<W: Write> Gen<'_, W> {
         self.bwd = self.bwd.max(self.cpu + 5_000);
         let bwd_start = self.bwd;
         for _ in 0..layers {
-            self.op_with_kernel(BWD_TID, "aten::mm", "[[16384, 4096], [4096, 16384]]", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 450_000, 800_000, COMPUTE_STREAM, [132, 1, 1])?;
-            self.op_with_kernel(BWD_TID, "aten::_flash_attention_backward", "[[8, 32, 2048, 128], [8, 32, 2048, 128], [8, 32, 2048, 128], [8, 32, 2048, 128]]", "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, true, false>(pytorch_flash::Flash_bwd_params)", 900_000, 1_500_000, COMPUTE_STREAM, [32, 8, 32])?;
-            self.op_with_kernel(BWD_TID, "aten::native_layer_norm_backward", "[[8, 2048, 4096], [8, 2048, 4096], [], [], [], [4096], [4096], []]", "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, float>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, c10::BFloat16 const*, c10::BFloat16*, int)", 60_000, 100_000, COMPUTE_STREAM, [16384, 1, 1])?;
+            self.op_with_kernel(BWD_TID, "aten::mm", "[[16384, 2048], [2048, 4096]]", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 450_000, 800_000, COMPUTE_STREAM, [132, 1, 1])?;
+            self.op_with_kernel(BWD_TID, "aten::_flash_attention_backward", "[[8, 16, 2048, 128], [8, 16, 2048, 128], [8, 16, 2048, 128], [8, 16, 2048, 128]]", "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, true, false>(pytorch_flash::Flash_bwd_params)", 900_000, 1_500_000, COMPUTE_STREAM, [32, 8, 32])?;
+            self.op_with_kernel(BWD_TID, "aten::native_layer_norm_backward", "[[8, 2048, 2048], [8, 2048, 2048], [], [], [], [2048], [2048], []]", "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, float>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, c10::BFloat16 const*, c10::BFloat16*, int)", 60_000, 100_000, COMPUTE_STREAM, [16384, 1, 1])?;
             let t = self.bwd;
             self.memory(t, BWD_TID, -(268_435_456))?;
         }
