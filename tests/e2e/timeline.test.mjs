@@ -9,6 +9,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import { serve, browser, page, shot, ROOT } from './harness.mjs';
 
 const DEMO = path.join(ROOT, 'web/demo/demo.pt.trace.json.gz');
@@ -308,6 +310,75 @@ test('a fine-rule edit on the Kernels tab recolours that kernel on the timeline 
   // Now attention's colour.
   assert.equal(await pixel(p, ...(await at())), '#8cd17d', `was ${before}`);
   await p.screenshot({ path: shot('timeline-fine-rules.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test('layout: the main thread, then the GPU; idle threads folded; lanes follow the window; jump to kernel and back', async () => {
+  // Hand-built: a second process comes first in the file, a pin-memory thread is nearly idle, the
+  // main thread's op launches one kernel and a deep stack sits at the end of the step. By
+  // construction the GPU row follows the main thread's process, the idle thread is behind one row,
+  // and the main thread needs 2 lanes early in the step, 5 at its end.
+  const x = (name, cat, pid, tid, ts, dur, args) => ({ ph: 'X', cat, name, pid, tid, ts, dur, ...(args ? { args } : {}) });
+  const events = [
+    x('other process op', 'cpu_op', 2, 9, 0, 50),
+    x('pin_memory', 'cpu_op', 1, 5, 0, 0.5),
+    x('ProfilerStep#1', 'user_annotation', 1, 1, 0, 1000),
+    x('aten::mm', 'cpu_op', 1, 1, 10, 30),
+    x('cudaLaunchKernel', 'cuda_runtime', 1, 1, 15, 5, { correlation: 7 }),
+    x('sgemm_tiled', 'kernel', 0, 7, 60, 20, { correlation: 7, device: 0, stream: 7 }),
+    x('a', 'cpu_op', 1, 1, 900, 50), x('b', 'cpu_op', 1, 1, 901, 40), x('c', 'cpu_op', 1, 1, 902, 30), x('d', 'cpu_op', 1, 1, 903, 20),
+    { ph: 's', id: 7, pid: 1, tid: 1, ts: 15, cat: 'ac2g', name: 'ac2g' },
+    { ph: 'f', id: 7, pid: 0, tid: 7, ts: 60, cat: 'ac2g', name: 'ac2g', bp: 'e' },
+  ];
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tl-layout-')), 'layout.json');
+  fs.writeFileSync(file, JSON.stringify({ traceEvents: events }));
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(file);
+  await p.getByTestId('tab-timeline').click();
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  let g = await geometry(p);
+  const groups = g.rows.filter((r) => r.kind === 'group').map((r) => r.label);
+  assert.match(groups[0], /pid 1\)$/, `groups ${groups}`);
+  assert.match(groups[1], /^GPU 0/);
+  assert.match(groups[2], /pid 2\)$/);
+  const idle = g.rows.find((r) => r.kind === 'idle');
+  assert.equal(idle?.label, '▸ 1 idle thread');
+  assert.ok(!g.rows.some((r) => /\b5\b/.test(r.label) && r.kind === 'slices'), 'the idle thread starts folded');
+  const mainRow = () => g.rows.find((r) => r.kind === 'slices' && r.group === 0);
+  assert.equal(mainRow().depths, 5, 'whole trace: step + a/b/c/d');
+  await p.screenshot({ path: shot('timeline-layout.png') });
+
+  // The window on the first 100 µs: the main thread shows 2 lanes (step, mm; the launch is a 3rd).
+  await p.goto(srv.base + '/#tab=timeline&file=0&visStart=0&visEnd=100000');
+  await p.getByTestId('file-input').setInputFiles(file);
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
+  g = await geometry(p);
+  assert.equal(mainRow().depths, 3, `window ${g.window}: step, mm, launch`);
+
+  // Opening the idle row shows the pin-memory thread.
+  const box = await p.getByTestId('timeline').boundingBox();
+  const idleRow = g.rows.find((r) => r.kind === 'idle');
+  await p.mouse.click(box.x + 40, box.y + g.ruler + idleRow.y + idleRow.h / 2 - g.scroll);
+  await p.waitForFunction(() => JSON.parse(document.querySelector('[data-testid=timeline]').getAttribute('data-rows')).some((r) => r.kind === 'idle' && r.label.startsWith('▾')));
+  g = await geometry(p);
+  assert.ok(g.rows.some((r) => r.kind === 'slices' && r.group === 0 && r.y > idleRow.y), 'the idle thread row appears under its toggle');
+
+  // Select aten::mm (lane 1 of the main thread): "Jump to kernel" goes to sgemm_tiled, and back.
+  const main = mainRow();
+  const ns = (v) => Number(v);
+  const [w0, w1] = g.window.map(ns);
+  const xAt = (us) => g.gutter + ((us * 1000 - w0) / (w1 - w0)) * (g.width - g.gutter);
+  await p.mouse.click(box.x + xAt(30), box.y + g.ruler + main.y + 3 + 18 + 9 - g.scroll);
+  await p.getByTestId('details').waitFor();
+  assert.equal(await p.getByTestId('details-name').textContent(), 'aten::mm');
+  await p.getByTestId('jump-kernel').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid=details-name]')?.textContent === 'sgemm_tiled');
+  await p.screenshot({ path: shot('timeline-jump-kernel.png') });
+  await p.getByTestId('jump-op').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid=details-name]')?.textContent === 'aten::mm');
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -18,11 +18,21 @@ fn every_op_of_the_demo_stays_under_the_h100_peak() {
         panic!("the generated trace does not load as a trace");
     };
     let f = Analysis::of("demo.json", &t).flops;
-    assert_eq!(f.peak_tflops.map(f64::round), Some(989.0), "{:?}", f.peak_source);
+    assert_eq!(
+        f.peak_tflops.map(f64::round),
+        Some(989.0),
+        "{:?}",
+        f.peak_source
+    );
     assert!(!f.per_op.is_empty());
     for op in &f.per_op {
         let mfu = op.mfu.expect("an H100 peak is known");
-        assert!(mfu > 0.05 && mfu < 0.9, "{} at {:.0}% of its peak", op.name, mfu * 100.0);
+        assert!(
+            mfu > 0.05 && mfu < 0.9,
+            "{} at {:.0}% of its peak",
+            op.name,
+            mfu * 100.0
+        );
     }
     let mfu = f.mfu.expect("an H100 peak is known");
     assert!(mfu > 0.05 && mfu < 0.9, "trace MFU {:.0}%", mfu * 100.0);

@@ -50,7 +50,13 @@ fn demo_trace_parses_in_wasm_and_paints_kernels_in_their_colour() {
     // Cross-checked with python's json module: the generator's own event count.
     assert_eq!(t.event_count, 2893);
     let d = TimelineData::build(&t);
-    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let rows = layout::rows(
+        &t,
+        &d.lod,
+        &d.counters,
+        &d.groups,
+        layout::RowsOf::default(),
+    );
     // The longest kernel and its row.
     let k = (0..t.slices.len())
         .filter(|&i| t.slices.kind[i] == SliceKind::Kernel)
@@ -89,7 +95,13 @@ fn zoomed_out_every_track_with_work_has_pixels() {
         panic!("demo must load")
     };
     let d = TimelineData::build(&t);
-    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let rows = layout::rows(
+        &t,
+        &d.lod,
+        &d.counters,
+        &d.groups,
+        layout::RowsOf::default(),
+    );
     let (w, h) = (1000.0, RULER_PX + layout::total_height(&rows));
     let ctx = canvas(w, h);
     let vp = Viewport::new(d.bounds.0, d.bounds.1, w - GUTTER_PX);
@@ -160,7 +172,13 @@ fn one_lane(
         panic!("the trace must load")
     };
     let d = TimelineData::build(&t);
-    let rows = layout::rows(&t, &d.lod, &d.counters, &d.groups, &[]);
+    let rows = layout::rows(
+        &t,
+        &d.lod,
+        &d.counters,
+        &d.groups,
+        layout::RowsOf::default(),
+    );
     let row = rows
         .iter()
         .find(|r| matches!(r.kind, RowKind::Slices { .. }))

@@ -21,7 +21,8 @@ pub struct SliceDetails {
     pub launch: Option<u32>,
     /// Innermost `cpu_op` enclosing this slice or, for device work, its launch.
     pub op: Option<u32>,
-    /// Device work launched by this runtime call.
+    /// Device work launched by this runtime call or, for any other host slice, by the runtime
+    /// calls nested in it (what "jump to kernel" goes to), in launch order.
     pub kernels: Vec<u32>,
     /// Other ends of flow arrows (`ac2g`, `fwdbwd`, …) from or to this slice.
     pub flows: Vec<u32>,
@@ -84,13 +85,28 @@ pub fn details(t: &Trace, i: usize) -> Option<SliceDetails> {
         .filter(|_| launch.is_some())
         .chain(ancestors(t, host))
         .find(|&a| s.kind.get(a as usize) == Some(&SliceKind::CpuOp));
-    let kernels = if s.kind[i].is_launch() {
-        (0..t.gpu.slice.len())
-            .filter(|&r| t.gpu.launch[r] == i as u32)
-            .map(|r| t.gpu.slice[r])
-            .collect()
-    } else {
+    let kernels = if gpu_row.is_some() {
         Vec::new()
+    } else {
+        // The launches in this slice's subtree: its track's slices are sorted by start, so its
+        // descendants are the ones right after it that start before it ends.
+        let end = s.end(i);
+        let track_end = t
+            .tracks
+            .get(s.track[i] as usize)
+            .map_or(i + 1, |tr| (tr.first + tr.count) as usize)
+            .min(s.len());
+        let launches: Vec<u32> = (i..track_end)
+            .take_while(|&k| k == i || s.start[k] < end)
+            .filter(|&k| s.kind[k].is_launch())
+            .map(|k| k as u32)
+            .collect();
+        let mut v: Vec<(u32, u32)> = (0..t.gpu.slice.len())
+            .filter(|&r| launches.binary_search(&t.gpu.launch[r]).is_ok())
+            .map(|r| (t.gpu.launch[r], t.gpu.slice[r]))
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, k)| k).collect()
     };
     let mut flows: Vec<u32> = (0..t.flows.from.len())
         .filter_map(|f| {
@@ -174,6 +190,12 @@ mod tests {
         assert_eq!(dl.op, Some(mm as u32));
         let Some(dm) = details(&t, mm) else { panic!() };
         assert_eq!(dm.self_ns, 45_000);
+        // An op's "jump to kernel": the kernels of the launches nested in it; the python frame
+        // around the op reaches the same kernel, the kernel itself lists none.
+        assert_eq!(dm.kernels, [k as u32]);
+        let py = find("model.py(10): forward").map(|p| details(&t, p));
+        assert_eq!(py.flatten().map(|d| d.kernels), Some(vec![k as u32]));
+        assert_eq!(d.kernels, Vec::<u32>::new());
         assert!(dm
             .args
             .iter()

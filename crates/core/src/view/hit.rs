@@ -10,6 +10,8 @@ pub enum Hit {
     Slice(u32),
     /// A group header (click toggles collapse).
     Group(usize),
+    /// A group's "N idle threads" row (click shows or hides them).
+    Idle(usize),
     /// A row, but no slice under the point.
     Empty(usize),
     None,
@@ -26,6 +28,7 @@ pub fn hit(t: &Trace, lod: &LodIndex, rows: &[Row], vp: &Viewport, x: f64, y: f6
     let row = &rows[r];
     let track = match row.kind {
         RowKind::Group(g) => return Hit::Group(g),
+        RowKind::Idle(g) => return Hit::Idle(g),
         RowKind::Counter(_) => return Hit::Empty(r),
         RowKind::Slices { track, .. } => track,
     };
@@ -76,7 +79,7 @@ pub fn slice_at(
 mod tests {
     use super::*;
     use crate::view::counters::counter_tracks;
-    use crate::view::layout::{groups, rows};
+    use crate::view::layout::{groups, rows, RowsOf};
     use crate::view::testutil::trace_of;
 
     #[test]
@@ -89,7 +92,7 @@ mod tests {
         let lod = LodIndex::build(&t);
         let c = counter_tracks(&t);
         let g = groups(&t, &c);
-        let r = rows(&t, &lod, &c, &g, &[]);
+        let r = rows(&t, &lod, &c, &g, RowsOf::default());
         let row = r
             .iter()
             .find(|r| matches!(r.kind, RowKind::Slices { .. }))

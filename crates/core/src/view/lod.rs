@@ -86,6 +86,20 @@ impl LodIndex {
         }
     }
 
+    /// Lanes of track `track` needed to show its slices overlapping `[t0, t1)`: one more than the
+    /// deepest lane holding such a slice (0 when none does). Each lane is sorted by start and by
+    /// end, so this is one binary search per lane.
+    pub fn depths_in(&self, t: &Trace, track: usize, (t0, t1): (i64, i64)) -> usize {
+        (0..self.depths(track))
+            .rev()
+            .find(|&d| {
+                let s = self.lane_slices(track, d);
+                let k = s.partition_point(|&i| t.slices.end(i as usize) <= t0);
+                s.get(k).is_some_and(|&i| t.slices.start[i as usize] < t1)
+            })
+            .map_or(0, |d| d + 1)
+    }
+
     fn lane(&self, track: usize, depth: usize) -> Option<&Lane> {
         let a = *self.first.get(track)? as usize;
         (depth < self.depths(track))

@@ -36,6 +36,22 @@ fn occurrences(c: &Ctx, i: u32, name: &str) -> Option<impl IntoView> {
     })
 }
 
+/// "Jump to kernel" (the first device work this slice launched, itself or through the calls in
+/// it) and "Jump to launching op" (for device work: the op whose call launched it).
+fn jumps(c: &Ctx, kernel: Option<u32>, op: Option<u32>) -> impl IntoView {
+    let (c1, c2) = (c.clone(), c.clone());
+    view! {
+        {kernel.map(|k| view! {
+            <button class="button" data-testid="jump-kernel" data-slice=k.to_string()
+                on:click=move |_| c1.focus(k)>"Jump to kernel →"</button>
+        })}
+        {op.map(|o| view! {
+            <button class="button" data-testid="jump-op" data-slice=o.to_string()
+                on:click=move |_| c2.focus(o)>"← Jump to launching op"</button>
+        })}
+    }
+}
+
 #[component]
 pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
     let c = ctx.clone();
@@ -53,7 +69,10 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
         Some(view! {
             <section class="tl-panel tl-details" data-testid="details" data-slice=i.to_string()>
                 <h3 data-testid="details-name">{d.name.clone()}</h3>
-                {occurrences(&c, i, &d.name)}
+                <div class="tl-actions">
+                    {occurrences(&c, i, &d.name)}
+                    {jumps(&c, d.kernels.first().copied(), d.launch.and(d.op.or(d.launch)))}
+                </div>
                 <dl>
                     <dt>"Category"</dt><dd data-testid="details-cat">{format!("{} ({})", d.cat, d.kind)}</dd>
                     <dt>"Track"</dt><dd>{d.track.clone()}</dd>

@@ -162,6 +162,8 @@ fn click(c: &Ctx, (x, y): (f64, f64)) {
     if vx < 0.0 {
         if let Some(g) = is_group(&rows, vy) {
             toggle_group(c, g);
+        } else if let Some(g) = is_idle(&rows, vy) {
+            toggle_idle(c, g);
         }
         return;
     }
@@ -169,12 +171,29 @@ fn click(c: &Ctx, (x, y): (f64, f64)) {
     match hit(t, &c.data.lod, &rows, &c.tl.vp.get_untracked(), vx, vy) {
         Hit::Slice(i) => c.tl.selected.set(Some(i)),
         Hit::Group(g) => toggle_group(c, g),
+        Hit::Idle(g) => toggle_idle(c, g),
         Hit::Empty(_) | Hit::None => {
             c.tl.selected.set(None);
             c.tl.area.set(None);
             c.tl.area_done.set(None);
         }
     }
+}
+
+fn is_idle(rows: &[super::layout::Row], y: f64) -> Option<usize> {
+    let r = super::layout::row_at(rows, y)?;
+    match rows[r].kind {
+        super::layout::RowKind::Idle(g) => Some(g),
+        _ => None,
+    }
+}
+
+pub fn toggle_idle(c: &Ctx, g: usize) {
+    c.tl.idle_open.update(|v| {
+        if let Some(x) = v.get_mut(g) {
+            *x = !*x;
+        }
+    });
 }
 
 pub fn toggle_group(c: &Ctx, g: usize) {

@@ -49,6 +49,8 @@ pub struct Tl {
     /// The area once the drag ended: the aggregate table follows this, not every mouse move.
     pub area_done: RwSignal<Option<Area>>,
     pub collapsed: RwSignal<Vec<bool>>,
+    /// Groups whose idle threads are shown.
+    pub idle_open: RwSignal<Vec<bool>>,
     pub matches: RwSignal<Arc<Vec<u32>>>,
     pub match_cur: RwSignal<Option<usize>>,
     pub revealed: RwSignal<Option<Revealed>>,
@@ -67,6 +69,7 @@ impl Tl {
             area: RwSignal::new(None),
             area_done: RwSignal::new(None),
             collapsed: RwSignal::new(vec![false; groups]),
+            idle_open: RwSignal::new(vec![false; groups]),
             matches: RwSignal::new(Arc::new(Vec::new())),
             match_cur: RwSignal::new(None),
             revealed: RwSignal::new(None),
@@ -176,13 +179,20 @@ impl Ctx {
         let Some(t) = self.trace() else { return };
         let iu = i as usize;
         let track = t.slices.track[iu] as usize;
-        // Expand a collapsed group holding the slice.
-        if let Some(g) = self
-            .data
-            .groups
-            .iter()
-            .position(|g| g.tracks.contains(&track))
-        {
+        // Expand a collapsed group holding the slice, and its idle threads if it is on one.
+        if let Some(g) = self.data.groups.iter().position(|g| g.holds(track)) {
+            if self.data.groups[g].idle.contains(&track)
+                && !self
+                    .tl
+                    .idle_open
+                    .with_untracked(|v| v.get(g).copied().unwrap_or(false))
+            {
+                self.tl.idle_open.update(|v| {
+                    if let Some(x) = v.get_mut(g) {
+                        *x = true;
+                    }
+                });
+            }
             if self
                 .tl
                 .collapsed

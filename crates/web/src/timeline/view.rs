@@ -29,13 +29,14 @@ fn rows_json(rows: &[layout::Row]) -> String {
     let items: Vec<String> = rows
         .iter()
         .map(|r| {
-            let (kind, track) = match r.kind {
-                layout::RowKind::Group(g) => ("group", g as i64),
-                layout::RowKind::Slices { track, .. } => ("slices", track as i64),
-                layout::RowKind::Counter(c) => ("counter", c as i64),
+            let (kind, track, depths) = match r.kind {
+                layout::RowKind::Group(g) => ("group", g as i64, 0),
+                layout::RowKind::Slices { track, depths } => ("slices", track as i64, depths),
+                layout::RowKind::Counter(c) => ("counter", c as i64, 0),
+                layout::RowKind::Idle(g) => ("idle", g as i64, 0),
             };
             format!(
-                r#"{{"kind":"{kind}","index":{track},"group":{},"y":{},"h":{},"label":{:?}}}"#,
+                r#"{{"kind":"{kind}","index":{track},"depths":{depths},"group":{},"y":{},"h":{},"label":{:?}}}"#,
                 r.group, r.y, r.h, r.label
             )
         })
@@ -66,13 +67,20 @@ pub fn Timeline(
         let (session, data) = (session.clone(), data.clone());
         Memo::new(move |_| {
             let collapsed = tl.collapsed.get();
+            let idle_open = tl.idle_open.get();
+            // Lanes follow the window: a track is as deep as what it shows.
+            let vp = tl.vp.get();
             let rows = session.trace(file).map_or_else(Vec::new, |f| {
                 layout::rows(
                     &f.trace,
                     &data.lod,
                     &data.counters,
                     &data.groups,
-                    &collapsed,
+                    layout::RowsOf {
+                        collapsed: &collapsed,
+                        idle_open: &idle_open,
+                        window: Some((vp.start_ns, vp.end_ns)),
+                    },
                 )
             });
             Arc::new(rows)

@@ -98,7 +98,7 @@ pub fn paint(
                 slices::row(ctx, sc, row, track, depths, cache, &mut stats)
             }
             RowKind::Counter(c) => counters::row(ctx, sc, row, c),
-            RowKind::Group(_) => {}
+            RowKind::Group(_) | RowKind::Idle(_) => {}
         }
         ctx.set_fill_style_str(&sc.theme.grid);
         ctx.fill_rect(
