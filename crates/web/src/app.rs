@@ -2,6 +2,7 @@
 
 use crate::compare::view::CompareView;
 use crate::embed::Hooks;
+use crate::flame::view::FlameView;
 use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
@@ -250,6 +251,7 @@ pub fn App() -> impl IntoView {
                     Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
                     Tab::Timeline => view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any(),
                     Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
+                    Tab::Flame => view! { <FlameView session=s file=file /> }.into_any(),
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),

@@ -5,13 +5,14 @@
 //!
 //! Layers, each importing only those before it (`tests/arch/imports.test.mjs` enforces it):
 //! `platform` (the browser) → `session` (files, derived data, navigation) → `load` (reading files
-//! into a session) and `widgets` (shared pieces) → features (`views`, `timeline`, `memory`,
-//! `ranks`, `compare`, `embed`), which never import each other → `app`, which composes them.
+//! into a session) and `widgets` (shared pieces) → features (`views`, `timeline`, `flame`,
+//! `memory`, `ranks`, `compare`, `embed`), which never import each other → `app`, which composes them.
 //! ARCHITECTURE.md at the repository root walks the whole path from a dropped byte to a pixel.
 
 pub mod app;
 pub mod compare;
 pub mod embed;
+pub mod flame;
 pub mod load;
 pub mod memory;
 pub mod platform;

@@ -6,7 +6,9 @@ mod nav;
 mod notice;
 pub mod reveal;
 
-pub use nav::{FineRules, Nav, Progress, Reveal, Tab, TimeWindow};
+pub use nav::{
+    FineRules, FlameArea, FlameScope, FlameState, Nav, Progress, Reveal, Tab, TimeWindow,
+};
 pub use notice::Notice;
 
 use derived::TimelineData;

@@ -29,6 +29,8 @@ pub enum Tab {
     Overview,
     Timeline,
     Operators,
+    /// The flame graph of the op tree (issue 18).
+    Flame,
     Kernels,
     Gpu,
     /// A run of several rank traces (issue 13).
@@ -38,10 +40,11 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
+        Tab::Flame,
         Tab::Kernels,
         Tab::Gpu,
         Tab::Ranks,
@@ -54,6 +57,7 @@ impl Tab {
             Tab::Overview => "Overview",
             Tab::Timeline => "Timeline",
             Tab::Operators => "Operators",
+            Tab::Flame => "Flame graph",
             Tab::Kernels => "Kernels",
             Tab::Gpu => "GPU",
             Tab::Ranks => "Ranks",
@@ -67,6 +71,7 @@ impl Tab {
             Tab::Overview => "overview",
             Tab::Timeline => "timeline",
             Tab::Operators => "operators",
+            Tab::Flame => "flame",
             Tab::Kernels => "kernels",
             Tab::Gpu => "gpu",
             Tab::Ranks => "ranks",
@@ -94,6 +99,41 @@ pub struct Reveal {
     pub first: usize,
 }
 
+/// What the flame graph shows, kept for the session so a trip to the timeline and back (a frame's
+/// occurrences) finds it as it was.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FlameState {
+    /// The trace file the scope below belongs to.
+    pub file: usize,
+    /// The scope: the whole trace, one `ProfilerStep#N` (its slice), or the timeline's area.
+    pub scope: FlameScope,
+    /// An area selection the timeline handed over (`[t0, t1)` and its tracks), kept as a choice
+    /// of the scope picker while another scope is shown.
+    pub area: Option<FlameArea>,
+    /// Width by GPU time launched instead of host time.
+    pub device: bool,
+    pub python: bool,
+    /// The frame shown as root (a node of the graph of this scope), 0 for the whole graph.
+    pub zoom: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FlameScope {
+    #[default]
+    Whole,
+    /// A `ProfilerStep#N` slice: its time range on every thread.
+    Step(u32),
+    Area,
+}
+
+/// An area selection of the timeline, as the flame graph scope.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlameArea {
+    pub t0: i64,
+    pub t1: i64,
+    pub tracks: Arc<Vec<usize>>,
+}
+
 /// Navigation state shared by all views through context (`use_context::<Nav>()`).
 #[derive(Clone, Copy)]
 pub struct Nav {
@@ -106,6 +146,7 @@ pub struct Nav {
     pub goto: RwSignal<Option<(i64, i64)>>,
     /// The timeline's selected slice (file, slice index), published for the embedding host.
     pub selected: RwSignal<Option<(usize, u32)>>,
+    pub flame: RwSignal<FlameState>,
 }
 
 impl Nav {
@@ -116,6 +157,7 @@ impl Nav {
             reveal: RwSignal::new(None),
             goto: RwSignal::new(None),
             selected: RwSignal::new(None),
+            flame: RwSignal::new(FlameState::default()),
         }
     }
 
@@ -138,6 +180,30 @@ impl Nav {
         }));
         if self.tab.get_untracked() != Tab::Timeline {
             self.tab.set(Tab::Timeline);
+        }
+    }
+}
+
+impl Nav {
+    /// Switches to the flame graph of an area of trace file `file`: `[t0, t1)` over `tracks`.
+    pub fn flame_of_area(&self, file: usize, t0: i64, t1: i64, tracks: Vec<usize>) {
+        let keep = self.flame.get_untracked();
+        self.flame.set(FlameState {
+            file,
+            scope: FlameScope::Area,
+            area: Some(FlameArea {
+                t0,
+                t1,
+                tracks: Arc::new(tracks),
+            }),
+            zoom: 0,
+            ..keep
+        });
+        if self.file.get_untracked() != file {
+            self.file.set(file);
+        }
+        if self.tab.get_untracked() != Tab::Flame {
+            self.tab.set(Tab::Flame);
         }
     }
 }

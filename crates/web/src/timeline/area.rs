@@ -1,7 +1,9 @@
 //! The area-selection panel: slices of the covered tracks overlapping the dragged time range,
-//! aggregated by name (count, total, self, average), like Perfetto's area selection.
+//! aggregated by name (count, total, self, average), like Perfetto's area selection; "Flame graph
+//! of selection" opens the flame graph tab scoped to the same range and tracks.
 
 use super::tlstate::Ctx;
+use crate::session::Nav;
 use leptos::prelude::*;
 use tracelight_core::model::time::format_duration;
 use tracelight_core::view::aggregate::aggregate;
@@ -12,6 +14,7 @@ const MAX_ROWS: usize = 200;
 #[component]
 pub fn AreaPanel(ctx: Ctx) -> impl IntoView {
     let c = ctx.clone();
+    let nav = use_context::<Nav>();
     move || {
         let a = c.tl.area_done.get()?;
         let t = c.trace()?;
@@ -20,11 +23,18 @@ pub fn AreaPanel(ctx: Ctx) -> impl IntoView {
         let agg = aggregate(t, &c.data.lod, &tracks, (a.t0, a.t1));
         let total: u64 = agg.iter().map(|r| r.count).sum();
         let shown = agg.len().min(MAX_ROWS);
+        let (file, n_tracks, picked) = (c.file, tracks.len(), tracks.clone());
+        let flame = move |_| {
+            if let Some(nav) = nav {
+                nav.flame_of_area(file, a.t0, a.t1, picked.clone());
+            }
+        };
         Some(view! {
             <section class="tl-panel tl-area" data-testid="area">
                 <h3 data-testid="area-summary" data-count=total.to_string()>
-                    {format!("{total} slices · {} names · {} tracks · {}", agg.len(), tracks.len(), format_duration(a.t1 - a.t0))}
+                    {format!("{total} slices · {} names · {} tracks · {}", agg.len(), n_tracks, format_duration(a.t1 - a.t0))}
                 </h3>
+                <button class="button" data-testid="area-flame" on:click=flame>"Flame graph of selection"</button>
                 <table data-testid="area-table">
                     <thead><tr><th>"Name"</th><th class="num">"Count"</th><th class="num">"Total"</th><th class="num">"Self"</th><th class="num">"Avg"</th></tr></thead>
                     <tbody>

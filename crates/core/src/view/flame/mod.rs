@@ -75,7 +75,7 @@ pub enum Special {
 
 /// The merged tree. Node 0 is the root; nodes are in pre-order and each node's children are
 /// sorted by total, heaviest first.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Flame {
     pub weight: Weight,
     /// Name of the node's slices (its first slice's, for merged steps).

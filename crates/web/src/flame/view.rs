@@ -1,0 +1,300 @@
+//! The flame graph tab: wiring only. The graph is built by core ([`Flame::build`]) for the
+//! session's [`FlameState`] (scope, weight, Python frames); hover shows a frame's figures, a click
+//! selects it (its occurrences go to the timeline from the info bar), a double click zooms into
+//! it and the breadcrumb zooms back out. One painter, on animation frames (STYLE 9-10).
+
+use super::bar::{Breadcrumb, Controls};
+use super::info::{Info, Tip};
+use super::paint::{paint, rows_of, FlameScene, ROW_PX};
+use crate::platform::canvas::{dpr, prepare};
+use crate::platform::frame::Frames;
+use crate::session::derived::cached;
+use crate::session::{FineRules, FlameScope, FlameState, Nav, SessionRef};
+use crate::widgets::text::TextCache;
+use crate::widgets::theme::Theme;
+use leptos::html;
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::model::SliceKind;
+use tracelight_core::view::flame::{Flame, Options, Scope, Weight};
+use tracelight_core::view::search::Matcher;
+use tracelight_core::view::slice_colors::SliceColors;
+
+/// What the graph is built from: the part of [`FlameState`] that is not the zoom.
+#[derive(Clone, Debug, PartialEq)]
+struct Key {
+    scope: Scope,
+    opts: Options,
+}
+
+fn key_of(s: &FlameState, session: &SessionRef, file: usize) -> Key {
+    let scope = match (s.scope, &s.area) {
+        (FlameScope::Step(i), _) => session
+            .trace(file)
+            .map(|f| &f.trace.slices)
+            .filter(|sl| (i as usize) < sl.len())
+            .map(|sl| Scope {
+                range: Some((sl.start[i as usize], sl.end(i as usize))),
+                tracks: None,
+            })
+            .unwrap_or_default(),
+        (FlameScope::Area, Some(a)) => Scope {
+            range: Some((a.t0, a.t1)),
+            tracks: Some(a.tracks.to_vec()),
+        },
+        _ => Scope::default(),
+    };
+    let weight = if s.device {
+        Weight::Device
+    } else {
+        Weight::Cpu
+    };
+    Key {
+        scope,
+        opts: Options {
+            weight,
+            python: s.python,
+        },
+    }
+}
+
+#[component]
+pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let (Some(tf), Some(data)) = (session.trace(file), cached(&session, file)) else {
+        return view! { <p class="muted">"Not a trace."</p> }.into_any();
+    };
+    let st = nav.flame;
+    if st.with_untracked(|s| s.file != file) {
+        st.set(FlameState {
+            file,
+            ..FlameState::default()
+        });
+    }
+    let t = &tf.trace;
+    let has_gpu = t.slices.kind.iter().any(|k| k.is_gpu_work());
+    let has_python = t.slices.kind.contains(&SliceKind::PythonFunction);
+    if !has_gpu && st.with_untracked(|s| s.device) {
+        st.update(|s| s.device = false);
+    }
+    let steps = Arc::new(data.steps.clone());
+
+    let key = {
+        let session = session.clone();
+        Memo::new(move |_| st.with(|s| key_of(s, &session, file)))
+    };
+    let graph = {
+        let session = session.clone();
+        Memo::new(move |_| {
+            let k = key.get();
+            Arc::new(
+                session
+                    .trace(file)
+                    .map(|f| Flame::build(&f.trace, &k.scope, k.opts))
+                    .unwrap_or_default(),
+            )
+        })
+    };
+    // The shown root: the zoomed frame while it exists in this graph.
+    let root = Memo::new(move |_| {
+        let z = st.with(|s| s.zoom);
+        if (z as usize) < graph.with(|g| g.len()) {
+            z
+        } else {
+            0
+        }
+    });
+    let rules = FineRules::current().0;
+    let colors = {
+        let session = session.clone();
+        Memo::new(move |_| {
+            let r = rules.get();
+            Arc::new(
+                session
+                    .trace(file)
+                    .map(|f| SliceColors::new(&f.trace, &r))
+                    .unwrap_or_default(),
+            )
+        })
+    };
+    let query = RwSignal::new(String::new());
+    let matches = {
+        let session = session.clone();
+        Memo::new(move |_| {
+            let q = query.get();
+            let g = graph.get();
+            let t = &session.trace(file)?.trace;
+            let m = Matcher::parse(&q).ok()??;
+            Some(Arc::new(g.matches(t, &m)))
+        })
+    };
+    let hover = RwSignal::new(None::<(u32, f64, f64)>);
+    let selected = RwSignal::new(None::<u32>);
+    Effect::new(move |_| {
+        key.track();
+        selected.set(None);
+        hover.set(None);
+    });
+
+    let canvas = NodeRef::<html::Canvas>::new();
+    let wrap = NodeRef::<html::Div>::new();
+    let width = RwSignal::new(0.0f64);
+    let theme = RwSignal::new(Theme::default());
+    let measure = move || {
+        if let Some(w) = wrap.get_untracked() {
+            let cw = f64::from(w.client_width()).max(300.0);
+            if (width.get_untracked() - cw).abs() >= 0.5 {
+                width.set(cw);
+            }
+        }
+    };
+    crate::platform::resize::follow(wrap, measure);
+    Effect::new(move |_| {
+        if wrap.get().is_some() {
+            theme.set(Theme::from_css());
+        }
+    });
+    let height = Memo::new(move |_| {
+        let r = root.get();
+        graph.with(|g| rows_of(g, r)) as f64 * ROW_PX
+    });
+
+    let frames = Frames::new();
+    let cache = StoredValue::new_local(TextCache::default());
+    let painter = {
+        let session = session.clone();
+        move || {
+            let (Some(c), Some(f)) = (canvas.get_untracked(), session.trace(file)) else {
+                return;
+            };
+            let (w, h) = (width.get_untracked(), height.get_untracked());
+            if w <= 0.0 {
+                return;
+            }
+            let Some(ctx) = prepare(&c, w, h) else {
+                return;
+            };
+            let g = graph.get_untracked();
+            let colors = colors.get_untracked();
+            let theme = theme.get_untracked();
+            let m = matches.get_untracked();
+            let r = root.get_untracked();
+            let scene = FlameScene {
+                t: &f.trace,
+                f: &g,
+                colors: &colors,
+                root: r,
+                width: w,
+                height: h,
+                dpr: dpr(),
+                theme: &theme,
+                matches: m.as_ref().map(|m| &m.0[..]),
+                selected: selected.get_untracked(),
+                hover: hover.get_untracked().map(|h| h.0),
+            };
+            let drawn = cache
+                .try_update_value(|tc| paint(&ctx, &scene, tc))
+                .unwrap_or(0);
+            let _ = c.set_attribute("data-frames", &drawn.to_string());
+            let _ = c.set_attribute("data-nodes", &g.len().to_string());
+            let _ = c.set_attribute("data-root", &r.to_string());
+            let _ = c.set_attribute("data-root-ns", &g.total[r as usize].to_string());
+            let _ = c.set_attribute("data-all-ns", &g.total[0].to_string());
+            let _ = c.set_attribute("data-width", &format!("{w:.1}"));
+            let range = key
+                .with_untracked(|k| k.scope.range)
+                .map_or(String::new(), |(a, b)| format!("{a},{b}"));
+            let _ = c.set_attribute("data-range", &range);
+        }
+    };
+    Effect::new(move |_| {
+        graph.track();
+        root.track();
+        width.track();
+        height.track();
+        colors.track();
+        theme.track();
+        matches.track();
+        selected.track();
+        hover.track();
+        frames.request(painter.clone());
+    });
+
+    let node_at = move |ev: &web_sys::MouseEvent| -> Option<u32> {
+        let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        let w = width.get_untracked();
+        if w <= 0.0 || y < 0.0 {
+            return None;
+        }
+        let row = (y / ROW_PX).floor() as u16;
+        graph.with_untracked(|g| g.hit(root.get_untracked(), x / w, row))
+    };
+    let on_move = move |ev: web_sys::MouseEvent| {
+        // The tooltip is placed in the window (`position: fixed`), so it is never clipped.
+        let h = node_at(&ev).map(|n| (n, f64::from(ev.client_x()), f64::from(ev.client_y())));
+        if h != hover.get_untracked() {
+            hover.set(h);
+        }
+    };
+    let on_click = move |ev: web_sys::MouseEvent| selected.set(node_at(&ev));
+    let on_dblclick = move |ev: web_sys::MouseEvent| {
+        if let Some(n) = node_at(&ev) {
+            st.update(|s| s.zoom = n);
+        }
+    };
+    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        // Escape zooms out one level (when focus is not in a field).
+        let in_field = ev
+            .target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok())
+            .is_some();
+        if ev.key() == "Escape" && !in_field {
+            let r = root.get_untracked();
+            let p = graph.with_untracked(|g| g.parent.get(r as usize).copied());
+            if let Some(p) = p.filter(|&p| (p as usize) < graph.with_untracked(|g| g.len())) {
+                st.update(|s| s.zoom = p);
+            }
+        }
+    });
+    on_cleanup(move || keys.remove());
+
+    let empty = move || graph.with(|g| g.is_empty());
+    let weight_word = move || {
+        if st.with(|s| s.device) {
+            "GPU time launched"
+        } else {
+            "CPU time"
+        }
+    };
+    let s2 = session.clone();
+    let s3 = session.clone();
+    view! {
+        <section class="flame" data-testid="flame-view">
+            <div class="flame-bar">
+                <h2>"Flame graph"</h2>
+                <Controls steps=steps has_gpu=has_gpu has_python=has_python query=query />
+                <span class="hint">"hover: figures · click: select · double-click: zoom in · Esc: zoom out"</span>
+            </div>
+            <Breadcrumb session=session.clone() file=file graph=graph />
+            <Info session=s2 file=file graph=graph selected=selected matches=matches />
+            <Show when=empty>
+                <p class="muted" data-testid="flame-empty">{move || format!("No {} in this scope.", if st.with(|s| s.device) { "GPU work" } else { "host-side ops" })}</p>
+            </Show>
+            <div class="flame-wrap" node_ref=wrap>
+                <canvas
+                    node_ref=canvas
+                    data-testid="flame"
+                    class="flame-canvas"
+                    data-weight=weight_word
+                    style=move || format!("height:{}px", height.get())
+                    on:mousemove=on_move
+                    on:mouseleave=move |_| hover.set(None)
+                    on:click=on_click
+                    on:dblclick=on_dblclick
+                />
+                <Tip session=s3 file=file graph=graph hover=hover />
+            </div>
+        </section>
+    }
+    .into_any()
+}
