@@ -45,6 +45,7 @@ for e in X:
     if e.get('cat') == 'cpu_op':
         ops[e['tid']] = ops.get(e['tid'], 0) + 1
 main = max(ops, key=ops.get)
+name = next((e['args']['name'] for e in d['traceEvents'] if e.get('ph') == 'M' and e.get('name') == 'thread_name' and e.get('tid') == main), None)
 big = 1 << 62
 q = json.loads(sys.argv[2])
 print(json.dumps({
@@ -53,6 +54,7 @@ print(json.dumps({
   'step1': str(top_level(steps[0][0], steps[0][1], [])),
   'kernels': str(sum(ns(e['dur']) for e in X if e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset'))),
   'main': main,
+  'main_name': name,
   'area': str(top_level(int(q['t0']), int(q['t1']), [main])) if q else None,
 }))
 `;
@@ -170,8 +172,8 @@ test('an area dragged on the timeline opens as a flame graph of that range and t
     gutter: Number(c.getAttribute('data-gutter-px')),
     width: c.clientWidth,
   }));
-  const row = g.rows.find((r) => r.kind === 'slices' && new RegExp(`\\b${F.main}\\b`).test(r.label));
-  assert.ok(row, `a row for thread ${F.main}`);
+  const row = g.rows.find((r) => r.kind === 'slices' && r.label === F.main_name);
+  assert.ok(row, `a row for thread ${F.main} (${F.main_name})`);
   const box = await tl.boundingBox();
   const y0 = box.y + g.ruler + row.y + 1;
   const y1 = box.y + g.ruler + row.y + Math.min(row.h, 40) - 2;

@@ -10,6 +10,9 @@ use std::sync::Arc;
 use tracelight_core::model::Ns;
 use tracelight_core::view::flame::{Flame, Weight};
 
+/// What a search matched: per node whether it matches, and the weight the matches cover.
+pub type Hits = Option<Arc<(Vec<bool>, Ns)>>;
+
 /// The figures of frame `n`, as (label, text, raw ns or count for tests).
 fn figures(g: &Flame, n: u32) -> Vec<(&'static str, String, i64)> {
     let k = n as usize;
@@ -95,7 +98,7 @@ pub fn Info(
     file: usize,
     graph: Memo<Arc<Flame>>,
     selected: RwSignal<Option<u32>>,
-    matches: Memo<Option<Arc<(Vec<bool>, Ns)>>>,
+    matches: Memo<Hits>,
 ) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
     let search = move || {

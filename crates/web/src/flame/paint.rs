@@ -20,6 +20,9 @@ const NEUTRAL: &str = "#8c959f";
 /// Frames a search does not match.
 const DIMMED: &str = "#d0d7de";
 
+/// Rects of one colour: x, y, width.
+type Rects = Vec<(f64, f64, f64)>;
+
 /// Everything one paint needs.
 pub struct FlameScene<'a> {
     pub t: &'a Trace,
@@ -80,7 +83,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
         return 0;
     }
     let snap = |v: f64| (v * sc.dpr).round() / sc.dpr;
-    let mut by_color: Vec<(&str, Vec<(f64, f64, f64)>)> = Vec::new();
+    let mut by_color: Vec<(&str, Rects)> = Vec::new();
     let mut labels: Vec<(f64, f64, f64, u32, bool)> = Vec::new();
     let mut n = r;
     let end = f.end[r] as usize;
