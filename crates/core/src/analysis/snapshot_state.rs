@@ -119,3 +119,23 @@ pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
     }
     finish(out, unplaced)
 }
+
+/// memory_viz's packing of a state's segments into rows: in order (by size, then address), a new
+/// row when the next does not fit in a row as wide as the largest segment, a small gap between
+/// neighbours. Returns each segment's `(row, byte offset in the row)`, the rows and the row width.
+pub fn pack(st: &AllocatorState) -> (Vec<(usize, u64)>, usize, u64) {
+    let max = st.segments.iter().map(|s| s.size).max().unwrap_or(0).max(1);
+    let gap = max / 400;
+    let (mut row, mut used) = (0usize, 0u64);
+    let mut out = Vec::with_capacity(st.segments.len());
+    for s in &st.segments {
+        if used > 0 && used.saturating_add(s.size) > max {
+            row += 1;
+            used = 0;
+        }
+        out.push((row, used));
+        used = used.saturating_add(s.size).saturating_add(gap);
+    }
+    let rows = if out.is_empty() { 0 } else { row + 1 };
+    (out, rows, max)
+}

@@ -1,54 +1,90 @@
-//! The segment view: each allocator segment a bar (width ∝ size), its blocks coloured by state,
-//! packed into rows like memory_viz's allocator-state view (smallest first, rows as wide as the
-//! largest segment). Shows the state at dump time; hover names the segment or block.
+//! The segment map with memory_viz's allocator-state scrubber: each allocator segment a bar
+//! (width ∝ size), its allocated ranges coloured, the rest cached (free), packed into rows as
+//! memory_viz does (core `analysis::snapshot_state`). The slider picks any trace entry: the state
+//! after it, rebuilt by the core; at the right end the dump itself. A byte axis under the rows
+//! gives the offset within a row; bars wide enough carry their size.
 
 use super::chart::prepare;
 use crate::session::{Content, SessionRef};
 use leptos::html;
 use leptos::prelude::*;
-use tracelight_core::ingest::snapshot::Snapshot;
+use std::sync::Arc;
+use tracelight_core::analysis::snapshot_state::{
+    pack, state_after, state_at_dump, AllocatorState, RangeState,
+};
 use tracelight_core::report::memory::format_bytes;
+use tracelight_core::view::byte_axis::{byte_ticks, tick_label};
 
-/// A segment placed in the packing: row and byte offset in the row.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Placed {
-    pub seg: usize,
-    pub row: usize,
-    pub offset: u64,
-}
+const LEFT: f64 = 4.0;
+const AXIS_H: f64 = 18.0;
 
-/// memory_viz's packing: segments by (size, address) ascending, a new row when the next does not fit
-/// in a row `max_size` wide, a small gap between neighbours. Returns the placement, rows and width.
-pub fn pack(s: &Snapshot, device: i64) -> (Vec<Placed>, usize, u64) {
-    let sg = &s.segments;
-    let mut idx: Vec<usize> = (0..sg.len()).filter(|&i| sg.device[i] == device).collect();
-    idx.sort_by_key(|&i| (sg.total_size[i], sg.address[i]));
-    let max = idx.last().map_or(1, |&i| sg.total_size[i].max(1));
-    let gap = max / 400;
-    let (mut row, mut used) = (0usize, 0u64);
-    let mut out = Vec::with_capacity(idx.len());
-    for i in idx {
-        let size = sg.total_size[i];
-        if used > 0 && used + size > max {
-            row += 1;
-            used = 0;
-        }
-        out.push(Placed {
-            seg: i,
-            row,
-            offset: used,
-        });
-        used += size + gap;
+fn range_color(s: RangeState) -> &'static str {
+    match s {
+        RangeState::Allocated => "#4e79a7",
+        RangeState::AwaitingFree => "#e15759",
     }
-    let rows = if out.is_empty() { 0 } else { row + 1 };
-    (out, rows, max)
 }
 
-pub fn state_color(state: &str) -> &'static str {
-    match state {
-        "active_allocated" => "#4e79a7",
-        "active_awaiting_free" | "active_pending_free" => "#e15759",
-        _ => "#ffffff",
+/// Paints `st` packed into rows `row_h` high, with the byte axis below.
+fn paint(c: &web_sys::HtmlCanvasElement, st: &AllocatorState, w: f64, row_h: f64, height: f64) {
+    let Some(ctx) = prepare(c, w, height) else {
+        return;
+    };
+    let (placed, rows, max) = pack(st);
+    let scale = (w - 2.0 * LEFT) / max as f64;
+    let bh = if row_h >= 4.0 { row_h * 0.8 } else { row_h };
+    ctx.set_font("10px system-ui, sans-serif");
+    ctx.set_text_baseline("middle");
+    for (seg, &(row, offset)) in st.segments.iter().zip(&placed) {
+        let x = LEFT + offset as f64 * scale;
+        let y = 4.0 + row as f64 * row_h;
+        let sw = (seg.size as f64 * scale).max(1.0);
+        ctx.set_fill_style_str("#f6f8fa");
+        ctx.fill_rect(x, y, sw, bh);
+        // Merge sub-pixel ranges of the same state into one rect.
+        let mut run: Option<(f64, f64, RangeState)> = None;
+        for &(off, size, state) in &seg.ranges {
+            let bx = x + off as f64 * scale;
+            let bw = size as f64 * scale;
+            match &mut run {
+                Some((_, x1, s)) if *s == state && bx <= *x1 + 0.5 => *x1 = bx + bw,
+                r => {
+                    if let Some((x0, x1, s)) = r.take() {
+                        ctx.set_fill_style_str(range_color(s));
+                        ctx.fill_rect(x0, y, (x1 - x0).max(0.5), bh);
+                    }
+                    *r = Some((bx, bx + bw, state));
+                }
+            }
+        }
+        if let Some((x0, x1, s)) = run {
+            ctx.set_fill_style_str(range_color(s));
+            ctx.fill_rect(x0, y, (x1 - x0).max(0.5), bh);
+        }
+        if sw >= 3.0 {
+            ctx.set_stroke_style_str("#8c959f");
+            ctx.set_line_width(0.5);
+            ctx.stroke_rect(x, y, sw, bh);
+        }
+        if sw >= 56.0 && bh >= 11.0 {
+            ctx.set_fill_style_str("#1f2328");
+            ctx.set_text_align("left");
+            let _ = ctx.fill_text(&tick_label(seg.size), x + 3.0, y + bh / 2.0);
+        }
+    }
+    // Byte axis: offset within a row.
+    let base = 4.0 + rows as f64 * row_h + 2.0;
+    ctx.set_fill_style_str("#d0d7de");
+    ctx.fill_rect(LEFT, base, w - 2.0 * LEFT, 1.0);
+    ctx.set_text_baseline("top");
+    let n = ((w / 110.0) as u64).clamp(2, 10);
+    for v in byte_ticks(max, n) {
+        let x = LEFT + v as f64 * scale;
+        ctx.set_fill_style_str("#d0d7de");
+        ctx.fill_rect(x, base, 1.0, 4.0);
+        ctx.set_fill_style_str("#57606a");
+        ctx.set_text_align(if v == 0 { "left" } else { "center" });
+        let _ = ctx.fill_text(&tick_label(v), x, base + 5.0);
     }
 }
 
@@ -57,12 +93,26 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
     let Some(Content::Snapshot(s)) = session.files.get(file).map(|f| &f.content) else {
         return ().into_any();
     };
-    let (placed, rows, max) = pack(s, device);
-    if placed.is_empty() {
+    let dump = Arc::new(state_at_dump(s, device));
+    if dump.segments.is_empty() && s.trace(device).is_none_or(|t| t.is_empty()) {
         return view! { <p class="hint">"No segments on this device at dump time."</p> }.into_any();
     }
+    let entries = s.trace(device).map_or(0, |t| t.len());
+    // `entries` = the dump; below it, the state after that entry.
+    let at = RwSignal::new(entries);
+    let sess = session.clone();
+    let d2 = dump.clone();
+    let state = Memo::new(move |_| {
+        let i = at.get();
+        match sess.files.get(file).map(|f| &f.content) {
+            Some(Content::Snapshot(s)) if i < entries => Arc::new(state_after(s, device, i)),
+            _ => d2.clone(),
+        }
+    });
+    // Rows fixed by the dump's packing (the most segments usually), so the map does not jump.
+    let rows = pack(&dump).1.max(1);
     let row_h = (360.0 / rows as f64).clamp(1.0, 18.0);
-    let height = rows as f64 * row_h + 8.0;
+    let height = (rows as f64 * row_h + 8.0).max(40.0) + AXIS_H;
     let canvas = NodeRef::<html::Canvas>::new();
     let width = RwSignal::new(0.0f64);
     let info = RwSignal::new(String::new());
@@ -72,131 +122,112 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
         }
     };
     crate::platform::resize::follow(canvas, measure);
-    let placed = std::sync::Arc::new(placed);
-    let p2 = placed.clone();
-    let sess = session.clone();
     Effect::new(move |_| {
         let w = width.get();
-        let (Some(c), Some(Content::Snapshot(s))) =
-            (canvas.get(), sess.files.get(file).map(|f| &f.content))
-        else {
-            return;
-        };
+        let st = state.get();
+        let Some(c) = canvas.get() else { return };
         if w <= 0.0 {
             return;
         }
-        let Some(ctx) = prepare(&c, w, height) else {
-            return;
-        };
-        let scale = (w - 8.0) / max as f64;
-        let bh = if row_h >= 4.0 { row_h * 0.8 } else { row_h };
-        for p in p2.iter() {
-            let sg = &s.segments;
-            let x = 4.0 + p.offset as f64 * scale;
-            let y = 4.0 + p.row as f64 * row_h;
-            let sw = (sg.total_size[p.seg] as f64 * scale).max(1.0);
-            ctx.set_fill_style_str("#f6f8fa");
-            ctx.fill_rect(x, y, sw, bh);
-            let (a, b) = (
-                sg.first_block[p.seg] as usize,
-                sg.first_block[p.seg + 1] as usize,
-            );
-            // Merge sub-pixel blocks of the same state into one rect.
-            let mut run: Option<(f64, f64, &'static str)> = None;
-            for bi in a..b {
-                let col = state_color(s.str(s.blocks.state[bi]));
-                let bx = x + s.blocks.address[bi].saturating_sub(sg.address[p.seg]) as f64 * scale;
-                let bw = s.blocks.size[bi] as f64 * scale;
-                match &mut run {
-                    Some((_, x1, c)) if *c == col && bx <= *x1 + 0.5 => *x1 = bx + bw,
-                    r => {
-                        if let Some((x0, x1, c)) = r.take() {
-                            ctx.set_fill_style_str(c);
-                            ctx.fill_rect(x0, y, (x1 - x0).max(0.5), bh);
-                        }
-                        *r = Some((bx, bx + bw, col));
-                    }
-                }
-            }
-            if let Some((x0, x1, c)) = run {
-                ctx.set_fill_style_str(c);
-                ctx.fill_rect(x0, y, (x1 - x0).max(0.5), bh);
-            }
-            if sw >= 3.0 {
-                ctx.set_stroke_style_str("#8c959f");
-                ctx.set_line_width(0.5);
-                ctx.stroke_rect(x, y, sw, bh);
-            }
-        }
-        let _ = c.set_attribute("data-segments", &p2.len().to_string());
+        let rh = ((height - 8.0 - AXIS_H) / pack(&st).1.max(1) as f64).clamp(1.0, 18.0);
+        paint(&c, &st, w, rh, height);
+        let _ = c.set_attribute("data-segments", &st.segments.len().to_string());
+        let _ = c.set_attribute("data-allocated", &st.allocated_bytes.to_string());
+        let _ = c.set_attribute("data-reserved", &st.reserved_bytes.to_string());
+        let _ = c.set_attribute("data-unplaced", &st.unplaced_bytes.to_string());
     });
-    let sess = session.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
-        let Some(Content::Snapshot(s)) = sess.files.get(file).map(|f| &f.content) else {
-            return;
-        };
+        let st = state.get_untracked();
+        let (placed, rows, max) = pack(&st);
+        let rh = ((height - 8.0 - AXIS_H) / rows.max(1) as f64).clamp(1.0, 18.0);
         let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
-        let scale = (width.get_untracked() - 8.0) / max as f64;
-        let row = ((y - 4.0) / row_h).floor();
+        let scale = (width.get_untracked() - 2.0 * LEFT) / max as f64;
+        let row = ((y - 4.0) / rh).floor();
         if row < 0.0 {
             return;
         }
-        let row = row as usize;
-        let byte = ((x - 4.0) / scale).max(0.0) as u64;
-        let sg = &s.segments;
-        let hit = placed
-            .iter()
-            .find(|p| p.row == row && byte >= p.offset && byte < p.offset + sg.total_size[p.seg]);
-        let text = hit.map(|p| {
-            let addr = sg.address[p.seg] + (byte - p.offset);
-            let (a, b) = (
-                sg.first_block[p.seg] as usize,
-                sg.first_block[p.seg + 1] as usize,
-            );
-            let block = (a..b).find(|&bi| {
-                addr >= s.blocks.address[bi] && addr < s.blocks.address[bi] + s.blocks.size[bi]
+        let byte = ((x - LEFT) / scale).max(0.0) as u64;
+        let hit =
+            st.segments.iter().zip(&placed).find(|(s, p)| {
+                p.0 == row as usize && byte >= p.1 && byte < p.1.saturating_add(s.size)
             });
-            let seg = format!(
-                "segment 0x{:x}: {} ({} allocated, stream {}, {})",
-                sg.address[p.seg],
-                format_bytes(sg.total_size[p.seg]),
-                format_bytes(sg.allocated_size[p.seg]),
-                sg.stream[p.seg],
-                s.str(sg.segment_type[p.seg]),
+        let text = hit.map(|(seg, p)| {
+            let off = byte - p.1;
+            let used: u64 = seg.ranges.iter().map(|r| r.1).sum();
+            let head = format!(
+                "segment 0x{:x}: {} ({} in use)",
+                seg.address,
+                format_bytes(seg.size),
+                format_bytes(used)
             );
-            match block {
-                Some(bi) => format!(
-                    "{seg} — block 0x{:x} {} {}",
-                    s.blocks.address[bi],
-                    format_bytes(s.blocks.size[bi]),
-                    s.str(s.blocks.state[bi])
+            match seg.ranges.iter().find(|r| off >= r.0 && off < r.0 + r.1) {
+                Some(r) => format!(
+                    "{head} — 0x{:x} {} {}",
+                    seg.address + r.0,
+                    format_bytes(r.1),
+                    match r.2 {
+                        RangeState::Allocated => "allocated",
+                        RangeState::AwaitingFree => "freed, awaiting its stream",
+                    }
                 ),
-                None => seg,
+                None => format!("{head} — offset {}: cached, free", format_bytes(off)),
             }
         });
         info.set(text.unwrap_or_default());
     };
+    let sess = session.clone();
+    let when = move || {
+        let i = at.get();
+        if i >= entries {
+            return "at the dump".to_owned();
+        }
+        let t = match sess.files.get(file).map(|f| &f.content) {
+            Some(Content::Snapshot(s)) => s.trace(device).and_then(|t| t.time_us[i]),
+            _ => None,
+        };
+        match t {
+            Some(us) => format!("after entry #{i} (time_us {us})"),
+            None => format!("after entry #{i}"),
+        }
+    };
+    let figures = move || {
+        let st = state.get();
+        format!(
+            "{} segments · {} reserved · {} allocated{}",
+            st.segments.len(),
+            format_bytes(st.reserved_bytes),
+            format_bytes(st.allocated_bytes),
+            if st.unplaced_bytes > 0 {
+                format!(
+                    " ({} in segments not recorded then)",
+                    format_bytes(st.unplaced_bytes)
+                )
+            } else {
+                String::new()
+            }
+        )
+    };
     view! {
         <section class="mem-segments">
-            <h3>{format!("Segments at dump time ({})", placed_len(&session, file, device))}</h3>
+            <h3>"Allocator state"</h3>
+            {(entries > 0).then(|| view! {
+                <div class="mem-scrub">
+                    <input type="range" data-testid="mem-scrubber" min="0" max=entries.to_string()
+                        prop:value=move || at.get().to_string()
+                        on:input=move |ev| { if let Ok(i) = event_target_value(&ev).parse::<usize>() { at.set(i) } } />
+                    <span class="mono" data-testid="mem-scrub-at">{when}</span>
+                </div>
+            })}
+            <div class="hint" data-testid="mem-state-figures">{figures}</div>
             <div class="legend">
                 <span class="legend-item"><i style="background:#4e79a7"></i>"allocated"</span>
-                <span class="legend-item"><i style="background:#e15759"></i>"freed, awaiting stream"</span>
-                <span class="legend-item"><i style="background:#fff;border:1px solid #8c959f"></i>"free (cached)"</span>
+                <span class="legend-item"><i style="background:#e15759"></i>"freed, awaiting stream (dump only)"</span>
+                <span class="legend-item"><i style="background:#f6f8fa;border:1px solid #8c959f"></i>"cached, free"</span>
+                <span class="hint">"x: byte offset within a row; rows packed as memory_viz does"</span>
             </div>
             <canvas node_ref=canvas data-testid="mem-segment-view" style=format!("width:100%;height:{height}px;display:block") on:mousemove=on_move />
             <div class="hint mono seg-info">{move || info.get()}</div>
         </section>
     }
     .into_any()
-}
-
-fn placed_len(session: &SessionRef, file: usize, device: i64) -> String {
-    match session.files.get(file).map(|f| &f.content) {
-        Some(Content::Snapshot(s)) => {
-            let n = s.segments.device.iter().filter(|&&d| d == device).count();
-            format!("{n}")
-        }
-        _ => String::new(),
-    }
 }

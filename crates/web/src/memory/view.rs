@@ -1,6 +1,7 @@
 //! The Memory tab: pick a memory file and a device; see its chart, figures and tables.
 
 use super::chart::ChartCanvas;
+use super::flame::PeakFlameView;
 use super::ops::OpMemoryTable;
 use super::paint::{band_color, category_color};
 use super::segments::SegmentView;
@@ -178,6 +179,7 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
                         <PeakTable d=d.clone() />
                         <StackTable d=d />
                     </div>
+                    <PeakFlameView session=session.clone() file=file device=device />
                     <SegmentView session=session.clone() file=file device=device />
                 }
                 .into_any()

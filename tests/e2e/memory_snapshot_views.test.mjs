@@ -1,0 +1,57 @@
+// A real CUDA snapshot's Memory tab (issue 18): the flame graph of live bytes by stack at the
+// peak, the allocator-state scrubber and the segment map, checked against
+// `tracelight analyze FILE --json` (exact bytes in data attributes).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+
+let srv, b;
+before(async () => { srv = await serve(); b = await browser(); });
+after(async () => { await b?.close(); srv?.server.close(); });
+
+const SNAP = path.join(CORPUS, 'real/snapshots/cs336_nothanmin_memory_snapshot.pickle');
+const num = async (l, a) => Number(await l.getAttribute(a));
+
+test('snapshot: flame at the peak sums to the peak, a frame lists its blocks, the scrubber rebuilds the state at the peak and at the dump', { skip: !fs.existsSync(SNAP) && 'corpus absent' }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await p.setViewportSize({ width: 1440, height: 900 });
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(SNAP);
+  await p.getByTestId('memory-view').waitFor({ timeout: 60_000 });
+  const d = cli(SNAP).snapshot.devices.find((x) => x.trace_entries > 0);
+  const flame = p.getByTestId('mem-flame');
+  await p.waitForFunction(() => document.querySelector('[data-testid=mem-flame]')?.hasAttribute('data-nodes'), null, { timeout: 30_000 });
+  // Every byte live at the peak is under exactly one stack: the flame's width is the peak.
+  assert.equal(await num(flame, 'data-bytes'), d.peak_active_bytes);
+  assert.ok(await num(flame, 'data-nodes') > 10);
+  // Click the left of the top row: the widest outermost frame; its blocks are listed.
+  const box = await flame.boundingBox();
+  await flame.click({ position: { x: 5, y: 8 } });
+  const list = p.getByTestId('mem-flame-blocks');
+  await list.waitFor();
+  assert.ok(await num(list, 'data-count') > 0);
+  const nodeBytes = await num(list, 'data-bytes');
+  assert.ok(nodeBytes > 0 && nodeBytes <= d.peak_active_bytes);
+  const sizes = await list.locator('td[data-bytes]').evaluateAll((tds) => tds.map((t) => Number(t.dataset.bytes)));
+  assert.ok(sizes.length > 0 && sizes.every((s, i) => i === 0 || s <= sizes[i - 1]), 'largest first');
+  assert.ok(box.width > 1000);
+
+  // The segment map at the dump: the CLI's segments and reserved bytes.
+  const seg = p.getByTestId('mem-segment-view');
+  await p.waitForFunction(() => document.querySelector('[data-testid=mem-segment-view]')?.hasAttribute('data-reserved'));
+  assert.equal(await num(seg, 'data-segments'), d.segments);
+  assert.equal(await num(seg, 'data-reserved'), d.reserved_bytes);
+  assert.match(await p.getByTestId('mem-scrub-at').textContent(), /at the dump/);
+  await p.screenshot({ path: shot('memory-snapshot-views.png'), fullPage: true });
+  // Scrub to the peak entry: the allocations live then add up to the peak active bytes.
+  await p.getByTestId('mem-scrubber').fill(String(d.peak_active_index));
+  await p.waitForFunction((i) => document.querySelector('[data-testid=mem-scrub-at]')?.textContent.includes(`#${i}`), d.peak_active_index);
+  const live = (await num(seg, 'data-allocated')) + (await num(seg, 'data-unplaced'));
+  assert.equal(live, d.peak_active_bytes);
+  await p.screenshot({ path: shot('memory-snapshot-scrubbed.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
