@@ -212,7 +212,7 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
             <h3>"Allocator state"</h3>
             {(entries > 0).then(|| view! {
                 <div class="mem-scrub">
-                    <input type="range" data-testid="mem-scrubber" min="0" max=entries.to_string()
+                    <input type="range" style="width:min(640px,60%)" data-testid="mem-scrubber" min="0" max=entries.to_string()
                         prop:value=move || at.get().to_string()
                         on:input=move |ev| { if let Ok(i) = event_target_value(&ev).parse::<usize>() { at.set(i) } } />
                     <span class="mono" data-testid="mem-scrub-at">{when}</span>
