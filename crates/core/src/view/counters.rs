@@ -187,7 +187,9 @@ fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
         ] {
             let value: Vec<f64> = rows.iter().map(|&i| col[i] as f64).collect();
             let max = value.iter().copied().fold(0.0, f64::max);
-            if what == "reserved" && max <= 0.0 {
+            // All zero is not data (old traces write `[memory]` events without totals): a
+            // "max 0 B" track would read as a measurement.
+            if max <= 0.0 {
                 continue;
             }
             out.push(CounterTrack {
@@ -304,5 +306,24 @@ mod tests {
         let g = gpu_summary(&t);
         let d1 = g.devices.iter().find(|d| d.device == 1).map(|d| d.busy_ns);
         assert_eq!(d1, Some(b.busy_before(i64::MAX)));
+    }
+
+    /// The 2021 V100 ResNet trace writes `[memory]` events whose totals are all 0: no "max 0 B"
+    /// track for them, while a device whose total moves gets one (reserved only when recorded).
+    #[test]
+    fn memory_tracks_only_for_totals_that_were_recorded() {
+        use crate::view::testutil::trace_json;
+        let m = |dev: i64, ts: i64, total: i64| {
+            format!(
+                r#"{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":{ts},"args":{{"Device Type":1,"Device Id":{dev},"Addr":1,"Bytes":0,"Total Allocated":{total},"Total Reserved":0}}}}"#
+            )
+        };
+        let t = trace_json(&[m(0, 1, 0), m(0, 2, 0), m(1, 1, 0), m(1, 2, 4096)].join(","));
+        let labels: Vec<String> = memory_tracks(&t).into_iter().map(|c| c.label).collect();
+        assert_eq!(labels.len(), 1, "{labels:?}");
+        assert!(
+            labels[0].starts_with("Memory allocated") && labels[0].contains('1'),
+            "{labels:?}"
+        );
     }
 }

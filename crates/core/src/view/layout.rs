@@ -11,7 +11,7 @@
 
 use super::counters::CounterTrack;
 use super::lod::LodIndex;
-use crate::model::{IdVal, Trace, TrackKind};
+use crate::model::{IdVal, StrId, Trace, TrackKind};
 
 pub const GROUP_PX: f64 = 22.0;
 pub const LANE_PX: f64 = 18.0;
@@ -85,16 +85,27 @@ pub fn busy_ns(t: &Trace, track: usize) -> i64 {
         .fold(0i64, |s, i| s.saturating_add(t.slices.dur[i].max(0)))
 }
 
-/// The main thread: the CPU track with the most top-level busy time (the first on a tie).
+/// The main thread: the CPU track holding the most `ProfilerStep#N` slices, then the most
+/// top-level busy time (the first on a tie). Steps first, because Kineto's own "PyTorch Profiler"
+/// span (pid `Spans` / `Traces`) covers the whole trace and would win on busy time alone.
 pub fn main_track(t: &Trace) -> Option<usize> {
-    let mut best: Option<(usize, i64)> = None;
+    let step_names: Vec<bool> = (0..t.strings.len())
+        .map(|k| t.str(StrId(k as u32)).starts_with("ProfilerStep#"))
+        .collect();
+    let mut best: Option<(usize, (usize, i64))> = None;
     for (i, tr) in t.tracks.iter().enumerate() {
         if tr.kind != TrackKind::Cpu || tr.count == 0 {
             continue;
         }
-        let b = busy_ns(t, i);
-        if best.is_none_or(|(_, x)| b > x) {
-            best = Some((i, b));
+        let (a, n) = (tr.first as usize, tr.count as usize);
+        let end = (a + n).min(t.slices.len());
+        let steps = t.slices.name[a.min(end)..end]
+            .iter()
+            .filter(|s| step_names.get(s.index()).copied().unwrap_or(false))
+            .count();
+        let key = (steps, busy_ns(t, i));
+        if best.is_none_or(|(_, x)| key > x) {
+            best = Some((i, key));
         }
     }
     best.map(|(i, _)| i)
@@ -330,6 +341,7 @@ mod tests {
         };
         let ev = [
             x("other", "cpu_op", 2, 9, 0.0, 50.0),
+            r#"{"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":0,"dur":2000}"#.to_owned(),
             x("pin", "cpu_op", 1, 5, 0.0, 0.5),
             x("ProfilerStep#1", "user_annotation", 1, 1, 0.0, 1000.0),
             x("aten::mm", "cpu_op", 1, 1, 10.0, 10.0),
@@ -340,15 +352,13 @@ mod tests {
         ];
         let t = crate::view::testutil::trace_json(&ev.join(","));
         let track = |pid: i64, tid: i64| {
-            t.tracks
-                .iter()
-                .position(|tr| {
-                    t.idval_text(tr.pid) == pid.to_string()
-                        && t.idval_text(tr.tid) == tid.to_string()
-                })
-                .expect("track of the hand-built trace")
+            t.tracks.iter().position(|tr| {
+                t.idval_text(tr.pid) == pid.to_string() && t.idval_text(tr.tid) == tid.to_string()
+            })
         };
-        let (main, pin, other) = (track(1, 1), track(1, 5), track(2, 9));
+        let (Some(main), Some(pin), Some(other)) = (track(1, 1), track(1, 5), track(2, 9)) else {
+            panic!("the hand-built trace's tracks");
+        };
         assert_eq!(main_track(&t), Some(main));
         let c = counter_tracks(&t);
         let g = groups(&t, &c);
@@ -356,6 +366,10 @@ mod tests {
         assert_eq!(g[0].idle, vec![pin]);
         assert!(g[1].label.starts_with("GPU 0"), "{g:?}");
         assert_eq!(g[2].tracks, vec![other]);
+        assert!(
+            g[3].label.starts_with("Spans"),
+            "Kineto's whole-trace span does not lead: {g:?}"
+        );
         let lod = LodIndex::build(&t);
         let depth_of = |r: &[Row], tr: usize| {
             r.iter().find_map(|r| match r.kind {

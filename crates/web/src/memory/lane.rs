@@ -79,7 +79,8 @@ pub fn pick(session: &SessionRef, file: usize) -> LanePick {
     }
     if why.is_empty() {
         if let Some(src) = sources_of(session, file).into_iter().next() {
-            if let Some(c) = chart(session, &src) {
+            // A curve that never leaves 0 (totals not recorded) is not shown as data.
+            if let Some(c) = chart(session, &src).filter(|c| c.peak.1 > 0) {
                 return LanePick::Aligned {
                     label: format!("[memory] {}", src.device_label()),
                     source: src,
