@@ -61,5 +61,46 @@ test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: !(fs.
   const n = c.kernels.filter((r) => (r.name + ' ' + (r.b_name || '')).toLowerCase().includes('nccl')).length;
   await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-kernels]')?.dataset.rows) === n, n);
   await p.screenshot({ path: shot('compare-filtered.png'), fullPage: true });
+  await p.getByTestId('compare-filter').fill('');
+
+  // Timelines side by side: one step of each, on one relative axis (each step's start = 0).
+  const tls = p.getByTestId('compare-timelines');
+  assert.equal(Number(await tls.getAttribute('data-steps')), Math.min(c.step.a.n, c.step.b.n));
+  const side = (s) => p.locator(`[data-testid=compare-tl-${s}]`);
+  const rel = async (s) => {
+    const o = BigInt(await side(s).getAttribute('data-origin-ns'));
+    const w = (await side(s).locator('[data-testid=timeline]').getAttribute('data-window')).split(',').map(BigInt);
+    return w.map((x) => x - o).join(',');
+  };
+  await side('a').locator('[data-testid=timeline]').waitFor();
+  await side('b').locator('[data-testid=timeline]').waitFor();
+  const before = await rel('a');
+  assert.equal(await rel('b'), before, 'both sides open on the same relative window');
+  // Zoom in on A: B follows to the same relative window.
+  const canvasA = side('a').locator('[data-testid=timeline]');
+  const winA0 = await canvasA.getAttribute('data-window');
+  const box = await canvasA.boundingBox();
+  await p.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  for (let k = 0; k < 3; k++) await p.mouse.wheel(0, -240);
+  await p.waitForFunction((w) => document.querySelector('[data-testid=compare-tl-a] [data-testid=timeline]')?.dataset.window !== w, winA0, { timeout: 5000 });
+  const zoomed = await rel('a');
+  assert.notEqual(zoomed, before, 'the wheel zoomed A');
+  const want = zoomed.split(',').map(BigInt);
+  await p.waitForFunction(([o, w]) => {
+    const c = document.querySelector('[data-testid=compare-tl-b] [data-testid=timeline]');
+    const win = c?.dataset.window?.split(',').map(BigInt);
+    return win && win[0] - BigInt(o) === BigInt(w[0]) && win[1] - BigInt(o) === BigInt(w[1]);
+  }, [await side('b').getAttribute('data-origin-ns'), want.map(String)], { timeout: 5000 }).catch(() => {});
+  assert.equal(await rel('b'), zoomed, 'B follows A to the same relative window');
+
+  // A kernel diff row: its occurrences in both timelines, as many as the CLI's calls on each side.
+  const k0 = impact(c.kernels)[0];
+  await p.locator('[data-testid=compare-kernels] .vt-row[data-row="0"]').click();
+  for (const [s, n] of [['a', k0.a_calls], ['b', k0.b_calls]]) {
+    const r = side(s).getByTestId('reveal');
+    await r.waitFor();
+    assert.equal(Number(await r.getAttribute('data-count')), n, `side ${s}: occurrences of ${k0.name}`);
+  }
+  await tls.screenshot({ path: shot('compare-timelines.png') });
   assert.deepEqual(errors, []);
 });

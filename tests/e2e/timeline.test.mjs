@@ -334,7 +334,7 @@ test('layout: the main thread, then the GPU; idle threads folded; lanes follow t
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tl-layout-')), 'layout.json');
   fs.writeFileSync(file, JSON.stringify({ traceEvents: events }));
   const errors = [];
-  const p = await page(b, errors);
+  let p = await page(b, errors);
   await p.goto(srv.base + '/');
   await p.getByTestId('file-input').setInputFiles(file);
   await p.getByTestId('tab-timeline').click();
@@ -351,11 +351,15 @@ test('layout: the main thread, then the GPU; idle threads folded; lanes follow t
   assert.equal(mainRow().depths, 5, 'whole trace: step + a/b/c/d');
   await p.screenshot({ path: shot('timeline-layout.png') });
 
-  // The window on the first 100 µs: the main thread shows 2 lanes (step, mm; the launch is a 3rd).
+  // The window on the first 100 µs (a fresh page opened on a deep link): the main thread shows 3
+  // lanes (step, mm, the launch).
+  await p.close();
+  p = await page(b, errors);
   await p.goto(srv.base + '/#tab=timeline&file=0&visStart=0&visEnd=100000');
   await p.getByTestId('file-input').setInputFiles(file);
   await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 0);
   g = await geometry(p);
+  assert.equal(g.window.join(','), '0,100000', 'the deep link set the window');
   assert.equal(mainRow().depths, 3, `window ${g.window}: step, mm, launch`);
 
   // Opening the idle row shows the pin-memory thread.

@@ -31,6 +31,10 @@ const MEMORY_LANE: LaneFn = |session, file, window| {
     view! { <MemoryLane session=session file=file window=window /> }.into_any()
 };
 
+/// The compare view's side-by-side timelines.
+const PAIRED: crate::session::pair::PairedFn =
+    |session, file, pair| view! { <Timeline session=session file=file pair=pair /> }.into_any();
+
 /// The errors (or the warnings) among `notices`, one per line.
 fn notice_text(notices: RwSignal<Vec<Notice>>, errors: bool) -> String {
     notices.with(|n| {
@@ -256,7 +260,7 @@ pub fn App() -> impl IntoView {
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
-                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare /> }.into_any(),
+                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare paired=PAIRED /> }.into_any(),
                 }
             };
             view! {

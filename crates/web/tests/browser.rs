@@ -153,6 +153,7 @@ fn paint_plain(
         revealed: &[],
         area: None,
         collapsed: &[],
+        origin_ns: d.bounds.0,
     };
     paint(ctx, &scene, &mut TextCache::default())
 }

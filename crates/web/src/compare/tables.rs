@@ -1,9 +1,10 @@
 //! The op and kernel diff tables: one row per matched op or kernel (or one-sided: added /
 //! removed), with calls, per-step time in A and B, the change and its share of the step-time
 //! change; sorted by impact (|Δ per step|), sortable by any column, filtered by name (either
-//! side's). A row click shows its occurrences in A's timeline.
+//! side's). A row click shows its occurrences in A's and B's timelines, side by side above.
 
-use crate::session::{reveal, Nav, SessionRef};
+use crate::session::pair::PairReveal;
+use crate::session::{reveal, SessionRef};
 use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -68,16 +69,44 @@ fn cell(r: &DiffRow, col: DiffCol) -> String {
     }
 }
 
+/// Where a row click shows its occurrences: A's and B's timelines side by side.
+pub type Reveals = (RwSignal<PairReveal>, RwSignal<PairReveal>);
+
+/// The slices of `names` in a side's first trace (op or kernel names).
+fn side_slices(s: &SessionRef, names: &[String], kernels: bool) -> Vec<u32> {
+    let Some(tf) = s.trace_indices().first().and_then(|&f| s.trace(f)) else {
+        return Vec::new();
+    };
+    let mut slices = Vec::new();
+    for n in names {
+        if kernels {
+            slices.extend(reveal::gpu_slices(&tf.trace, n));
+        } else if let Some(op) = tf
+            .analysis()
+            .ops
+            .rows
+            .iter()
+            .find(|o| &o.name == n && !o.on_device)
+        {
+            slices.extend(reveal::op_slices(&tf.trace, op));
+        }
+    }
+    slices.sort_unstable();
+    slices.dedup();
+    slices
+}
+
 #[component]
 fn DiffTable(
     rows: Arc<Vec<DiffRow>>,
     filter: RwSignal<String>,
     kernels: bool,
     session: SessionRef,
+    b: SessionRef,
+    reveals: Reveals,
     testid: &'static str,
     title: String,
 ) -> impl IntoView {
-    let nav = use_context::<Nav>().unwrap_or_default();
     // Default order: the core's, by impact.
     let sort = RwSignal::new(None as Sort<DiffCol>);
     let rows2 = rows.clone();
@@ -133,7 +162,7 @@ fn DiffTable(
             .unwrap_or_default()
     });
     let rows4 = rows.clone();
-    let store = StoredValue::new(session);
+    let store = StoredValue::new((session, b));
     let on_activate = Callback::new(move |r: usize| {
         let Some(row) = order
             .get_untracked()
@@ -143,36 +172,39 @@ fn DiffTable(
         else {
             return;
         };
-        if row.status == Status::Added {
-            return;
-        }
-        store.with_value(|s| {
-            let Some(&file) = s.trace_indices().first() else {
-                return;
-            };
-            let Some(tf) = s.trace(file) else { return };
-            let names: Vec<String> = if row.a_members.is_empty() {
-                vec![row.name.clone()]
+        let names = |members: &[String], name: Option<&String>| -> Vec<String> {
+            if members.is_empty() {
+                name.cloned().into_iter().collect()
             } else {
-                row.a_members.clone()
-            };
-            let mut slices = Vec::new();
-            for n in &names {
-                if kernels {
-                    slices.extend(reveal::gpu_slices(&tf.trace, n));
-                } else if let Some(op) = tf
-                    .analysis()
-                    .ops
-                    .rows
-                    .iter()
-                    .find(|o| &o.name == n && !o.on_device)
-                {
-                    slices.extend(reveal::op_slices(&tf.trace, op));
-                }
+                members.to_vec()
             }
-            slices.sort_unstable();
-            nav.reveal(file, slices, format!("A: {}", row.name));
+        };
+        let a_names = match row.status {
+            Status::Added => Vec::new(),
+            _ => names(&row.a_members, Some(&row.name)),
+        };
+        let b_names = match row.status {
+            Status::Removed => Vec::new(),
+            _ => names(&row.b_members, row.b_name.as_ref().or(Some(&row.name))),
+        };
+        store.with_value(|(a, b)| {
+            let label = |side: &str| format!("{side}: {}", row.name);
+            reveals.0.set(Some((
+                Arc::new(side_slices(a, &a_names, kernels)),
+                label("A"),
+            )));
+            reveals.1.set(Some((
+                Arc::new(side_slices(b, &b_names, kernels)),
+                label("B"),
+            )));
         });
+        if let Some(el) = document()
+            .query_selector("[data-testid=compare-timelines]")
+            .ok()
+            .flatten()
+        {
+            el.scroll_into_view();
+        }
     });
     let on_sort = Callback::new(move |k: DiffCol| {
         let numeric = !matches!(k, DiffCol::Name | DiffCol::Status | DiffCol::Via);
@@ -188,7 +220,12 @@ fn DiffTable(
 }
 
 #[component]
-pub fn DiffTables(diff: Arc<Diff>, session: SessionRef) -> impl IntoView {
+pub fn DiffTables(
+    diff: Arc<Diff>,
+    session: SessionRef,
+    b: SessionRef,
+    reveals: Reveals,
+) -> impl IntoView {
     let filter = RwSignal::new(String::new());
     let what = match diff.measure {
         Measure::Device => "device time",
@@ -198,11 +235,11 @@ pub fn DiffTables(diff: Arc<Diff>, session: SessionRef) -> impl IntoView {
         <div class="toolbar">
             <input class="search" type="search" placeholder="Filter ops and kernels by name (A or B)…" data-testid="compare-filter"
                 prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
-            <span class="muted">"Sorted by impact (|Δ per step|); click a header to sort, a row to see it in A's timeline."</span>
+            <span class="muted">"Sorted by impact (|Δ per step|); click a header to sort, a row to see its occurrences in both timelines."</span>
         </div>
-        <DiffTable rows=Arc::new(diff.ops.clone()) filter=filter kernels=false session=session.clone()
+        <DiffTable rows=Arc::new(diff.ops.clone()) filter=filter kernels=false session=session.clone() b=b.clone() reveals=reveals
             testid="compare-ops" title=format!("Ops ({what} per step)") />
-        <DiffTable rows=Arc::new(diff.kernels.clone()) filter=filter kernels=true session=session
+        <DiffTable rows=Arc::new(diff.kernels.clone()) filter=filter kernels=true session=session b=b reveals=reveals
             testid="compare-kernels" title="Kernels, copies, memsets (GPU time per step)".to_owned() />
     }
 }

@@ -3,6 +3,8 @@
 //! below ([`super::tables`]).
 
 use super::tables::DiffTables;
+use super::timelines::PairedTimelines;
+use crate::session::pair::{PairReveal, PairedFn};
 use crate::session::SessionRef;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -134,6 +136,8 @@ pub fn CompareView(
     compare: Option<SessionRef>,
     /// Opens B (a trace, or a run folder's files).
     on_pick: Callback<web_sys::FileList>,
+    /// Draws one side's timeline (`app.rs` passes the timeline feature).
+    paired: PairedFn,
 ) -> impl IntoView {
     let on_change = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
@@ -176,6 +180,10 @@ pub fn CompareView(
                 .unwrap_or_default()
         )
     };
+    let reveals = (
+        RwSignal::new(None as PairReveal),
+        RwSignal::new(None as PairReveal),
+    );
     let noise = if d.within_noise { " cmp-noise" } else { "" };
     view! {
         <section class="view" data-testid="compare-view">
@@ -209,7 +217,8 @@ pub fn CompareView(
                 <TimeTable title="Kernel categories, fine (GPU time per step)" testid="compare-fine" lines=d.fine_categories.clone() step_delta=d.step_delta_ns />
                 <TimeTable title="Kernel categories, seed (GPU time per step)" testid="compare-seed" lines=d.seed_categories.clone() step_delta=d.step_delta_ns />
             </div>
-            <DiffTables diff=d.clone() session=session.clone() />
+            <PairedTimelines a=session.clone() b=b.clone() reveal_a=reveals.0 reveal_b=reveals.1 paired=paired />
+            <DiffTables diff=d.clone() session=session.clone() b=b.clone() reveals=reveals />
         </section>
     }
     .into_any()

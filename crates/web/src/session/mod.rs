@@ -4,6 +4,7 @@
 pub mod derived;
 mod nav;
 mod notice;
+pub mod pair;
 pub mod reveal;
 
 pub use nav::{

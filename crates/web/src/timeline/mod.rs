@@ -9,6 +9,7 @@ pub mod input;
 pub mod layout;
 pub mod link;
 pub mod paint;
+pub mod pair;
 pub mod reveal;
 pub mod search;
 pub mod side;

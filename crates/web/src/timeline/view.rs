@@ -54,6 +54,9 @@ pub fn Timeline(
     session: SessionRef,
     file: usize,
     #[prop(optional)] lane: Option<LaneFn>,
+    /// Shown beside another timeline (Compare): window shared relative to `pair.origin_ns`.
+    #[prop(optional)]
+    pair: Option<crate::session::pair::Pair>,
 ) -> impl IntoView {
     let Some(data) = cached(&session, file) else {
         return ().into_any();
@@ -62,7 +65,8 @@ pub fn Timeline(
         return ().into_any();
     }
     let bounds = data.bounds;
-    let tl = Tl::new(Viewport::new(bounds.0, bounds.1, 1000.0), data.groups.len());
+    let start = pair.map_or(bounds, |p| p.window());
+    let tl = Tl::new(Viewport::new(start.0, start.1, 1000.0), data.groups.len());
     let rows = {
         let (session, data) = (session.clone(), data.clone());
         Memo::new(move |_| {
@@ -199,6 +203,7 @@ pub fn Timeline(
                 revealed: revealed.as_ref().map_or(&[][..], |r| &r.slices[..]),
                 area: tl.area.get_untracked(),
                 collapsed: &collapsed,
+                origin_ns: pair.map_or(bounds.0, |p| p.origin_ns),
             };
             let stats = cache
                 .try_update_value(|tc| paint(&ctx2d, &scene, tc))
@@ -245,7 +250,9 @@ pub fn Timeline(
     });
 
     // Other views follow the visible window; the URL hash keeps window and selection.
-    let window = use_context::<TimeWindow>().map(|w| w.0);
+    let window = use_context::<TimeWindow>()
+        .map(|w| w.0)
+        .filter(|_| pair.is_none());
     if let Some(win) = window {
         Effect::new(move |_| {
             let vp = tl.vp.get();
@@ -255,13 +262,17 @@ pub fn Timeline(
             }
         });
     }
-    reveal::follow(&ctx);
-    // The deep link: restored once, then kept in step.
-    link::restore(&ctx);
-    link::follow(&ctx);
+    if let Some(p) = pair {
+        super::pair::follow(&ctx, p);
+    } else {
+        reveal::follow(&ctx);
+        // The deep link: restored once, then kept in step.
+        link::restore(&ctx);
+        link::follow(&ctx);
+    }
     // A window asked for from outside (a host page's timeStart/timeEnd), and the selection
     // published for it.
-    if let Some(nav) = use_context::<Nav>() {
+    if let Some(nav) = use_context::<Nav>().filter(|_| pair.is_none()) {
         Effect::new(move |_| {
             if let Some((a, b)) = nav.goto.get() {
                 nav.goto.set(None);
@@ -277,11 +288,13 @@ pub fn Timeline(
         });
     }
 
-    let keys = {
-        let c = ctx.clone();
-        window_event_listener(leptos::ev::keydown, move |ev| input::on_key(&c, &ev))
-    };
-    on_cleanup(move || keys.remove());
+    if pair.is_none() {
+        let keys = {
+            let c = ctx.clone();
+            window_event_listener(leptos::ev::keydown, move |ev| input::on_key(&c, &ev))
+        };
+        on_cleanup(move || keys.remove());
+    }
 
     let (c1, c2, c3, c4, c5) = (
         ctx.clone(),
@@ -298,9 +311,11 @@ pub fn Timeline(
             }
         }
     };
+    // Paired: back to the step both sides started on.
+    let home = start;
     let reset = move |_| {
         tl.vp
-            .update(|v| *v = Viewport::new(bounds.0, bounds.1, v.width_px))
+            .update(|v| *v = Viewport::new(home.0, home.1, v.width_px))
     };
     let dark = RwSignal::new(false);
     let toggle_theme = move |_| {
@@ -346,7 +361,7 @@ pub fn Timeline(
     let window_signal = window.unwrap_or_else(|| RwSignal::new((bounds.0, bounds.1)));
 
     view! {
-        <section class="timeline" data-testid="timeline-view">
+        <section class="timeline" data-testid="timeline-view" data-side=pair.map(|p| p.side)>
             <div class="timeline-bar">
                 <h2>"Timeline"</h2>
                 <SearchBox ctx=c1 />

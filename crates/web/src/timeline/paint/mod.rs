@@ -49,6 +49,8 @@ pub struct Scene<'a> {
     pub revealed: &'a [u32],
     pub area: Option<Area>,
     pub collapsed: &'a [bool],
+    /// Time 0 of the ruler: the trace's first event, or a paired timeline's step start.
+    pub origin_ns: i64,
 }
 
 impl Scene<'_> {

@@ -12,7 +12,7 @@ const MIN_TICK_PX: f64 = 90.0;
 
 fn ticks(sc: &Scene) -> (i64, impl Iterator<Item = i64>) {
     let step = tick_step_ns(&sc.vp, MIN_TICK_PX);
-    let origin = sc.d.bounds.0;
+    let origin = sc.origin_ns;
     let first = origin + (sc.vp.start_ns - origin).div_euclid(step) * step;
     let end = sc.vp.end_ns;
     (
@@ -42,7 +42,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &Scene) {
     steps(ctx, sc);
     ctx.set_fill_style_str(&th.muted);
     let (step, it) = ticks(sc);
-    let origin = sc.d.bounds.0;
+    let origin = sc.origin_ns;
     for t in it {
         let x = sc.x(t);
         if x >= GUTTER_PX {
