@@ -2,7 +2,9 @@
 // page does not open): the run bar, the per-rank table, the straggler and the rank waited for, the
 // collectives and the wait heatmap must show what `tracelight analyze DIR --json` computes for the
 // same folder; a rank row opens that rank's trace, a collective row shows its kernel on the rank
-// that arrived last, a heatmap cell shows that rank's kernel of that collective.
+// that arrived last, a heatmap cell shows that collective in the aligned timelines of all ranks
+// (each rank's kernel on the aligned clock where the CLI puts it), and the step × rank table names
+// each step's slowest rank as the CLI's per-rank step times do.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -149,15 +151,50 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   assert.equal(await settledHashFile(p, wantWorst), wantWorst);
   await p.screenshot({ path: shot('ranks-collective-reveal.png') });
 
-  // A heatmap cell: that rank's kernel of that collective (the first collective in time: the
-  // heatmap's first column).
   await p.getByTestId('tab-ranks').click();
+  // Steps per rank: each step's slowest rank, from the CLI's per-rank step times (by position:
+  // these ranks recorded the same steps), the lowest rank on a tie.
+  const nSteps = c.ranks[0].steps_us.length;
+  assert.equal(Number(await p.getByTestId('rank-steps').getAttribute('data-steps')), nSteps);
+  const slowestRanks = await p.locator('[data-testid=rank-steps] [data-slowest]').evaluateAll((els) => els.map((e) => Number(e.dataset.slowest)));
+  const want = [...Array(nSteps).keys()].map((k) => c.ranks.reduce((a, x) => (x.steps_us[k] > a.steps_us[k] ? x : a)).rank);
+  assert.deepEqual(slowestRanks, want);
+  await p.getByTestId('rank-steps').screenshot({ path: shot('ranks-steps.png') });
+
+  // Aligned timelines: one collapsed group per rank; the flow joins the largest-skew collective's
+  // kernels, each at the start the CLI gives that rank on the aligned clock.
+  const canvas = p.getByTestId('aligned-canvas');
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=aligned-canvas]')?.dataset.rects) > 0);
+  const arows = JSON.parse(await canvas.getAttribute('data-rows'));
+  assert.equal(arows.filter((r) => r.kind === 'group').length, c.ranks.length);
+  const flowOf = async () => JSON.parse(await canvas.getAttribute('data-flow'));
+  const assertFlow = (flow, x, what) => {
+    assert.equal(flow.length, x.ranks.length, `${what}: one kernel per rank`);
+    for (const [k, ns] of flow) {
+      const part = x.ranks.find((r) => r.rank === c.ranks[k].rank);
+      assert.ok(Math.abs(ns - part.start_us * 1e3) <= 1, `${what} rank ${part.rank}: ${ns} ns vs CLI ${part.start_us} µs`);
+    }
+  };
+  assertFlow(await flowOf(), worst, 'largest skew');
+  await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned.png') });
+  // A rank's header opens it: its CPU threads join.
+  const before = arows.length;
+  await canvas.click({ position: { x: 100, y: 24 + arows[0].y + 8 } });
+  await p.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid=aligned-canvas]').dataset.rows).length > n, before);
+  await p.getByTestId('aligned-collapse').click();
+
+  // A heatmap cell: that collective (the first in time: the heatmap's first column) in the
+  // aligned timelines, zoomed to it.
   const first = c.collectives.map((x) => [Math.min(...x.ranks.map((r) => r.start_us)), x]).sort((a, b) => a[0] - b[0])[0][1];
+  const win0 = await canvas.getAttribute('data-window');
   await p.locator('[data-testid=wait-heatmap] .hm-row[data-rank="1"] [data-wait-ns]').first().click();
-  await p.getByTestId('reveal').waitFor();
-  assert.match(await p.getByTestId('reveal-label').textContent(), new RegExp(`^${first.name} #${first.seq} on rank 1 \\(waited `));
-  const wantOne = c.ranks.findIndex((r) => r.rank === 1);
-  assert.equal(await settledHashFile(p, wantOne), wantOne);
+  await p.waitForFunction((s) => document.querySelector('[data-testid=flow-label]').textContent.includes(s), `${first.name} #${first.seq} `);
+  await p.waitForFunction((w) => document.querySelector('[data-testid=aligned-canvas]').dataset.window !== w, win0);
+  assertFlow(await flowOf(), first, 'first collective');
+  const [w0, w1] = (await canvas.getAttribute('data-window')).split(',').map(Number);
+  for (const r of first.ranks) assert.ok(w0 <= r.start_us * 1e3 && r.end_us * 1e3 <= w1, `window ${w0}..${w1} holds rank ${r.rank}'s kernel`);
+  await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned-first.png') });
+  await p.screenshot({ path: shot('ranks-aligned-view.png') });
 
   // A rank row opens that rank's trace on the Overview.
   await p.getByTestId('tab-ranks').click();

@@ -6,7 +6,7 @@
 
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::report::json::{analyze_json, rank_inputs, Analysis};
-use tracelight_core::report::run::{run_figures, AlignMethod};
+use tracelight_core::report::run::{run_figures, steps_across, AlignMethod};
 
 const N: i64 = 4;
 const DELAY_US: i64 = 1500;
@@ -192,4 +192,57 @@ fn analyze_json_of_several_traces_keeps_its_fields_and_adds_the_collectives() {
     assert_eq!(c["ranks"][2]["wait_us"], 0.0);
     assert_eq!(c["ranks"][0]["wait_us"], DELAY_US as f64);
     assert_eq!(v["waited_for"]["rank"], 2);
+}
+
+#[test]
+fn without_collectives_ranks_align_on_the_first_step_they_all_hold() {
+    // Three ranks without NCCL: rank k's clock is `k` × 7.25 ms + k² × 1 µs ahead, and rank 0
+    // alone recorded ProfilerStep#4 before the common #5; #5 starts at true time 1000 µs. Step #6
+    // takes 900, 950 and 920 µs: rank 1 is its slowest.
+    let clocks = [0i64, 7_251, 14_504];
+    const STEP6: [i64; 3] = [900, 950, 920];
+    let all: Vec<Analysis> = clocks
+        .iter()
+        .enumerate()
+        .map(|(r, &clock)| {
+            let step = |n: i64, ts: i64, dur: i64| {
+                format!(
+                    r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+                )
+            };
+            let mut ev = vec![step(5, clock + 1000, 900), step(6, clock + 2000, STEP6[r])];
+            if r == 0 {
+                ev.push(step(4, clock, 900));
+            }
+            let kernel = format!(
+                r#"{{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":{},"dur":100,"args":{{"device":0,"stream":7}}}}"#,
+                clock + 1100
+            );
+            ev.push(kernel);
+            let json = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+            let Ok(Loaded::Trace(t)) = load_bytes("r.json", json.as_bytes()) else {
+                panic!("hand-built trace did not load")
+            };
+            Analysis::of(&format!("rank{r}.json"), &t)
+        })
+        .collect();
+    let f = run_figures(&rank_inputs(&all, &[]));
+    assert_eq!(f.alignment.method, AlignMethod::Steps);
+    assert_eq!(f.alignment.step.as_deref(), Some("ProfilerStep#5"));
+    let want: Vec<i64> = clocks.iter().map(|c| c * 1000).collect();
+    assert_eq!(f.alignment.offsets_ns, want);
+    assert!(f.collectives.is_empty());
+    // Per step across ranks, by name: #4 is rank 0's alone; #5 ties at 900 µs (the lowest rank
+    // is named); #6 is rank 1's 950 µs against a 920 µs median.
+    let s = steps_across(&f.ranks);
+    let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6"]
+    );
+    assert_eq!((s[0].slowest_rank, s[0].slowest_ns), (0, 900_000));
+    assert_eq!((s[1].slowest_rank, s[1].slowest_ns), (0, 900_000));
+    assert_eq!(s[1].median_ns, 900_000.0);
+    assert_eq!((s[2].slowest_rank, s[2].slowest_ns), (1, 950_000));
+    assert_eq!(s[2].median_ns, 920_000.0);
 }

@@ -4,6 +4,7 @@
 //! the browser only adapts it (STYLE 1).
 
 pub mod aggregate;
+pub mod aligned;
 pub mod byte_axis;
 pub mod counters;
 pub mod details;

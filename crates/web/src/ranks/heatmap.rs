@@ -4,7 +4,6 @@
 //! [`wait_heat`] scale; its exact wait is in the tooltip and `data-wait-ns`.
 
 use super::run::RunModel;
-use crate::session::{Nav, SessionRef};
 use crate::widgets::fmt;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -89,8 +88,7 @@ fn draw(
 }
 
 #[component]
-pub fn WaitHeatmap(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
-    let nav = use_context::<Nav>().unwrap_or_default();
+pub fn WaitHeatmap(m: Arc<RunModel>, focus: RwSignal<Option<usize>>) -> impl IntoView {
     let f = &m.figures;
     let mut ranks: Vec<usize> = (0..f.ranks.len()).collect();
     ranks.sort_by_key(|&k| f.ranks[k].rank);
@@ -159,25 +157,18 @@ pub fn WaitHeatmap(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
         view! { <p class="muted">"No collective matched across ranks: nothing waited on."</p> }
             .into_any()
     } else {
-        // A cell: that rank's kernel of that collective in its timeline.
-        let (m1, cols) = (m.clone(), order.clone());
-        let on_cell = Callback::new(move |(rank, k): (i64, usize)| {
-            let Some(c) = cols.get(k).and_then(|&c| m1.figures.collectives.get(c)) else {
-                return;
-            };
-            m1.reveal_call(&session, &nav, c, rank, |part| {
-                format!(
-                    "{} #{} on rank {rank} (waited {})",
-                    c.name,
-                    c.seq,
-                    fmt::dur(part.wait_ns)
-                )
-            });
+        // A cell: that collective in the aligned timelines, its kernels joined across the ranks.
+        let cols = order.clone();
+        let on_cell = Callback::new(move |(_rank, k): (i64, usize)| {
+            if let Some(&c) = cols.get(k) {
+                focus.set(Some(c));
+                scroll_to_aligned();
+            }
         });
         draw(
             by_coll,
             "wait-heatmap",
-            "Wait per rank and collective (click a cell: that rank's kernel)",
+            "Wait per rank and collective (click a cell: that collective in the aligned timelines)",
             Some(on_cell),
         )
         .into_any()
@@ -192,5 +183,15 @@ pub fn WaitHeatmap(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
             {note.map(|n| view! { <p class="hint">{n}</p> })}
             {by_step}
         </section>
+    }
+}
+
+/// Brings the aligned timelines into view (a heatmap cell picked their collective).
+fn scroll_to_aligned() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("[data-testid=aligned]").ok().flatten())
+    {
+        el.scroll_into_view();
     }
 }

@@ -1,14 +1,17 @@
 //! The Ranks tab (issue 13): a profiling run opened as one session — the run bar (ranks ×
 //! artifacts found and missing, files skipped and why), the per-rank table, the straggler and the
 //! rank the others waited for with the ops that explain them, the matched collectives and the
-//! per-rank wait heatmap. Every figure is core's ([`run::RunModel`]: `run::layout` and
+//! per-rank wait heatmap, each rank's steps, and the aligned timelines of all ranks. Every figure is core's ([`run::RunModel`]: `run::layout` and
 //! `report::run`, what `tracelight analyze DIR --json` prints); this folder only lays them out.
 //! It uses `session`, `widgets` and `platform` only; `app.rs` adds its tab.
 
+mod aligned;
+mod aligned_paint;
 mod collectives;
 mod evidence;
 mod heatmap;
 pub mod run;
+mod steps;
 mod table;
 
 use crate::session::SessionRef;
@@ -24,12 +27,19 @@ pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
     let cycle = RwSignal::new(0u32);
     let body = move || {
         let m = Arc::new(RunModel::of(&session, &skipped, cycle.get()));
+        // The collective the aligned timelines join by a flow: the largest skew until a heatmap
+        // cell picks another.
+        let c = &m.figures.collectives;
+        let focus =
+            RwSignal::new((0..c.len()).max_by_key(|&k| (c[k].skew_ns, std::cmp::Reverse(k))));
         view! {
             <RunBar m=m.clone() cycle=cycle />
             <table::RankTable m=m.clone() />
+            <steps::StepTable m=m.clone() />
             <evidence::Evidence m=m.clone() />
+            <aligned::AlignedTimelines m=m.clone() session=session.clone() focus=focus />
             <collectives::CollectiveTable m=m.clone() session=session.clone() />
-            <heatmap::WaitHeatmap m=m session=session.clone() />
+            <heatmap::WaitHeatmap m=m focus=focus />
         }
     };
     view! { <section class="view ranks" data-testid="ranks-view">{body}</section> }

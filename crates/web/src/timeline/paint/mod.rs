@@ -7,7 +7,7 @@ pub mod gutter;
 pub mod overlay;
 pub mod ruler;
 pub mod slices;
-pub mod text;
+pub use crate::widgets::text;
 
 use super::layout::{visible, Row, RowKind, GUTTER_PX, RULER_PX};
 use super::theme::Theme;
@@ -57,6 +57,17 @@ impl Scene<'_> {
     /// `content_px` → canvas y.
     pub fn y(&self, content_y: f64) -> f64 {
         RULER_PX + content_y - self.scroll
+    }
+    /// The shared painters' view of this frame ([`crate::widgets::spans`]).
+    pub fn frame(&self) -> crate::widgets::spans::Frame {
+        crate::widgets::spans::Frame {
+            vp: self.vp,
+            left: GUTTER_PX,
+            width: self.width,
+            top: RULER_PX,
+            height: self.height,
+            dpr: self.dpr,
+        }
     }
     /// `trace_ns` → canvas x.
     pub fn x(&self, ns: i64) -> f64 {
