@@ -104,3 +104,25 @@ test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: !(fs.
   await tls.screenshot({ path: shot('compare-timelines.png') });
   assert.deepEqual(errors, []);
 });
+
+test('a trace dropped on the compare target becomes B; A stays open', async () => {
+  // B is the demo itself under another name: by construction every step delta is 0.
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?url=demo/demo.pt.trace.json.gz`);
+  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
+  await p.getByTestId('compare-drop').waitFor();
+  await p.getByTestId('compare-drop').evaluate(async (el) => {
+    const buf = await (await fetch('demo/demo.pt.trace.json.gz')).arrayBuffer();
+    const dt = new DataTransfer();
+    dt.items.add(new File([buf], 'b-copy.pt.trace.json.gz'));
+    el.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await p.getByTestId('compare-view').waitFor({ timeout: 60_000 });
+  assert.match(await p.getByTestId('compare-view').locator('.toolbar').first().textContent(), /B b-copy\.pt\.trace\.json\.gz/);
+  assert.equal(Number(await p.getByTestId('compare-step').getAttribute('data-delta-ns')), 0);
+  // The drop did not replace A: one file chip, the demo.
+  assert.deepEqual(await p.locator('.file-chip').allTextContents(), ['demo.pt.trace.json.gz']);
+  assert.deepEqual(errors, []);
+  await p.close();
+});

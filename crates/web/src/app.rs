@@ -189,13 +189,35 @@ pub fn App() -> impl IntoView {
             None => open_url(DEMO_URL.to_owned()),
         }
     });
-    let open_compare = Callback::new(move |list: web_sys::FileList| {
+    // B of a comparison: a trace, or a run folder's files (the ones worth opening).
+    let open_compare_list = move |all: Vec<web_sys::File>| {
         embed.user_opened();
-        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        let many = all.len() > 1;
+        let files: Vec<web_sys::File> = all
+            .into_iter()
+            .filter(|f| !many || crate::platform::drop::looks_openable(&f.name()))
+            .collect();
         spawn_local(async move {
             let (ok, errors) = load_files(files, ctx).await;
             finish_compare(ok, errors);
         });
+    };
+    let open_compare = Callback::new(move |list: web_sys::FileList| {
+        open_compare_list((0..list.length()).filter_map(|i| list.get(i)).collect());
+    });
+    // A drop on the compare view's target opens B; it never reaches the page's drop (A).
+    let drop_compare = Callback::new(move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        ev.stop_propagation();
+        let Some(dt) = ev.data_transfer() else { return };
+        let entries = crate::platform::drop::entries(&dt);
+        if entries.iter().any(|e| e.is_directory()) {
+            spawn_local(async move {
+                open_compare_list(crate::platform::drop::collect_files(entries).await)
+            });
+        } else if let Some(list) = dt.files() {
+            open_compare_list((0..list.length()).filter_map(|i| list.get(i)).collect());
+        }
     });
     if let Some(url) = crate::platform::url::query_param("url") {
         let g = start();
@@ -260,7 +282,7 @@ pub fn App() -> impl IntoView {
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
-                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare paired=PAIRED /> }.into_any(),
+                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare on_drop=drop_compare paired=PAIRED /> }.into_any(),
                 }
             };
             view! {

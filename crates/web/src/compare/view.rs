@@ -136,6 +136,8 @@ pub fn CompareView(
     compare: Option<SessionRef>,
     /// Opens B (a trace, or a run folder's files).
     on_pick: Callback<web_sys::FileList>,
+    /// Opens B from a drop on this view's target (files or a run folder).
+    on_drop: Callback<web_sys::DragEvent>,
     /// Draws one side's timeline (`app.rs` passes the timeline feature).
     paired: PairedFn,
 ) -> impl IntoView {
@@ -153,11 +155,19 @@ pub fn CompareView(
             </label>
         }
     };
+    let target = move |text: &'static str| {
+        view! {
+            <div class="cmp-drop" data-testid="compare-drop"
+                on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); ev.stop_propagation(); }
+                on:drop=move |ev| on_drop.run(ev)>{text}</div>
+        }
+    };
     let (Some(b), Some(a_side)) = (compare, side_of(&session)) else {
         return view! {
             <section class="view" data-testid="compare-empty">
                 <p>"Compare this trace (A) with another (B): a run before and after a change, another GPU, another torch version. Figures are per step, so different step counts compare fairly; ops renamed by a backend change are matched through their parent op."</p>
                 <p>{picker("Pick trace B…")}</p>
+                {target("Drop trace B (or B's run folder) here")}
                 <p class="muted">"Or open " <code>"?url=A&compare=B"</code> "."</p>
             </section>
         }
@@ -191,6 +201,7 @@ pub fn CompareView(
                 <span><b>"A "</b>{side_text(&d.a)}</span>
                 <span><b>"B "</b>{side_text(&d.b)}</span>
                 {picker("Replace B…")}
+                {target("or drop a new B here")}
             </div>
             <p class=format!("cmp-verdict{noise}") data-testid="compare-verdict">{d.verdict.clone()}</p>
             <div class="grid2">

@@ -52,7 +52,7 @@ pub fn FactsPanel(session: SessionRef, file: usize) -> impl IntoView {
             // Expected of the profiler, no figure changes (core `Severity::Info`): collapsed.
             {(!info.is_empty()).then(|| view! {
                 <details class="warnings info" data-testid="info">
-                    <summary>{format!("{} notes (expected of the profiler)", info.len())}</summary>
+                    <summary>{format!("{} note{} (expected of the profiler)", info.len(), if info.len() == 1 { "" } else { "s" })}</summary>
                     <ul>{info.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
                 </details>
             })}
