@@ -275,6 +275,10 @@ test('a tensorboard_trace_handler folder with two cycles per worker: cycles kept
   assert.equal(Number(await bar.getAttribute('data-cycles')), 2);
   const units = await p.getByTestId('run-unit').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), Number(e.dataset.cycle)]));
   assert.deepEqual(units, c.run.units.map((u) => [u.rank, u.cycle]));
+  // The file chips: each file labelled with the CLI's rank and cycle, never one rank per file.
+  const chips = (await p.getByTestId('file-chip').allTextContents()).sort();
+  const want = c.run.units.map((u) => `rank ${u.rank} · cycle ${u.cycle} · ${u.files.trace}`).sort();
+  assert.deepEqual(chips, want);
   for (const k of [0, 1]) {
     if (k > 0) {
       await p.getByTestId('cycle-select').selectOption(String(k));

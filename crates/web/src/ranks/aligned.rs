@@ -371,6 +371,9 @@ pub fn AlignedTimelines(
                 c.latest_rank,
                 fmt::dur(c.latency_ns)
             ),
+            None if m.figures.collectives.is_empty() => {
+                "no collective matched across ranks: no flow to draw".to_owned()
+            }
             None => "no collective picked (click a heatmap cell, or use the buttons)".to_owned(),
         }
     };

@@ -1,5 +1,5 @@
 //! The run behind the Ranks tab: the session's files laid out as ranks × artifacts by core's
-//! [`recognise`] (the files the page left out by name go in as skipped), and for the traces of
+//! `run::layout::recognise` (`session::run::layout`; the files the page left out by name go in as skipped), and for the traces of
 //! the run's first cycle core's [`run_figures`] — the function `tracelight analyze DIR --json`
 //! calls, with each rank's paired snapshot and memory-timeline peaks as the CLI pairs them. The
 //! view only formats what this holds.
@@ -8,12 +8,8 @@ use crate::session::{Content, Nav, Session, SessionRef};
 use tracelight_core::analysis::collectives::{Collective, Part};
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
-use tracelight_core::ingest::Format;
 use tracelight_core::report::run::{run_figures, RankInput, RunFigures};
-use tracelight_core::run::layout::{recognise, Artifact, Entry, RunLayout};
-
-/// Why the page left a picked or dropped file out (it never reads those).
-pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle or .pkl";
+use tracelight_core::run::layout::{Artifact, RunLayout};
 
 pub struct RunModel {
     pub layout: RunLayout,
@@ -25,39 +21,11 @@ pub struct RunModel {
     pub files: Vec<usize>,
 }
 
-fn format_of(c: &Content) -> Format {
-    match c {
-        Content::Trace(_) => Format::Kineto,
-        Content::Snapshot(_) => Format::Snapshot,
-        Content::MemoryTimeline(_) => Format::MemoryTimeline,
-        Content::ExecTrace(_) => Format::Chakra,
-    }
-}
-
 impl RunModel {
     /// Lays out `session` plus the names it `skipped`, and computes `cycle`'s figures (a cycle
     /// the run lacks gives the first).
     pub fn of(session: &Session, skipped: &[String], cycle: u32) -> RunModel {
-        let mut entries: Vec<Entry> = session
-            .files
-            .iter()
-            .map(|f| Entry {
-                path: f.name.clone(),
-                format: Ok(format_of(&f.content)),
-                // What the CLI reads from a trace's head: `distributedInfo.rank` only; the
-                // layout ranks the rest from names (handler workers, NeMo `rank-N`), as the CLI.
-                head_rank: match &f.content {
-                    Content::Trace(t) => t.trace.meta.distributed.as_ref().and_then(|d| d.rank),
-                    _ => None,
-                },
-            })
-            .collect();
-        entries.extend(skipped.iter().map(|p| Entry {
-            path: p.clone(),
-            format: Err(NOT_OPENED.to_owned()),
-            head_rank: None,
-        }));
-        let layout = recognise(&entries);
+        let layout = crate::session::run::layout(session, skipped);
         let cycle = if cycle < layout.cycles() { cycle } else { 0 };
         // A name may repeat (two folders' `rank-0.json`): each session file is used once.
         let mut used = vec![false; session.files.len()];

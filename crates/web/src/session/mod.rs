@@ -6,6 +6,7 @@ mod nav;
 mod notice;
 pub mod pair;
 pub mod reveal;
+pub mod run;
 
 pub use nav::{
     FineRules, FlameArea, FlameScope, FlameState, Nav, Progress, Reveal, Tab, TimeWindow,

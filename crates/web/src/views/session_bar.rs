@@ -14,6 +14,11 @@ pub fn SessionBar(session: SessionRef) -> impl IntoView {
         .chain(session.timeline_indices())
         .chain(session.et_indices())
         .collect();
+    // Rank and cycle from the run layout, as the Ranks tab and `analyze DIR` see them: a
+    // `tensorboard_trace_handler` worker's cycles are one rank, told apart by cycle.
+    let lay = crate::session::run::layout(&session, &[]);
+    let units = crate::session::run::units_of_files(&session, &lay);
+    let (many_ranks, many_cycles) = (lay.ranks().len() > 1, lay.cycles() > 1);
     let files = order
         .into_iter()
         .map(|i| (i, &session.files[i]))
@@ -25,13 +30,15 @@ pub fn SessionBar(session: SessionRef) -> impl IntoView {
                 Content::ExecTrace(_) => ("execution trace", None),
             };
             let is_trace = rank.is_some();
-            let label = match rank {
-                Some(r) if session.trace_indices().len() > 1 => format!("rank {r} · {}", f.name),
+            let label = match units.get(i).copied().flatten() {
+                Some((r, c)) if many_cycles => format!("rank {r} · cycle {c} · {}", f.name),
+                Some((r, _)) if many_ranks => format!("rank {r} · {}", f.name),
                 _ => f.name.clone(),
             };
             view! {
                 <button
                     class="file-chip"
+                    data-testid="file-chip"
                     class:active=move || is_trace && nav.file.get() == i
                     title=kind
                     on:click=move |_| {

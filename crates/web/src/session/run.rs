@@ -1,0 +1,62 @@
+//! The session's files as core's run layout sees them ([`recognise`]): what the Ranks tab lays
+//! out and what the file chips are labelled with (a `tensorboard_trace_handler` folder's
+//! `host_pid.ts` files are ranks × cycles, never one rank per file).
+
+use super::{Content, Session};
+use tracelight_core::ingest::Format;
+use tracelight_core::run::layout::{recognise, Artifact, Entry, RunLayout};
+
+/// Why the page left a picked or dropped file out (it never reads those).
+pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle or .pkl";
+
+fn format_of(c: &Content) -> Format {
+    match c {
+        Content::Trace(_) => Format::Kineto,
+        Content::Snapshot(_) => Format::Snapshot,
+        Content::MemoryTimeline(_) => Format::MemoryTimeline,
+        Content::ExecTrace(_) => Format::Chakra,
+    }
+}
+
+/// The layout of `session`'s files plus the names it `skipped`.
+pub fn layout(session: &Session, skipped: &[String]) -> RunLayout {
+    let mut entries: Vec<Entry> = session
+        .files
+        .iter()
+        .map(|f| Entry {
+            path: f.name.clone(),
+            format: Ok(format_of(&f.content)),
+            // What the CLI reads from a trace's head: `distributedInfo.rank` only; the layout
+            // ranks the rest from names (handler workers, NeMo `rank-N`), as the CLI.
+            head_rank: match &f.content {
+                Content::Trace(t) => t.trace.meta.distributed.as_ref().and_then(|d| d.rank),
+                _ => None,
+            },
+        })
+        .collect();
+    entries.extend(skipped.iter().map(|p| Entry {
+        path: p.clone(),
+        format: Err(NOT_OPENED.to_owned()),
+        head_rank: None,
+    }));
+    recognise(&entries)
+}
+
+/// Per session file: the (rank, cycle) of the run unit it belongs to, if any. A name that
+/// repeats (two folders' `rank-0.json`) is given to the files in order, each once.
+pub fn units_of_files(session: &Session, lay: &RunLayout) -> Vec<Option<(i64, u32)>> {
+    let mut out = vec![None; session.files.len()];
+    for u in &lay.units {
+        for a in Artifact::ALL {
+            let Some(name) = u.file(a) else {
+                continue;
+            };
+            if let Some(k) = (0..session.files.len())
+                .find(|&k| out[k].is_none() && session.files[k].name == name)
+            {
+                out[k] = Some((u.rank, u.cycle));
+            }
+        }
+    }
+    out
+}
