@@ -64,8 +64,11 @@ const run = () => p.evaluate(async () => {
 });
 const q = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(f * s.length))]; };
 const fmt = (x) => x.toFixed(2);
+const ranksShown = Number(await p.getByTestId('ranks-table').getAttribute('data-rows'));
+const matched = Number(await p.getByTestId('collectives').getAttribute('data-count'));
+const chips = await p.locator('.file-chip').count();
 const mb = files.reduce((s, f) => s + fs.statSync(f).size, 0) / 1e6;
-console.log(`${files.length} rank traces, ${mb.toFixed(0)} MB in all: open ${loadS.toFixed(1)} s, wasm memory ${(wasm / 1e6).toFixed(0)} MB, Ranks tab first paint ${ranksS.toFixed(1)} s`);
+console.log(`${files.length} rank traces, ${mb.toFixed(0)} MB in all: open ${loadS.toFixed(1)} s, wasm memory ${(wasm / 1e6).toFixed(0)} MB, Ranks tab first paint ${ranksS.toFixed(1)} s (${chips} files open, ${ranksShown} ranks in the table, ${matched} collectives matched)`);
 for (const open of [false, true]) {
   if (open) await p.getByTestId('aligned-expand').click();
   await p.getByTestId('aligned-reset').click();
