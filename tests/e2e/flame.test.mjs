@@ -118,11 +118,15 @@ test('whole trace: root = python top-level sum; ProfilerStep* = CLI; click revea
   await p.mouse.click(box.x + 4, box.y + 18 + 9);
   await p.getByTestId('flame-selected').waitFor();
   assert.match(await p.getByTestId('flame-reveal').textContent(), new RegExp(`Show ${F.steps} in`));
+  assert.equal(await p.getByTestId('flame-selected').locator('[data-key=Total]').getAttribute('data-value'), figs.Total);
   // Double-click zooms into the frame; the breadcrumb has root and step; Esc goes back.
   await p.mouse.dblclick(box.x + 4, box.y + 18 + 9);
   await p.waitForFunction(() => document.querySelector('[data-testid=flame]').getAttribute('data-root') !== '0');
   assert.equal(await attr(p, 'data-root-ns'), figs.Total);
   assert.equal(await p.getByTestId('flame-crumb').count(), 2);
+  await p.mouse.move(box.x + 300, box.y + 2 * 18 + 9);
+  await p.getByTestId('flame-tip').waitFor();
+  await p.screenshot({ path: shot('flame-demo-zoomed.png') });
   await p.keyboard.press('Escape');
   await p.waitForFunction(() => document.querySelector('[data-testid=flame]').getAttribute('data-root') === '0');
   await p.getByTestId('flame-reveal').click();
@@ -208,9 +212,12 @@ test('a real A100 trace: screenshot of the flame graph, CPU and GPU time', async
   assert.equal(name, 'ProfilerStep*');
   assert.ok(Math.abs(Number(figs.Total) / 1e3 - row.cpu_total_us) < 0.002, `${figs.Total} ns vs CLI ${row.cpu_total_us} µs`);
   await p.mouse.move(0, 0);
+  const nodes = await attr(p, 'data-nodes'), ms = await attr(p, 'data-build-ms');
+  console.log(`A100 flame: ${nodes} frames built in ${ms} ms (CPU weight, whole trace)`);
   await p.screenshot({ path: shot('flame-a100.png') });
   await p.getByTestId('flame-weight').selectOption('device');
   await painted(p, 'data-weight', (v) => v === 'GPU time launched');
+  console.log(`A100 flame: ${await attr(p, 'data-nodes')} frames built in ${await attr(p, 'data-build-ms')} ms (GPU weight)`);
   await p.screenshot({ path: shot('flame-a100-gpu.png') });
   assert.deepEqual(errors, []);
   await p.close();

@@ -28,6 +28,17 @@ fn parse_scope(v: &str) -> FlameScope {
     }
 }
 
+/// A `<select>` of `(value, label)` options with `cur` selected, built whole (one reactive
+/// closure per select, not one per option: each closure is its own code in the wasm).
+fn options(opts: Vec<(String, String)>, cur: &str) -> impl IntoView {
+    opts.into_iter()
+        .map(|(v, label)| {
+            let sel = v == cur;
+            view! { <option value=v selected=sel>{label}</option> }
+        })
+        .collect_view()
+}
+
 /// Scope, weight and Python switches.
 #[component]
 pub fn Controls(
@@ -44,59 +55,62 @@ pub fn Controls(
             s.zoom = 0;
         })
     };
-    let options = move || {
-        let area = st.with(|s| s.area.clone()).map(|a| {
+    let scope = move || {
+        let (cur, area) = st.with(|s| (s.scope, s.area.clone()));
+        let mut opts = vec![("all".to_owned(), "Whole trace".to_owned())];
+        if let Some(a) = area {
             let label = format!(
                 "Timeline selection · {} · {} tracks",
                 fmt::dur(a.t1 - a.t0),
                 a.tracks.len()
             );
-            view! { <option value="area" prop:selected=move || st.with(|s| s.scope == FlameScope::Area)>{label}</option> }
-        });
-        let steps = steps
-            .iter()
-            .map(|m| {
-                let label = format!("Step {} · {}", m.label, fmt::dur(m.end - m.start));
-                let me = FlameScope::Step(m.slice);
-                view! { <option value=scope_value(me) prop:selected=move || st.with(|s| s.scope == me)>{label}</option> }
-            })
-            .collect_view();
-        view! {
-            <option value="all" prop:selected=move || st.with(|s| s.scope == FlameScope::Whole)>"Whole trace"</option>
-            {area}
-            {steps}
+            opts.push(("area".to_owned(), label));
         }
-    };
-    view! {
-        <label class="field">"Scope "
+        opts.extend(steps.iter().map(|m| {
+            let label = format!("Step {} · {}", m.label, fmt::dur(m.end - m.start));
+            (scope_value(FlameScope::Step(m.slice)), label)
+        }));
+        view! {
             <select
                 data-testid="flame-scope"
                 on:change=move |ev| {
                     let v = parse_scope(&event_target_value(&ev));
                     set(&|s| s.scope = v);
                 }
-            >{options}</select>
-        </label>
+            >{options(opts, &scope_value(cur))}</select>
+        }
+    };
+    let weight = move || {
+        let cur = if st.with(|s| s.device) {
+            "device"
+        } else {
+            "cpu"
+        };
+        let opts = vec![
+            ("cpu".to_owned(), "CPU time".to_owned()),
+            ("device".to_owned(), "GPU time launched".to_owned()),
+        ];
+        view! {
+            <select
+                data-testid="flame-weight"
+                on:change=move |ev| {
+                    let d = event_target_value(&ev) == "device";
+                    set(&|s| s.device = d);
+                }
+            >{options(opts, cur)}</select>
+        }
+    };
+    view! {
+        <label class="field">"Scope " {scope}</label>
         {has_gpu.then(|| view! {
-            <label class="field" title="Width: host wall time of the ops, or the GPU time of the kernels, copies and sets they launched">"Width "
-                <select
-                    data-testid="flame-weight"
-                    on:change=move |ev| {
-                        let d = event_target_value(&ev) == "device";
-                        set(&|s| s.device = d);
-                    }
-                >
-                    <option value="cpu" prop:selected=move || !st.with(|s| s.device)>"CPU time"</option>
-                    <option value="device" prop:selected=move || st.with(|s| s.device)>"GPU time launched"</option>
-                </select>
-            </label>
+            <label class="field" title="Width: host wall time of the ops, or the GPU time of the kernels, copies and sets they launched">"Width " {weight}</label>
         })}
         {has_python.then(|| view! {
             <label class="field" title="Keep python_function frames (with_stack=True) in the stacks">
                 <input
                     type="checkbox"
                     data-testid="flame-python"
-                    prop:checked=move || st.with(|s| s.python)
+                    checked=st.with_untracked(|s| s.python)
                     on:change=move |ev| {
                         let on = event_target_checked(&ev);
                         set(&|s| s.python = on);
@@ -109,7 +123,6 @@ pub fn Controls(
             type="search"
             placeholder="Highlight names (/regex/)"
             data-testid="flame-search"
-            prop:value=move || query.get()
             on:input=move |ev| query.set(event_target_value(&ev))
         />
     }

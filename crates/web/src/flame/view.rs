@@ -7,6 +7,7 @@ use super::bar::{Breadcrumb, Controls};
 use super::info::{Info, Tip};
 use super::paint::{paint, rows_of, FlameScene, ROW_PX};
 use crate::platform::canvas::{dpr, prepare};
+use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
 use crate::session::derived::cached;
 use crate::session::{FineRules, FlameScope, FlameState, Nav, SessionRef};
@@ -83,27 +84,30 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
         let session = session.clone();
         Memo::new(move |_| st.with(|s| key_of(s, &session, file)))
     };
+    // How long the last build took (`data-build-ms`, for BENCHMARKS.md).
+    let build_ms = StoredValue::new(0.0f64);
     let graph = {
         let session = session.clone();
         Memo::new(move |_| {
             let k = key.get();
-            Arc::new(
-                session
-                    .trace(file)
-                    .map(|f| Flame::build(&f.trace, &k.scope, k.opts))
-                    .unwrap_or_default(),
-            )
+            let t0 = now_ms();
+            let g = session
+                .trace(file)
+                .map(|f| Flame::build(&f.trace, &k.scope, k.opts))
+                .unwrap_or_default();
+            build_ms.set_value(now_ms() - t0);
+            Arc::new(g)
         })
     };
     // The shown root: the zoomed frame while it exists in this graph.
-    let root = Memo::new(move |_| {
+    let root = move || {
         let z = st.with(|s| s.zoom);
         if (z as usize) < graph.with(|g| g.len()) {
             z
         } else {
             0
         }
-    });
+    };
     let rules = FineRules::current().0;
     let colors = {
         let session = session.clone();
@@ -154,10 +158,10 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             theme.set(Theme::from_css());
         }
     });
-    let height = Memo::new(move |_| {
-        let r = root.get();
+    let height = move || {
+        let r = root();
         graph.with(|g| rows_of(g, r)) as f64 * ROW_PX
-    });
+    };
 
     let frames = Frames::new();
     let cache = StoredValue::new_local(TextCache::default());
@@ -167,7 +171,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             let (Some(c), Some(f)) = (canvas.get_untracked(), session.trace(file)) else {
                 return;
             };
-            let (w, h) = (width.get_untracked(), height.get_untracked());
+            let (w, h) = (width.get_untracked(), untrack(height));
             if w <= 0.0 {
                 return;
             }
@@ -178,7 +182,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             let colors = colors.get_untracked();
             let theme = theme.get_untracked();
             let m = matches.get_untracked();
-            let r = root.get_untracked();
+            let r = untrack(root);
             let scene = FlameScene {
                 t: &f.trace,
                 f: &g,
@@ -205,13 +209,13 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
                 .with_untracked(|k| k.scope.range)
                 .map_or(String::new(), |(a, b)| format!("{a},{b}"));
             let _ = c.set_attribute("data-range", &range);
+            let _ = c.set_attribute("data-build-ms", &format!("{:.1}", build_ms.get_value()));
         }
     };
     Effect::new(move |_| {
         graph.track();
-        root.track();
+        st.track();
         width.track();
-        height.track();
         colors.track();
         theme.track();
         matches.track();
@@ -227,7 +231,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             return None;
         }
         let row = (y / ROW_PX).floor() as u16;
-        graph.with_untracked(|g| g.hit(root.get_untracked(), x / w, row))
+        graph.with_untracked(|g| g.hit(untrack(root), x / w, row))
     };
     let on_move = move |ev: web_sys::MouseEvent| {
         // The tooltip is placed in the window (`position: fixed`), so it is never clipped.
@@ -249,7 +253,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok())
             .is_some();
         if ev.key() == "Escape" && !in_field {
-            let r = root.get_untracked();
+            let r = untrack(root);
             let p = graph.with_untracked(|g| g.parent.get(r as usize).copied());
             if let Some(p) = p.filter(|&p| (p as usize) < graph.with_untracked(|g| g.len())) {
                 st.update(|s| s.zoom = p);
@@ -286,7 +290,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
                     data-testid="flame"
                     class="flame-canvas"
                     data-weight=weight_word
-                    style=move || format!("height:{}px", height.get())
+                    style=move || format!("height:{}px", height())
                     on:mousemove=on_move
                     on:mouseleave=move |_| hover.set(None)
                     on:click=on_click

@@ -170,7 +170,7 @@ fn device_stacks(t: &Trace, scope: &Scope, python: bool, b: &mut Builder) {
             .any(|&k| t.tracks.get(k).is_some_and(|tr| tr.kind == TrackKind::Gpu))
     });
     // Frame of each host slice already placed (the stacks of many kernels share their ops).
-    let mut frame_of: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut frame_of: Vec<u32> = vec![NONE; s.len()];
     let mut chain: Vec<u32> = Vec::new();
     for r in 0..g.slice.len() {
         let i = g.slice[r] as usize;
@@ -193,9 +193,13 @@ fn device_stacks(t: &Trace, scope: &Scope, python: bool, b: &mut Builder) {
             let mut p = l;
             let mut at = 0;
             while p != NONE {
-                if let Some(&n) = frame_of.get(&p) {
-                    at = n;
-                    break;
+                match frame_of.get(p as usize) {
+                    Some(&n) if n != NONE => {
+                        at = n;
+                        break;
+                    }
+                    Some(_) => {}
+                    None => break,
                 }
                 chain.push(p);
                 p = s.parent[p as usize];
@@ -206,7 +210,7 @@ fn device_stacks(t: &Trace, scope: &Scope, python: bool, b: &mut Builder) {
                     at = b.child_for(t, at, cu);
                     b.occ[at as usize].push(c);
                 }
-                frame_of.insert(c, at);
+                frame_of[cu] = at;
             }
             at
         };
@@ -251,7 +255,7 @@ fn finish(t: &Trace, mut b: Builder, weight: Weight) -> Flame {
         }
     };
     for k in kids.iter_mut() {
-        k.sort_by(|&x, &y| {
+        k.sort_unstable_by(|&x, &y| {
             b.total[y as usize]
                 .cmp(&b.total[x as usize])
                 .then_with(|| label(x).cmp(label(y)))

@@ -14,7 +14,7 @@
 //! - [`Weight::Cpu`]: a frame's width is the wall time its slices spent on their threads, clipped
 //!   to the scope's time range (a slice half inside a step counts its half). Self time is a
 //!   frame's total minus its children's. Over a whole trace, the self times summed by name are
-//!   torch's Self CPU (checked against `key_averages` in `tests/flame_vs_torch.rs`).
+//!   torch's Self CPU (checked against `key_averages` in `tests/flame.rs`).
 //! - [`Weight::Device`]: a frame's width is the device time (kernels, memcpy, memset) its ops
 //!   launched: every GPU slice inside the scope (its own time, clipped to the range) hangs, as a
 //!   leaf frame of its own name, under the stack of the runtime call that launched it
