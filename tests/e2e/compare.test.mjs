@@ -126,3 +126,19 @@ test('a trace dropped on the compare target becomes B; A stays open', async () =
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+const MEM_A = 'generated/lstm_mem.1795343595561069429.pt.trace.json';
+const MEM_B = 'generated/lstm_mem.1795343595695003232.pt.trace.json';
+test('two traces with [memory]: A and B overlaid, peaks as the CLI diff', { skip: !fs.existsSync(path.join(CORPUS, MEM_A)) && 'corpus absent' }, async () => {
+  const c = JSON.parse(execFileSync(BIN, ['diff', path.join(CORPUS, MEM_A), path.join(CORPUS, MEM_B), '--json']).toString());
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?url=/corpus/${MEM_A}&compare=/corpus/${MEM_B}`);
+  const m = p.getByTestId('compare-memory');
+  await m.waitFor({ timeout: 60_000 });
+  assert.equal(Number(await m.getAttribute('data-a-peak')), c.memory.peak_allocated_bytes.a);
+  assert.equal(Number(await m.getAttribute('data-b-peak')), c.memory.peak_allocated_bytes.b);
+  await m.screenshot({ path: shot('compare-memory.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -4,6 +4,7 @@
 //! kernel diff tables (`tables`), and one step of each side's timeline, A above B (`timelines`). Every figure comes from `tracelight_core::report::diff`, the
 //! same struct the CLI prints. Uses `session`, `widgets` and `platform` only; `app.rs` adds the tab.
 
+pub mod memory;
 pub mod tables;
 pub mod timelines;
 pub mod view;

@@ -2,6 +2,7 @@
 //! figures, the step breakdown and kernel categories side by side with deltas; the diff tables
 //! below ([`super::tables`]).
 
+use super::memory::MemoryOverlayChart;
 use super::tables::DiffTables;
 use super::timelines::PairedTimelines;
 use crate::session::pair::{PairReveal, PairedFn};
@@ -194,6 +195,13 @@ pub fn CompareView(
         RwSignal::new(None as PairReveal),
         RwSignal::new(None as PairReveal),
     );
+    // Memory of both sides' first traces, when both recorded it.
+    fn first(s: &SessionRef) -> Option<&crate::session::TraceFile> {
+        s.trace_indices().first().and_then(|&i| s.trace(i))
+    }
+    let overlay = first(&session).zip(first(&b)).and_then(|(x, y)| {
+        tracelight_core::report::diff::memory::memory_overlay(&x.trace, &y.trace)
+    });
     let noise = if d.within_noise { " cmp-noise" } else { "" };
     view! {
         <section class="view" data-testid="compare-view">
@@ -228,6 +236,7 @@ pub fn CompareView(
                 <TimeTable title="Kernel categories, fine (GPU time per step)" testid="compare-fine" lines=d.fine_categories.clone() step_delta=d.step_delta_ns />
                 <TimeTable title="Kernel categories, seed (GPU time per step)" testid="compare-seed" lines=d.seed_categories.clone() step_delta=d.step_delta_ns />
             </div>
+            {overlay.map(|o| view! { <MemoryOverlayChart overlay=Arc::new(o) /> })}
             <PairedTimelines a=session.clone() b=b.clone() reveal_a=reveals.0 reveal_b=reveals.1 paired=paired />
             <DiffTables diff=d.clone() session=session.clone() b=b.clone() reveals=reveals />
         </section>

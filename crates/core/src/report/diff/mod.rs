@@ -26,6 +26,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod memory;
 pub mod rows;
 pub mod side;
 
