@@ -194,6 +194,24 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   const [w0, w1] = (await canvas.getAttribute('data-window')).split(',').map(Number);
   for (const r of first.ranks) assert.ok(w0 <= r.start_us * 1e3 && r.end_us * 1e3 <= w1, `window ${w0}..${w1} holds rank ${r.rank}'s kernel`);
   await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned-first.png') });
+  // A click on a collective's kernel picks that collective without moving the window: note where
+  // the first collective's kernel of the view's rank 1 is drawn at the full window, pick the next
+  // collective (which zooms to it), go back to the full window and click there.
+  const settle = () => p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await p.getByTestId('aligned-reset').click();
+  await settle();
+  const xy = JSON.parse(await canvas.getAttribute('data-flow-xy')).find((q) => q[0] === 1);
+  assert.ok(xy, 'rank 1 kernel drawn');
+  await p.getByTestId('flow-next').click();
+  await p.waitForFunction((s) => !document.querySelector('[data-testid=flow-label]').textContent.includes(s), `${first.name} #${first.seq} `);
+  await p.getByTestId('aligned-reset').click();
+  await settle();
+  const full = await canvas.getAttribute('data-window');
+  await canvas.click({ position: { x: xy[1], y: xy[2] } });
+  await p.waitForFunction((s) => document.querySelector('[data-testid=flow-label]').textContent.includes(s), `${first.name} #${first.seq} `);
+  await settle();
+  assert.equal(await canvas.getAttribute('data-window'), full, 'a click pick keeps the window');
+  assertFlow(await flowOf(), first, 'clicked collective');
   await p.screenshot({ path: shot('ranks-aligned-view.png') });
 
   // A rank row opens that rank's trace on the Overview.

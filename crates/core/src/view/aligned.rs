@@ -8,8 +8,10 @@
 //! painters and hit tests of the timeline serve both.
 
 use super::counters::CounterTrack;
+use super::hit::{hit, Hit};
 use super::layout::{Group, Row, RowKind, COUNTER_PX, GROUP_PX, LANE_PX, ROW_PAD_PX};
 use super::lod::LodIndex;
+use super::viewport::Viewport;
 use crate::model::{Ns, Trace, TrackKind};
 
 /// One rank's timeline: its trace and derived index, and its clock against the shown one.
@@ -137,6 +139,30 @@ pub fn slice_mid_y(rows: &[RankRow], rank: usize, t: &Trace, slice: usize) -> Op
     Some(r.lane_y(usize::from(s.depth[slice])) + LANE_PX / 2.0)
 }
 
+/// The slice under `x` (track-area px) and `y` (content px), as (rank index, slice of that
+/// rank's trace): the one-trace hit test on the row there, in that rank's clock.
+pub fn hit_slice(
+    ranks: &[RankTimeline],
+    rows: &[RankRow],
+    vp: &Viewport,
+    x: f64,
+    y: f64,
+) -> Option<(usize, u32)> {
+    let rr = rows
+        .iter()
+        .find(|r| r.row.y <= y && y < r.row.y + r.row.h)?;
+    let r = ranks.get(rr.rank)?;
+    let shifted = Viewport::new(
+        vp.start_ns + r.offset_ns,
+        vp.end_ns + r.offset_ns,
+        vp.width_px,
+    );
+    match hit(r.t, r.lod, std::slice::from_ref(&rr.row), &shifted, x, y) {
+        Hit::Slice(s) => Some((rr.rank, s)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +236,11 @@ mod tests {
             .unwrap_or(0);
         assert_eq!(slice_mid_y(&r, 0, &a, mm), None);
         assert!(slice_mid_y(&e, 0, &a, mm).is_some());
+        // A click at shown time 125 µs on rank 1's stream hits its kernel (5100–5150 µs on its own
+        // clock); at 200 µs nothing. 1 px = 1 µs here.
+        let vp = Viewport::new(0, 300_000, 300.0);
+        let y = slice_mid_y(&r, 1, &b, k).unwrap_or(0.0);
+        assert_eq!(hit_slice(&ranks, &r, &vp, 125.0, y), Some((1, k as u32)));
+        assert_eq!(hit_slice(&ranks, &r, &vp, 200.0, y), None);
     }
 }

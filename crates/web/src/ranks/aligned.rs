@@ -2,7 +2,8 @@
 //! rank moved by core's alignment offset, `RunFigures::alignment`), one collapsible group per
 //! rank (collapsed: its GPU streams and memory curve, core's `view::aligned::rows`), one
 //! viewport for all (wheel zooms, drag pans, all ranks together), and the selected collective's
-//! kernels joined across the ranks by a flow line. The heatmap's cells pick the collective.
+//! kernels joined across the ranks by a flow line. The heatmap's cells, the buttons and a click on
+//! a collective's kernel here pick the collective.
 
 use super::aligned_paint::{paint, AScene, FlowPart, RULER_PX};
 use super::run::RunModel;
@@ -18,7 +19,7 @@ use crate::widgets::theme::Theme;
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
-use tracelight_core::view::aligned::{bounds, rows, RankRow, RankTimeline};
+use tracelight_core::view::aligned::{bounds, hit_slice, rows, RankRow, RankTimeline};
 use tracelight_core::view::layout::RowKind;
 use tracelight_core::view::slice_colors::SliceColors;
 use tracelight_core::view::viewport::Viewport;
@@ -51,6 +52,17 @@ fn with_ranks<R>(session: &SessionRef, m: &RunModel, f: impl FnOnce(&[RankTimeli
         })
         .collect();
     f(&ranks)
+}
+
+/// The matched collective whose kernel on the view's rank `k` is `slice`, if any.
+fn collective_of(session: &SessionRef, m: &RunModel, k: usize, slice: u32) -> Option<usize> {
+    let rank = m.figures.ranks.get(k)?.rank;
+    let calls = &session.trace(*m.files.get(k)?)?.analysis().collectives;
+    m.figures.collectives.iter().position(|c| {
+        c.parts
+            .iter()
+            .any(|p| p.rank == rank && calls.get(p.call).is_some_and(|x| x.slice == slice))
+    })
 }
 
 /// Rows as JSON for tests (`data-rows`): rank index, kind, y, h and label.
@@ -210,6 +222,15 @@ pub fn AlignedTimelines(
                     .try_update_value(|tc| paint(&ctx, &sc, tc))
                     .unwrap_or_default();
                 let _ = c.set_attribute("data-rects", &drawn.rects.to_string());
+                // Where each flow kernel is drawn (rank index, canvas x of its middle, y), for tests.
+                let xy: Vec<String> = flow
+                    .iter()
+                    .filter_map(|p| {
+                        let (x0, x1, y) = sc.part_at(p)?;
+                        Some(format!("[{},{:.1},{:.1}]", p.rank, (x0 + x1) / 2.0, y))
+                    })
+                    .collect();
+                let _ = c.set_attribute("data-flow-xy", &format!("[{}]", xy.join(",")));
                 // Each flow part's kernel start on the shown clock (what `analyze DIR --json`
                 // calls a rank's `start_us` of that collective).
                 flow.iter()
@@ -246,12 +267,17 @@ pub fn AlignedTimelines(
         }
     });
     // A picked collective: zoom to its kernels with room either side. (Not the one picked when
-    // the view opens: it opens on the whole run, the flow already drawn.)
+    // the view opens: it opens on the whole run, the flow already drawn; nor one picked by a
+    // click on its kernel, already in view.)
+    let keep_window = StoredValue::new(false);
     {
         let m = m.clone();
         Effect::new(move |prev: Option<()>| {
             let c = focus.get().and_then(|c| m.figures.collectives.get(c));
-            let Some(c) = c.filter(|_| prev.is_some()) else {
+            let keep = keep_window
+                .try_update_value(std::mem::take)
+                .unwrap_or(false);
+            let Some(c) = c.filter(|_| prev.is_some() && !keep) else {
                 return;
             };
             let a = c.parts.iter().map(|p| p.start_ns).min().unwrap_or(0);
@@ -290,6 +316,7 @@ pub fn AlignedTimelines(
         }
     };
     // A click (no drag) on a rank's header opens or closes it.
+    let (session_up, m_up) = (session.clone(), m.clone());
     let on_up = move |ev: web_sys::MouseEvent| {
         let d = drag.get_value();
         drag.set_value(None);
@@ -311,6 +338,20 @@ pub fn AlignedTimelines(
                     *v = !*v;
                 }
             });
+            return;
+        }
+        // A click on a collective's kernel picks that collective.
+        let x = f64::from(ev.offset_x()) - GUTTER_PX;
+        let v = vp.get_untracked();
+        let picked = rows.with_untracked(|r| {
+            with_ranks(&session_up, &m_up, |ranks| hit_slice(ranks, r, &v, x, y))
+        });
+        if let Some((k, slice)) = picked {
+            if let Some(c) = collective_of(&session_up, &m_up, k, slice) {
+                // The kernel clicked is in view: keep the window.
+                keep_window.set_value(true);
+                focus.set(Some(c));
+            }
         }
     };
     let on_scroll = move |_| {
@@ -394,7 +435,7 @@ pub fn AlignedTimelines(
     view! {
         <section class="card aligned" data-testid="aligned">
             <h2>"Aligned timelines"</h2>
-            <p class="hint">{format!("{n} rank(s), {method}. Wheel: zoom all ranks · drag: pan · shift+wheel: scroll · click a rank's header: open or close it.")}</p>
+            <p class="hint">{format!("{n} rank(s), {method}. Wheel: zoom all ranks · drag: pan · shift+wheel: scroll · click a rank's header: open or close it · click a collective's kernel: join it across ranks.")}</p>
             <div class="aligned-bar">
                 <button class="button" data-testid="aligned-expand" on:click=all(true)>"Open all"</button>
                 <button class="button" data-testid="aligned-collapse" on:click=all(false)>"Close all"</button>

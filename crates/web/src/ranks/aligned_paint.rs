@@ -45,7 +45,7 @@ impl AScene<'_> {
     }
 
     /// Canvas (x0, x1, y-middle) of a flow part's kernel, if its row is shown.
-    fn part_at(&self, p: &FlowPart) -> Option<(f64, f64, f64)> {
+    pub fn part_at(&self, p: &FlowPart) -> Option<(f64, f64, f64)> {
         let r = self.ranks.get(p.rank)?;
         let i = p.slice as usize;
         let y = tracelight_core::view::aligned::slice_mid_y(self.rows, p.rank, r.t, i)?;
