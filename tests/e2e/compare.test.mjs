@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve, browser, page, shot, CORPUS, ROOT } from './harness.mjs';
@@ -139,6 +140,33 @@ test('two traces with [memory]: A and B overlaid, peaks as the CLI diff', { skip
   assert.equal(Number(await m.getAttribute('data-a-peak')), c.memory.peak_allocated_bytes.a);
   assert.equal(Number(await m.getAttribute('data-b-peak')), c.memory.peak_allocated_bytes.b);
   await m.screenshot({ path: shot('compare-memory.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+const RN = 'generated/resnet_all.1795343593430138415';
+test('two sessions with memory timelines: each category of A and B overlaid, peaks as python reads them', { skip: !fs.existsSync(path.join(CORPUS, RN + '.memory_timeline.json')) && 'corpus absent' }, async () => {
+  // B is A's files under other names: by construction every category's peak is the same on both.
+  const [trace, timeline] = ['.pt.trace.json.gz', '.memory_timeline.json'].map((s) => path.join(CORPUS, RN + s));
+  const [times, sizes] = JSON.parse(fs.readFileSync(timeline, 'utf8'));
+  assert.equal(times.length, sizes.length);
+  const CATS = ['parameter', 'optimizer_state', 'input', 'temporary', 'activation', 'gradient', 'autograd_detail', 'unknown'];
+  const want = CATS.map((name, c) => [name, Math.max(0, ...sizes.map((r) => r[c + 1]))]).filter(([, v]) => v > 0);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-cmp-'));
+  const bFiles = [['b.pt.trace.json.gz', trace], ['b.memory_timeline.json', timeline]].map(([n, f]) => {
+    fs.copyFileSync(f, path.join(dir, n));
+    return path.join(dir, n);
+  });
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles([trace, timeline]);
+  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
+  await p.getByTestId('compare-input').setInputFiles(bFiles);
+  await p.getByTestId('compare-memory-categories').waitFor({ timeout: 60_000 });
+  const got = await p.getByTestId('compare-memory-category').evaluateAll((els) => els.map((e) => [e.dataset.category, Number(e.dataset.aPeak), Number(e.dataset.bPeak)]));
+  assert.deepEqual(got, want.map(([n, v]) => [n, v, v]));
+  await p.getByTestId('compare-memory-categories').screenshot({ path: shot('compare-memory-categories.png') });
   assert.deepEqual(errors, []);
   await p.close();
 });

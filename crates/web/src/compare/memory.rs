@@ -15,13 +15,18 @@ use web_sys::CanvasRenderingContext2d;
 /// Same colours as the compare bars (`.cmp-bar.a` / `.b`).
 const A_COLOR: &str = "#7a8699";
 const B_COLOR: &str = "#2e6fd8";
-const H: f64 = 220.0;
 const LEFT: f64 = 64.0;
 const PAD: f64 = 12.0;
 
-fn curve(ctx: &CanvasRenderingContext2d, c: &OverlayCurve, o: &MemoryOverlay, w: f64, color: &str) {
+fn curve(
+    ctx: &CanvasRenderingContext2d,
+    c: &OverlayCurve,
+    o: &MemoryOverlay,
+    (w, h): (f64, f64),
+    color: &str,
+) {
     let x = |v: i64| LEFT + (v as f64 / o.x_max as f64) * (w - LEFT - PAD);
-    let y = |v: u64| H - 20.0 - (v as f64 / o.y_max as f64) * (H - 40.0);
+    let y = |v: u64| h - 20.0 - (v as f64 / o.y_max as f64) * (h - 40.0);
     ctx.set_stroke_style_str(color);
     ctx.set_line_width(1.5);
     ctx.begin_path();
@@ -47,45 +52,54 @@ fn curve(ctx: &CanvasRenderingContext2d, c: &OverlayCurve, o: &MemoryOverlay, w:
     ctx.fill();
 }
 
-fn paint(ctx: &CanvasRenderingContext2d, o: &MemoryOverlay, w: f64) {
-    ctx.clear_rect(0.0, 0.0, w, H);
+fn paint(ctx: &CanvasRenderingContext2d, o: &MemoryOverlay, (w, h): (f64, f64)) {
+    ctx.clear_rect(0.0, 0.0, w, h);
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_fill_style_str("#6b7280");
     ctx.set_stroke_style_str("#e5e7eb");
     ctx.set_line_width(1.0);
     for t in byte_ticks(o.y_max, 4) {
-        let y = H - 20.0 - (t as f64 / o.y_max as f64) * (H - 40.0);
+        let y = h - 20.0 - (t as f64 / o.y_max as f64) * (h - 40.0);
         ctx.begin_path();
         ctx.move_to(LEFT, y.round() + 0.5);
         ctx.line_to(w - PAD, y.round() + 0.5);
         ctx.stroke();
         let _ = ctx.fill_text(&tick_label(t), 4.0, y + 4.0);
     }
-    let _ = ctx.fill_text("0", LEFT, H - 6.0);
+    let _ = ctx.fill_text("0", LEFT, h - 6.0);
     let end = format_duration(o.x_max);
-    let _ = ctx.fill_text(&end, w - PAD - 7.0 * end.len() as f64, H - 6.0);
-    curve(ctx, &o.a, o, w, A_COLOR);
-    curve(ctx, &o.b, o, w, B_COLOR);
+    let _ = ctx.fill_text(&end, w - PAD - 7.0 * end.len() as f64, h - 6.0);
+    curve(ctx, &o.a, o, (w, h), A_COLOR);
+    curve(ctx, &o.b, o, (w, h), B_COLOR);
+}
+
+/// A canvas drawing `o`, `h` CSS px tall, as wide as its box.
+fn chart(o: Arc<MemoryOverlay>, h: f64) -> impl IntoView {
+    let canvas = NodeRef::<html::Canvas>::new();
+    Effect::new(move |_| {
+        let Some(c) = canvas.get() else { return };
+        let w = f64::from(c.client_width()).max(200.0);
+        if let Some(ctx) = prepare(&c, w, h) {
+            paint(&ctx, &o, (w, h));
+        }
+    });
+    view! { <canvas node_ref=canvas style=format!("width:100%;height:{h}px;display:block") /> }
+}
+
+/// "Δ peak 196.5KiB (+15.9%)".
+fn delta_text(o: &MemoryOverlay) -> String {
+    let delta = o.b.peak.1 as i64 - o.a.peak.1 as i64;
+    let pct = if o.a.peak.1 > 0 {
+        format!(" ({:+.1}%)", 100.0 * delta as f64 / o.a.peak.1 as f64)
+    } else {
+        String::new()
+    };
+    format!("Δ peak {}{pct}", bytes(delta))
 }
 
 #[component]
 pub fn MemoryOverlayChart(overlay: Arc<MemoryOverlay>) -> impl IntoView {
-    let canvas = NodeRef::<html::Canvas>::new();
-    let o = overlay.clone();
-    Effect::new(move |_| {
-        let Some(c) = canvas.get() else { return };
-        let w = f64::from(c.client_width()).max(300.0);
-        if let Some(ctx) = prepare(&c, w, H) {
-            paint(&ctx, &o, w);
-        }
-    });
     let (a, b) = (&overlay.a, &overlay.b);
-    let delta = b.peak.1 as i64 - a.peak.1 as i64;
-    let pct = if a.peak.1 > 0 {
-        format!(" ({:+.1}%)", 100.0 * delta as f64 / a.peak.1 as f64)
-    } else {
-        String::new()
-    };
     let side = |name: &'static str, color: &'static str, c: &OverlayCurve| {
         view! {
             <span class="legend-item"><i style=format!("background:{color}")></i>
@@ -101,9 +115,40 @@ pub fn MemoryOverlayChart(overlay: Arc<MemoryOverlay>) -> impl IntoView {
             <div class="legend">
                 {side("A", A_COLOR, a)}
                 {side("B", B_COLOR, b)}
-                <span class="muted">{format!("Δ peak {}{pct} · x: time from each side's first step", bytes(delta))}</span>
+                <span class="muted">{format!("{} · x: time from each side's first step", delta_text(&overlay))}</span>
             </div>
-            <canvas node_ref=canvas style=format!("width:100%;height:{H}px;display:block") />
+            {chart(overlay.clone(), 220.0)}
+        </section>
+    }
+}
+
+/// The memory timelines' categories (`export_memory_timeline`), one small chart per category
+/// with A and B overlaid.
+#[component]
+pub fn CategoryOverlays(overlays: Vec<MemoryOverlay>) -> impl IntoView {
+    let cells = overlays
+        .into_iter()
+        .map(|o| {
+            let o = Arc::new(o);
+            view! {
+                <div class="cmp-cat" data-testid="compare-memory-category" data-category=o.a.device.clone()
+                    data-a-peak=o.a.peak.1.to_string() data-b-peak=o.b.peak.1.to_string()>
+                    <h3>{o.a.device.clone()}</h3>
+                    <p class="muted">{format!("A {} · B {} · {}", bytes(o.a.peak.1 as i64), bytes(o.b.peak.1 as i64), delta_text(&o))}</p>
+                    {chart(o.clone(), 140.0)}
+                </div>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="card cmp-memory" data-testid="compare-memory-categories">
+            <h2>"Memory timeline categories, A and B overlaid"</h2>
+            <div class="legend">
+                <span class="legend-item"><i style=format!("background:{A_COLOR}")></i>"A"</span>
+                <span class="legend-item"><i style=format!("background:{B_COLOR}")></i>"B"</span>
+                <span class="muted">"x: time from each timeline's first sample"</span>
+            </div>
+            <div class="cmp-cats">{cells}</div>
         </section>
     }
 }

@@ -2,14 +2,17 @@
 //! figures, the step breakdown and kernel categories side by side with deltas; the diff tables
 //! below ([`super::tables`]).
 
-use super::memory::MemoryOverlayChart;
+use super::memory::{CategoryOverlays, MemoryOverlayChart};
 use super::tables::DiffTables;
 use super::timelines::PairedTimelines;
 use crate::session::pair::{PairReveal, PairedFn};
+use crate::session::Content;
 use crate::session::SessionRef;
 use leptos::prelude::*;
 use std::sync::Arc;
+use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::model::Trace;
+use tracelight_core::report::diff::memory::category_overlays;
 use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, side::Side, Diff, Line};
 use tracelight_core::report::json::Analysis;
 
@@ -202,6 +205,16 @@ pub fn CompareView(
     let overlay = first(&session).zip(first(&b)).and_then(|(x, y)| {
         tracelight_core::report::diff::memory::memory_overlay(&x.trace, &y.trace)
     });
+    fn timeline(s: &SessionRef) -> Option<&MemoryTimeline> {
+        s.files.iter().find_map(|f| match &f.content {
+            Content::MemoryTimeline(m) => Some(&**m),
+            _ => None,
+        })
+    }
+    let categories = timeline(&session)
+        .zip(timeline(&b))
+        .map(|(x, y)| category_overlays(x, y))
+        .unwrap_or_default();
     let noise = if d.within_noise { " cmp-noise" } else { "" };
     view! {
         <section class="view" data-testid="compare-view">
@@ -237,6 +250,7 @@ pub fn CompareView(
                 <TimeTable title="Kernel categories, seed (GPU time per step)" testid="compare-seed" lines=d.seed_categories.clone() step_delta=d.step_delta_ns />
             </div>
             {overlay.map(|o| view! { <MemoryOverlayChart overlay=Arc::new(o) /> })}
+            {(!categories.is_empty()).then(|| view! { <CategoryOverlays overlays=categories /> })}
             <PairedTimelines a=session.clone() b=b.clone() reveal_a=reveals.0 reveal_b=reveals.1 paired=paired />
             <DiffTables diff=d.clone() session=session.clone() b=b.clone() reveals=reveals />
         </section>

@@ -5,6 +5,7 @@
 
 use crate::analysis::memory::{curve, headline_peak, memory_summary};
 use crate::analysis::steps::steps;
+use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};
 use crate::model::Trace;
 
 /// One side's curve: ns since its origin and allocated bytes, in time order.
@@ -74,6 +75,44 @@ pub fn memory_overlay(a: &Trace, b: &Trace) -> Option<MemoryOverlay> {
     })
 }
 
+/// One category's curve of a memory timeline (`export_memory_timeline`), ns since its first
+/// sample.
+fn category_curve(m: &MemoryTimeline, c: usize) -> OverlayCurve {
+    let t0 = m.times_us.first().copied().unwrap_or(0);
+    let mut out = OverlayCurve {
+        device: CATEGORIES[c].to_owned(),
+        ..OverlayCurve::default()
+    };
+    for (i, &t) in m.times_us.iter().enumerate() {
+        let x = t.saturating_sub(t0).saturating_mul(1000);
+        let y = m.bytes[c].get(i).copied().unwrap_or(0).max(0) as u64;
+        if y > out.peak.1 {
+            out.peak = (x, y);
+        }
+        out.x.push(x);
+        out.y.push(y);
+    }
+    out
+}
+
+/// The memory timelines' categories of A and B overlaid, one overlay per category either side
+/// used (parameters, activations, gradients, …), on one axis per category.
+pub fn category_overlays(a: &MemoryTimeline, b: &MemoryTimeline) -> Vec<MemoryOverlay> {
+    (0..CATEGORIES.len())
+        .map(|c| (category_curve(a, c), category_curve(b, c)))
+        .filter(|(x, y)| x.peak.1 > 0 || y.peak.1 > 0)
+        .map(|(a, b)| {
+            let last = |c: &OverlayCurve| c.x.last().copied().unwrap_or(0);
+            MemoryOverlay {
+                x_max: last(&a).max(last(&b)).max(1),
+                y_max: a.peak.1.max(b.peak.1).max(1),
+                a,
+                b,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +160,36 @@ mod tests {
         assert_eq!((o.x_max, o.y_max), (400_000, 5 << 20));
         let none = trace_json(step);
         assert!(memory_overlay(&a, &none).is_none());
+    }
+
+    /// Hand-built timelines: A holds parameters (4 KiB) and activations peaking at 10 KiB 2 µs
+    /// in; B the same parameters and activations peaking at 6 KiB; nobody has gradients.
+    #[test]
+    fn categories_of_both_timelines_each_on_its_own_axis() {
+        let tl = |times: Vec<i64>, params: Vec<i64>, acts: Vec<i64>| {
+            let mut bytes: [Vec<i64>; 8] = Default::default();
+            let n = times.len();
+            for (c, v) in bytes.iter_mut().enumerate() {
+                *v = match CATEGORIES[c] {
+                    "parameter" => params.clone(),
+                    "activation" => acts.clone(),
+                    _ => vec![0; n],
+                };
+            }
+            MemoryTimeline {
+                format: crate::ingest::sniff::Format::MemoryTimeline,
+                times_us: times,
+                bytes,
+                records: n as u64,
+            }
+        };
+        let a = tl(vec![100, 101, 102], vec![4096; 3], vec![0, 2048, 10240]);
+        let b = tl(vec![5, 9], vec![4096; 2], vec![6144, 0]);
+        let o = category_overlays(&a, &b);
+        let names: Vec<&str> = o.iter().map(|x| x.a.device.as_str()).collect();
+        assert_eq!(names, ["parameter", "activation"]);
+        assert_eq!(o[1].a.peak, (2_000, 10240));
+        assert_eq!(o[1].b.peak, (0, 6144));
+        assert_eq!((o[1].x_max, o[1].y_max), (4_000, 10240));
     }
 }
