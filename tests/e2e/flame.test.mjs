@@ -222,3 +222,23 @@ test('a real A100 trace: screenshot of the flame graph, CPU and GPU time', async
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+test('a stack 300 frames deep draws 240 rows (bounded canvas) and says how to reach the rest', async () => {
+  const errors = [];
+  const p = await wide(errors);
+  // f0 ⊃ f1 ⊃ … ⊃ f299 on one thread: 300 rows, each 2 µs shorter than its parent.
+  const ev = Array.from({ length: 300 }, (_, i) => ({ ph: 'X', cat: 'cpu_op', name: `f${i}`, pid: 1, tid: 1, ts: i, dur: 1000 - 2 * i }));
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles({ name: 'deep.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ traceEvents: ev })) });
+  await p.getByTestId('tab-flame').click({ timeout: 60_000 });
+  await painted(p);
+  assert.equal(await p.getByTestId('flame').evaluate((c) => c.style.height), `${240 * 18}px`);
+  // Root row + 300 frames = 301 rows; 240 drawn.
+  assert.match(await p.getByTestId('flame-hidden').textContent(), /^61 deeper rows/);
+  const box = await p.getByTestId('flame').boundingBox();
+  await p.mouse.dblclick(box.x + 50, box.y + 18 + 9);
+  await p.waitForFunction(() => document.querySelector('[data-testid=flame-hidden]')?.textContent.startsWith('60 '));
+  assert.equal(await attr(p, 'data-root-ns'), '1000000');
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -13,6 +13,10 @@ use web_sys::CanvasRenderingContext2d;
 
 /// Height of one frame row, CSS px.
 pub const ROW_PX: f64 = 18.0;
+/// Rows drawn at most: the canvas's backing store is width × height × dpr² × 4 bytes, so a stack
+/// thousands of frames deep (hostile or recursive Python) would ask for gigabytes. Deeper rows
+/// are reached by zooming into a frame, which makes it row 0.
+pub const MAX_ROWS: usize = 240;
 /// Frames at least this wide carry a name.
 const LABEL_PX: f64 = 22.0;
 /// The root and `[launch not recorded]`: no slice, no kind colour.
@@ -95,8 +99,9 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
             continue;
         }
         let y = sc.y(n as u32);
-        if y > sc.height {
-            n += 1;
+        if y + ROW_PX > sc.height + 0.5 {
+            // Below the canvas, and so is its whole subtree.
+            n = f.end[n] as usize;
             continue;
         }
         let rep = f.rep[n];

@@ -5,7 +5,7 @@
 
 use super::bar::{Breadcrumb, Controls};
 use super::info::{Info, Tip};
-use super::paint::{paint, rows_of, FlameScene, ROW_PX};
+use super::paint::{paint, rows_of, FlameScene, MAX_ROWS, ROW_PX};
 use crate::platform::canvas::{dpr, prepare};
 use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
@@ -160,7 +160,17 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
     });
     let height = move || {
         let r = root();
-        graph.with(|g| rows_of(g, r)) as f64 * ROW_PX
+        graph.with(|g| rows_of(g, r)).min(MAX_ROWS) as f64 * ROW_PX
+    };
+    let hidden = move || {
+        let r = root();
+        let n = graph.with(|g| rows_of(g, r));
+        (n > MAX_ROWS).then(|| {
+            format!(
+                "{} deeper rows not drawn: double-click a frame to zoom into it.",
+                n - MAX_ROWS
+            )
+        })
     };
 
     let frames = Frames::new();
@@ -284,6 +294,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             <Show when=empty>
                 <p class="muted" data-testid="flame-empty">{move || format!("No {} in this scope.", if st.with(|s| s.device) { "GPU work" } else { "host-side ops" })}</p>
             </Show>
+            {move || hidden().map(|t| view! { <p class="hint" data-testid="flame-hidden">{t}</p> })}
             <div class="flame-wrap" node_ref=wrap>
                 <canvas
                     node_ref=canvas
