@@ -261,6 +261,14 @@ test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped l
   assert.equal(Number(await p.getByTestId('run-straggler').getAttribute('data-rank')), c.straggler.rank);
   assert.equal(Number(await p.getByTestId('collectives').getAttribute('data-count')), c.collectives.length);
   assert.equal(await p.getByTestId('run-waited-for').count(), c.waited_for ? 1 : 0);
+  // The aligned timelines: under each rank with [memory] events, its memory-allocated curve.
+  await p.waitForFunction(() => document.querySelector('[data-testid=aligned-canvas]')?.dataset.rows);
+  const arows = JSON.parse(await p.getByTestId('aligned-canvas').getAttribute('data-rows'));
+  c.ranks.forEach((x, k) => {
+    const mem = arows.some((r) => r.rank === k && r.kind === 'counter' && /^Memory allocated/.test(r.label));
+    assert.equal(mem, x.peak_allocated_bytes > 0, `rank ${x.rank}: memory lane iff the trace records memory`);
+  });
+  await p.getByTestId('aligned').screenshot({ path: shot('ranks-nemo-aligned.png') });
   // No collective matched: no heatmap of zeros, over collectives or steps.
   assert.equal(c.collectives.length, 0);
   assert.equal(await p.locator('[data-testid^=wait-heatmap]').count(), 0);

@@ -11,6 +11,7 @@ use super::counters::CounterTrack;
 use super::hit::{hit, Hit};
 use super::layout::{Group, Row, RowKind, COUNTER_PX, GROUP_PX, LANE_PX, ROW_PAD_PX};
 use super::lod::LodIndex;
+use super::steps::StepMark;
 use super::viewport::Viewport;
 use crate::model::{Ns, Trace, TrackKind};
 
@@ -20,6 +21,8 @@ pub struct RankTimeline<'a> {
     pub lod: &'a LodIndex,
     pub counters: &'a [CounterTrack],
     pub groups: &'a [Group],
+    /// The rank's `ProfilerStep#N` marks, drawn in its header row.
+    pub steps: &'a [StepMark],
     pub label: String,
     /// The rank's clock minus the shown clock: trace ns = shown ns + `offset_ns`.
     pub offset_ns: Ns,
@@ -191,6 +194,7 @@ mod tests {
                 lod: &la,
                 counters: &ca,
                 groups: &ga,
+                steps: &[],
                 label: "rank 0".into(),
                 offset_ns: 0,
             },
@@ -199,6 +203,7 @@ mod tests {
                 lod: &lb,
                 counters: &cb,
                 groups: &gb,
+                steps: &[],
                 label: "rank 1".into(),
                 offset_ns: 5_000_000,
             },

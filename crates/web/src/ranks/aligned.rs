@@ -46,6 +46,7 @@ fn with_ranks<R>(session: &SessionRef, m: &RunModel, f: impl FnOnce(&[RankTimeli
                 lod: &tl.lod,
                 counters: &tl.counters,
                 groups: &tl.groups,
+                steps: &tl.steps,
                 label: format!("rank {} · {}", r.rank, r.file),
                 offset_ns: off,
             })

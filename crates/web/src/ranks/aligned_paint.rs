@@ -103,6 +103,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache)
             RowKind::Group(_) => {
                 ctx.set_fill_style_str(&th.group);
                 ctx.fill_rect(f.left, sc.y(row.y), f.width - f.left, GROUP_PX);
+                steps(ctx, sc, r, sc.y(row.y));
             }
             // The aligned view lists tracks itself and folds no idle threads.
             RowKind::Idle(_) => {}
@@ -115,6 +116,32 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache)
     gutter(ctx, sc, range, cache);
     ruler(ctx, sc);
     drawn
+}
+
+/// The rank's `ProfilerStep#N` spans in its header row on the shown clock, alternating colours,
+/// named where they fit: steps line up across ranks when the ranks were aligned on them.
+fn steps(ctx: &CanvasRenderingContext2d, sc: &AScene, r: &RankTimeline, y: f64) {
+    let f = sc.frame;
+    let (a, b) = (f.vp.start_ns + r.offset_ns, f.vp.end_ns + r.offset_ns);
+    let first = r.steps.partition_point(|m| m.end < a);
+    for (k, m) in r.steps[first..].iter().enumerate() {
+        if m.start > b {
+            break;
+        }
+        let x0 = f.x(m.start - r.offset_ns).max(f.left);
+        let x1 = f.x(m.end - r.offset_ns).min(f.width);
+        let color = if (first + k) % 2 == 0 {
+            &sc.theme.step_a
+        } else {
+            &sc.theme.step_b
+        };
+        ctx.set_fill_style_str(color);
+        ctx.fill_rect(x0, y + 3.0, (x1 - x0).max(1.0), GROUP_PX - 6.0);
+        if x1 - x0 > 30.0 {
+            ctx.set_fill_style_str(&sc.theme.fg);
+            let _ = ctx.fill_text(&m.label, x0 + 3.0, y + GROUP_PX / 2.0);
+        }
+    }
 }
 
 /// The selected collective: each rank's kernel outlined, a line through their starts rank by
