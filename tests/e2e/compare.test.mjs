@@ -103,6 +103,14 @@ test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: !(fs.
     assert.equal(Number(await r.getAttribute('data-count')), n, `side ${s}: occurrences of ${k0.name}`);
   }
   await tls.screenshot({ path: shot('compare-timelines.png') });
+
+  // Ops keyed by name + input shapes: the rows of `diff --group-by-input-shape`.
+  const cs = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json', '--group-by-input-shape'], { maxBuffer: 256 << 20 }).toString());
+  assert.notEqual(cs.ops.length, c.ops.length, 'shapes split some ops');
+  await p.getByTestId('compare-by-shapes').check();
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-ops]')?.dataset.rows) === n, cs.ops.length, { timeout: 30_000 });
+  const top = impact(cs.ops)[0];
+  assert.equal(await p.locator('[data-testid=compare-ops] .vt-row[data-row="0"] [data-col=name]').textContent(), top.name);
   assert.deepEqual(errors, []);
 });
 

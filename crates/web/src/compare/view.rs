@@ -16,8 +16,9 @@ use tracelight_core::report::diff::memory::category_overlays;
 use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, side::Side, Diff, Line};
 use tracelight_core::report::json::Analysis;
 
-/// A session's traces as one side (its ranks, in rank order).
-pub fn side_of(s: &SessionRef) -> Option<Side> {
+/// A session's traces as one side (its ranks, in rank order); ops keyed by name, or by name and
+/// input shapes.
+pub fn side_of(s: &SessionRef, by_shapes: bool) -> Option<Side> {
     let idx = s.trace_indices();
     let first = s.files.get(*idx.first()?)?.name.clone();
     let pairs: Vec<(&Trace, &Analysis)> = idx
@@ -30,7 +31,7 @@ pub fn side_of(s: &SessionRef) -> Option<Side> {
     } else {
         first
     };
-    Some(Side::of(&label, &pairs, false))
+    Some(Side::of(&label, &pairs, by_shapes))
 }
 
 fn pct(a: f64, b: f64) -> String {
@@ -166,7 +167,7 @@ pub fn CompareView(
                 on:drop=move |ev| on_drop.run(ev)>{text}</div>
         }
     };
-    let (Some(b), Some(a_side)) = (compare, side_of(&session)) else {
+    let (Some(b), Some(a_side)) = (compare, side_of(&session, false)) else {
         return view! {
             <section class="view" data-testid="compare-empty">
                 <p>"Compare this trace (A) with another (B): a run before and after a change, another GPU, another torch version. Figures are per step, so different step counts compare fairly; ops renamed by a backend change are matched through their parent op."</p>
@@ -177,7 +178,7 @@ pub fn CompareView(
         }
         .into_any();
     };
-    let Some(b_side) = side_of(&b) else {
+    let Some(b_side) = side_of(&b, false) else {
         return view! { <p class="muted" data-testid="compare-empty">"B holds no Kineto trace."</p> }.into_any();
     };
     let d = Arc::new(Diff::of(a_side, b_side));
@@ -193,6 +194,23 @@ pub fn CompareView(
                 .map(|d| format!(" · {d}"))
                 .unwrap_or_default()
         )
+    };
+    // The diff keyed by name + input shapes, computed on first use.
+    let by_shapes = RwSignal::new(false);
+    let shaped = {
+        let (sa, sb) = (session.clone(), b.clone());
+        let cell: StoredValue<Option<Arc<Diff>>, LocalStorage> = StoredValue::new_local(None);
+        let d0 = d.clone();
+        move || {
+            if let Some(x) = cell.get_value() {
+                return x;
+            }
+            let x = side_of(&sa, true)
+                .zip(side_of(&sb, true))
+                .map_or_else(|| d0.clone(), |(a, b)| Arc::new(Diff::of(a, b)));
+            cell.set_value(Some(x.clone()));
+            x
+        }
     };
     let reveals = (
         RwSignal::new(None as PairReveal),
@@ -252,7 +270,15 @@ pub fn CompareView(
             {overlay.map(|o| view! { <MemoryOverlayChart overlay=Arc::new(o) /> })}
             {(!categories.is_empty()).then(|| view! { <CategoryOverlays overlays=categories /> })}
             <PairedTimelines a=session.clone() b=b.clone() reveal_a=reveals.0 reveal_b=reveals.1 paired=paired />
-            <DiffTables diff=d.clone() session=session.clone() b=b.clone() reveals=reveals />
+            <label class="muted" style="display:block;margin-top:12px">
+                <input type="checkbox" data-testid="compare-by-shapes" prop:checked=move || by_shapes.get()
+                    on:change=move |ev| by_shapes.set(event_target_checked(&ev)) />
+                " Group ops by input shapes (as " <code>"tracelight diff --group-by-input-shape"</code> ")"
+            </label>
+            {move || {
+                let diff = if by_shapes.get() { shaped() } else { d.clone() };
+                view! { <DiffTables diff=diff session=session.clone() b=b.clone() reveals=reveals /> }
+            }}
         </section>
     }
     .into_any()
