@@ -6,7 +6,8 @@
 
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::report::json::{analyze_json, rank_inputs, Analysis};
-use tracelight_core::report::run::{run_figures, steps_across, AlignMethod};
+use tracelight_core::report::run::{run_figures, AlignMethod};
+use tracelight_core::report::run_steps::steps_across;
 
 const N: i64 = 4;
 const DELAY_US: i64 = 1500;

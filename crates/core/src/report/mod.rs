@@ -9,5 +9,6 @@ pub mod memory;
 pub mod ranks;
 pub mod run;
 pub mod run_json;
+pub mod run_steps;
 pub mod summary;
 pub mod table;

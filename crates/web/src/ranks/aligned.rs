@@ -5,13 +5,15 @@
 //! kernels joined across the ranks by a flow line. The heatmap's cells, the buttons and a click on
 //! a collective's kernel here pick the collective.
 
-use super::aligned_paint::{paint, AScene, FlowPart, RULER_PX};
+use super::aligned_data::{
+    collective_of, flow_parts, focus_label, method_text, rows_json, with_ranks,
+};
+use super::aligned_paint::{paint, AScene, RULER_PX};
 use super::run::RunModel;
 use crate::platform::canvas::dpr;
 use crate::platform::clock::{now_ms, wasm_memory_bytes};
 use crate::platform::frame::Frames;
 use crate::session::{FineRules, SessionRef};
-use crate::widgets::fmt;
 use crate::widgets::geometry::GUTTER_PX;
 use crate::widgets::spans::Frame;
 use crate::widgets::text::TextCache;
@@ -19,72 +21,13 @@ use crate::widgets::theme::Theme;
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
-use tracelight_core::view::aligned::{bounds, hit_slice, rows, RankRow, RankTimeline};
+use tracelight_core::view::aligned::{bounds, hit_slice, rows};
 use tracelight_core::view::layout::RowKind;
 use tracelight_core::view::slice_colors::SliceColors;
 use tracelight_core::view::viewport::Viewport;
 
 /// Tallest the canvas grows before its rows scroll.
 const MAX_HEIGHT_PX: f64 = 560.0;
-
-/// Calls `f` with the run's ranks as core's [`RankTimeline`]s (borrowed from the session, so
-/// built per use; it is a handful of references per rank).
-fn with_ranks<R>(session: &SessionRef, m: &RunModel, f: impl FnOnce(&[RankTimeline]) -> R) -> R {
-    let data: Vec<_> = m
-        .files
-        .iter()
-        .map(|&k| session.trace(k).map(|t| (t, t.timeline().clone())))
-        .collect();
-    let ranks: Vec<RankTimeline> = data
-        .iter()
-        .zip(&m.figures.ranks)
-        .zip(&m.figures.alignment.offsets_ns)
-        .filter_map(|((d, r), &off)| {
-            let (t, tl) = d.as_ref()?;
-            Some(RankTimeline {
-                t: &t.trace,
-                lod: &tl.lod,
-                counters: &tl.counters,
-                groups: &tl.groups,
-                steps: &tl.steps,
-                label: format!("rank {} · {}", r.rank, r.file),
-                offset_ns: off,
-            })
-        })
-        .collect();
-    f(&ranks)
-}
-
-/// The matched collective whose kernel on the view's rank `k` is `slice`, if any.
-fn collective_of(session: &SessionRef, m: &RunModel, k: usize, slice: u32) -> Option<usize> {
-    let rank = m.figures.ranks.get(k)?.rank;
-    let calls = &session.trace(*m.files.get(k)?)?.analysis().collectives;
-    m.figures.collectives.iter().position(|c| {
-        c.parts
-            .iter()
-            .any(|p| p.rank == rank && calls.get(p.call).is_some_and(|x| x.slice == slice))
-    })
-}
-
-/// Rows as JSON for tests (`data-rows`): rank index, kind, y, h and label.
-fn rows_json(rows: &[RankRow]) -> String {
-    let items: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let kind = match r.row.kind {
-                RowKind::Group(_) => "group",
-                RowKind::Slices { .. } => "slices",
-                RowKind::Counter(_) => "counter",
-                RowKind::Idle(_) => "idle",
-            };
-            format!(
-                r#"{{"rank":{},"kind":"{kind}","y":{},"h":{},"label":{:?}}}"#,
-                r.rank, r.row.y, r.row.h, r.row.label
-            )
-        })
-        .collect();
-    format!("[{}]", items.join(","))
-}
 
 #[component]
 pub fn AlignedTimelines(
@@ -132,26 +75,7 @@ pub fn AlignedTimelines(
     // The focused collective's kernels, rank by rank in the view's order.
     let flow = {
         let (session, m) = (session.clone(), m.clone());
-        Memo::new(move |_| {
-            let Some(c) = focus.get().and_then(|c| m.figures.collectives.get(c)) else {
-                return Arc::new(Vec::new());
-            };
-            let mut v: Vec<FlowPart> = c
-                .parts
-                .iter()
-                .filter_map(|p| {
-                    let k = m.figures.ranks.iter().position(|r| r.rank == p.rank)?;
-                    let file = *m.files.get(k)?;
-                    let call = session.trace(file)?.analysis().collectives.get(p.call)?;
-                    Some(FlowPart {
-                        rank: k,
-                        slice: call.slice,
-                    })
-                })
-                .collect();
-            v.sort_by_key(|p| p.rank);
-            Arc::new(v)
-        })
+        Memo::new(move |_| Arc::new(flow_parts(&session, &m, focus.get())))
     };
     let canvas = NodeRef::<html::Canvas>::new();
     let wrap = NodeRef::<html::Div>::new();
@@ -404,33 +328,9 @@ pub fn AlignedTimelines(
     };
     let label = {
         let m = m.clone();
-        move || match focus.get().and_then(|c| m.figures.collectives.get(c)) {
-            Some(c) => format!(
-                "{} #{} · skew {} · latest rank {} · latency {}",
-                c.name,
-                c.seq,
-                fmt::dur(c.skew_ns),
-                c.latest_rank,
-                fmt::dur(c.latency_ns)
-            ),
-            None if m.figures.collectives.is_empty() => {
-                "no collective matched across ranks: no flow to draw".to_owned()
-            }
-            None => "no collective picked (click a heatmap cell, or use the buttons)".to_owned(),
-        }
+        move || focus_label(&m, focus.get())
     };
-    let method = match f.alignment.method {
-        tracelight_core::report::run::AlignMethod::Collectives => {
-            "aligned on the ends of matched collectives".to_owned()
-        }
-        tracelight_core::report::run::AlignMethod::Steps => format!(
-            "aligned on the start of {}",
-            f.alignment.step.clone().unwrap_or_default()
-        ),
-        tracelight_core::report::run::AlignMethod::None => {
-            "not aligned: no common step and no matched collective (clocks as written)".to_owned()
-        }
-    };
+    let method = method_text(&f.alignment);
     let has_coll = !f.collectives.is_empty();
     let (s1, s2) = (step.clone()(-1), step(1));
     view! {

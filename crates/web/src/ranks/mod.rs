@@ -6,6 +6,7 @@
 //! It uses `session`, `widgets` and `platform` only; `app.rs` adds its tab.
 
 mod aligned;
+mod aligned_data;
 mod aligned_paint;
 mod collectives;
 mod evidence;

@@ -6,7 +6,7 @@ use super::run::RunModel;
 use crate::widgets::fmt;
 use leptos::prelude::*;
 use std::sync::Arc;
-use tracelight_core::report::run::steps_across;
+use tracelight_core::report::run_steps::steps_across;
 
 /// Widest table drawn (a long run's later steps are left out and said so).
 const MAX_STEPS: usize = 64;
