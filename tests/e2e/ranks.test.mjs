@@ -182,6 +182,20 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   await canvas.click({ position: { x: 100, y: 24 + arows[0].y + 8 } });
   await p.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid=aligned-canvas]').dataset.rows).length > n, before);
   await p.getByTestId('aligned-collapse').click();
+  // Dragging pans every rank together: 100 px left moves the one window 100 px' worth later.
+  const win = async () => (await canvas.getAttribute('data-window')).split(',').map(Number);
+  const [a0, a1] = await win();
+  const box = await canvas.boundingBox();
+  const nsPerPx = (a1 - a0) / (box.width - 210);
+  await p.mouse.move(box.x + 700, box.y + 100);
+  await p.mouse.down();
+  await p.mouse.move(box.x + 650, box.y + 100, { steps: 3 });
+  await p.mouse.move(box.x + 600, box.y + 100, { steps: 3 });
+  await p.mouse.up();
+  await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const [b0, b1] = await win();
+  assert.ok(Math.abs(b0 - a0 - 100 * nsPerPx) <= 2 * nsPerPx && b1 - b0 === a1 - a0, `drag: ${a0},${a1} -> ${b0},${b1}`);
+  await p.getByTestId('aligned-reset').click();
 
   // A heatmap cell: that collective (the first in time: the heatmap's first column) in the
   // aligned timelines, zoomed to it.
