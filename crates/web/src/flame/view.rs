@@ -10,7 +10,7 @@ use crate::platform::canvas::{dpr, prepare};
 use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
 use crate::session::derived::cached;
-use crate::session::{FineRules, FlameScope, FlameState, Nav, SessionRef};
+use crate::session::{FlameScope, FlameState, Nav, SessionRef};
 use crate::widgets::text::TextCache;
 use crate::widgets::theme::Theme;
 use leptos::html;
@@ -19,7 +19,6 @@ use std::sync::Arc;
 use tracelight_core::model::SliceKind;
 use tracelight_core::view::flame::{Flame, Options, Scope, Weight};
 use tracelight_core::view::search::Matcher;
-use tracelight_core::view::slice_colors::SliceColors;
 
 /// What the graph is built from: the part of [`FlameState`] that is not the zoom.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,19 +107,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             0
         }
     };
-    let rules = FineRules::current().0;
-    let colors = {
-        let session = session.clone();
-        Memo::new(move |_| {
-            let r = rules.get();
-            Arc::new(
-                session
-                    .trace(file)
-                    .map(|f| SliceColors::new(&f.trace, &r))
-                    .unwrap_or_default(),
-            )
-        })
-    };
+    let colors = crate::session::colors::slice_colors_memo(&session, file);
     let query = RwSignal::new(String::new());
     let matches = {
         let session = session.clone();

@@ -23,7 +23,6 @@ use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::view::aligned::{bounds, hit_slice, rows};
 use tracelight_core::view::layout::RowKind;
-use tracelight_core::view::slice_colors::SliceColors;
 use tracelight_core::view::viewport::Viewport;
 
 /// Tallest the canvas grows before its rows scroll.
@@ -60,14 +59,7 @@ pub fn AlignedTimelines(
             Arc::new(
                 m.files
                     .iter()
-                    .map(|&k| {
-                        Arc::new(
-                            session
-                                .trace(k)
-                                .map(|f| SliceColors::new(&f.trace, &r))
-                                .unwrap_or_default(),
-                        )
-                    })
+                    .map(|&k| crate::session::colors::slice_colors(&session, k, &r))
                     .collect::<Vec<_>>(),
             )
         })

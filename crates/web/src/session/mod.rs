@@ -1,6 +1,7 @@
 //! What the app holds: the opened files (a session), the load in flight, and navigation between
 //! views, shared through Leptos context so views stay decoupled.
 
+pub mod colors;
 pub mod derived;
 mod nav;
 mod notice;

@@ -16,13 +16,12 @@ use crate::platform::canvas::dpr;
 use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
 use crate::session::derived::cached;
-use crate::session::{FineRules, Nav, SessionRef, TimeWindow};
+use crate::session::{Nav, SessionRef, TimeWindow};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::view::details::details;
 use tracelight_core::view::palette::slot_color;
-use tracelight_core::view::slice_colors::SliceColors;
 
 /// Rows as JSON for tests (`data-rows` on the canvas): label, track, y and height in content px.
 fn rows_json(rows: &[layout::Row]) -> String {
@@ -92,19 +91,7 @@ pub fn Timeline(
     };
     // Kernels take their category's colour under the session's rules: an edit on the Kernels tab
     // recolours the timeline.
-    let rules = FineRules::current().0;
-    let colors = {
-        let session = session.clone();
-        Memo::new(move |_| {
-            let r = rules.get();
-            Arc::new(
-                session
-                    .trace(file)
-                    .map(|f| SliceColors::new(&f.trace, &r))
-                    .unwrap_or_default(),
-            )
-        })
-    };
+    let colors = crate::session::colors::slice_colors_memo(&session, file);
     let ctx = Ctx {
         tl,
         session: session.clone(),
