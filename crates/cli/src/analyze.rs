@@ -70,26 +70,36 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
             return crate::run::run_dir(p, json);
         }
     }
+    let mut loaded = Vec::with_capacity(files.len());
+    for path in &files {
+        loaded.push(((*path).clone(), load(path).map_err(CliError::Input)?));
+    }
+    Ok(report(&loaded, json))
+}
+
+/// `summary` (Markdown) or `analyze --json` of files already loaded, in the order given: what the
+/// command prints for them, and what the Python bindings return for a loaded file.
+pub fn report(files: &[(String, Loaded)], json: bool) -> String {
     let mut all = Vec::new();
     let mut out = String::new();
     let mut memory = Vec::new();
     let mut ets = crate::et::EtFiles::default();
-    for path in &files {
+    for (path, loaded) in files {
         // Snapshots and memory timelines have their own report; traces go through the analyses.
-        let t = match load(path).map_err(CliError::Input)? {
+        let t = match loaded {
             Loaded::Trace(t) => t,
             Loaded::ExecTrace(e) => {
                 ets.add(path, e);
                 continue;
             }
             other => {
-                memory.push(crate::commands::MemoryFile::of(path, &other));
+                memory.push(crate::commands::MemoryFile::of(path, other));
                 continue;
             }
         };
-        let a = Analysis::of(path, &t);
+        let a = Analysis::of(path, t);
         if !json {
-            out += &markdown(&Facts::of(path, &t), &a);
+            out += &markdown(&Facts::of(path, t), &a);
             out.push('\n');
         }
         all.push(a);
@@ -98,14 +108,14 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
         }
     }
     if all.is_empty() && ets.is_empty() {
-        return Ok(crate::commands::memory_output(&memory, json));
+        return crate::commands::memory_output(&memory, json);
     }
     if !json {
         if all.is_empty() {
             out += &crate::commands::memory_output(&memory, false);
         }
         out += &ets.markdown();
-        return Ok(out);
+        return out;
     }
     let mut v = if all.is_empty() {
         serde_json::from_str(&crate::commands::memory_output(&memory, true)).unwrap_or_default()
@@ -117,7 +127,7 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
     }
     out += &serde_json::to_string_pretty(&v).unwrap_or_default();
     out.push('\n');
-    Ok(out)
+    out
 }
 
 /// `table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]`.

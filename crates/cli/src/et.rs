@@ -9,19 +9,20 @@ use tracelight_core::model::exec_trace::ExecTrace;
 use tracelight_core::model::Trace;
 use tracelight_core::report::et::et_markdown;
 
+/// The execution traces given, and the traces they may link to, borrowed from the loaded files.
 #[derive(Default)]
-pub struct EtFiles {
-    ets: Vec<(String, Box<ExecTrace>)>,
-    traces: Vec<(String, Box<Trace>)>,
+pub struct EtFiles<'a> {
+    ets: Vec<(String, &'a ExecTrace)>,
+    traces: Vec<(String, &'a Trace)>,
 }
 
-impl EtFiles {
-    pub fn add(&mut self, path: &str, et: Box<ExecTrace>) {
+impl<'a> EtFiles<'a> {
+    pub fn add(&mut self, path: &str, et: &'a ExecTrace) {
         self.ets.push((path.to_owned(), et));
     }
 
     /// Keeps a trace for linking (only when several files are given: one trace alone has no ET).
-    pub fn keep_trace(&mut self, path: &str, t: Box<Trace>) {
+    pub fn keep_trace(&mut self, path: &str, t: &'a Trace) {
         self.traces.push((path.to_owned(), t));
     }
 
@@ -40,7 +41,7 @@ impl EtFiles {
                         _ => None,
                     },
                 )?;
-                Some((t.0.as_str(), link(&t.1, et).report))
+                Some((t.0.as_str(), link(t.1, et).report))
             })
             .collect()
     }

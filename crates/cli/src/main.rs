@@ -4,13 +4,9 @@
 //! usage error. A reader that closes the pipe early (`| head -1`) ends the run quietly with 0,
 //! as ripgrep does: the output it wanted was delivered, the rest was not asked for.
 
-mod analyze;
-mod commands;
-mod et;
-mod run;
-
 use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
+use tracelight_cli::commands;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

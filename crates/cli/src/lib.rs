@@ -1,0 +1,9 @@
+//! The `tracelight` command's library half: argument handling and the reports of `summary`,
+//! `analyze --json`, `table` and `diff`. A library so that the Python bindings (`crates/py`)
+//! produce what the command prints by calling the very same functions, not a copy of them.
+
+pub mod analyze;
+pub mod commands;
+pub mod et;
+pub mod run;
+pub mod run_report;
