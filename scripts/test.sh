@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing, then runs every check CI runs: formatting, the web crate's import rules,
 # clippy (native and wasm32), native tests (core, CLI, generator), the wasm tests in headless
-# Chromium, a release build of the app, and the end-to-end tests (node's test runner +
-# playwright-core driving /usr/bin/chromium).
+# Chromium, a release build of the app, the end-to-end tests (node's test runner +
+# playwright-core driving /usr/bin/chromium), and the Python wheel with its pytest suite.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
@@ -37,3 +37,7 @@ trunk build --release
 step "end-to-end tests (headless Chromium)"
 cargo build --release -p tracelight-cli
 node --test tests/e2e/
+
+step "Python wheel (maturin) and its pytest suite against the CLI"
+cargo clippy -p tracelight-py --all-targets -- -D warnings
+bash scripts/python.sh

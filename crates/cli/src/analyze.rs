@@ -78,55 +78,76 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
 }
 
 /// `summary` (Markdown) or `analyze --json` of files already loaded, in the order given: what the
-/// command prints for them, and what the Python bindings return for a loaded file.
+/// command prints for them.
 pub fn report(files: &[(String, Loaded)], json: bool) -> String {
-    let mut all = Vec::new();
-    let mut out = String::new();
-    let mut memory = Vec::new();
-    let mut ets = crate::et::EtFiles::default();
+    if json {
+        let mut out = serde_json::to_string_pretty(&report_json(files)).unwrap_or_default();
+        out.push('\n');
+        out
+    } else {
+        report_markdown(files)
+    }
+}
+
+/// The files of one command line sorted by kind, traces analysed.
+struct Gathered<'a> {
+    traces: Vec<(&'a str, &'a Trace, Analysis)>,
+    memory: Vec<crate::commands::MemoryFile>,
+    ets: crate::et::EtFiles<'a>,
+}
+
+fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
+    let mut g = Gathered {
+        traces: Vec::new(),
+        memory: Vec::new(),
+        ets: crate::et::EtFiles::default(),
+    };
     for (path, loaded) in files {
         // Snapshots and memory timelines have their own report; traces go through the analyses.
-        let t = match loaded {
-            Loaded::Trace(t) => t,
-            Loaded::ExecTrace(e) => {
-                ets.add(path, e);
-                continue;
+        match loaded {
+            Loaded::Trace(t) => {
+                g.traces.push((path, t, Analysis::of(path, t)));
+                if files.len() > 1 {
+                    g.ets.keep_trace(path, t);
+                }
             }
-            other => {
-                memory.push(crate::commands::MemoryFile::of(path, other));
-                continue;
-            }
-        };
-        let a = Analysis::of(path, t);
-        if !json {
-            out += &markdown(&Facts::of(path, t), &a);
-            out.push('\n');
-        }
-        all.push(a);
-        if files.len() > 1 {
-            ets.keep_trace(path, t);
+            Loaded::ExecTrace(e) => g.ets.add(path, e),
+            other => g.memory.push(crate::commands::MemoryFile::of(path, other)),
         }
     }
-    if all.is_empty() && ets.is_empty() {
-        return crate::commands::memory_output(&memory, json);
-    }
-    if !json {
-        if all.is_empty() {
-            out += &crate::commands::memory_output(&memory, false);
-        }
-        out += &ets.markdown();
-        return out;
-    }
+    g
+}
+
+/// `analyze FILE… --json`'s object (the Python bindings' `analyze()`, without a text round trip).
+pub fn report_json(files: &[(String, Loaded)]) -> serde_json::Value {
+    let g = gather(files);
+    let all: Vec<Analysis> = g.traces.into_iter().map(|(_, _, a)| a).collect();
     let mut v = if all.is_empty() {
-        serde_json::from_str(&crate::commands::memory_output(&memory, true)).unwrap_or_default()
+        crate::commands::memory_json(&g.memory)
     } else {
         analyze_json(&all)
     };
-    if !ets.is_empty() {
-        ets.extend_json(&mut v);
+    if !g.ets.is_empty() {
+        g.ets.extend_json(&mut v);
     }
-    out += &serde_json::to_string_pretty(&v).unwrap_or_default();
-    out.push('\n');
+    v
+}
+
+/// `summary FILE…`'s Markdown.
+pub fn report_markdown(files: &[(String, Loaded)]) -> String {
+    let g = gather(files);
+    if g.traces.is_empty() && g.ets.is_empty() {
+        return crate::commands::memory_markdown(&g.memory);
+    }
+    let mut out = String::new();
+    for (path, t, a) in &g.traces {
+        out += &markdown(&Facts::of(path, t), a);
+        out.push('\n');
+    }
+    if g.traces.is_empty() {
+        out += &crate::commands::memory_markdown(&g.memory);
+    }
+    out += &g.ets.markdown();
     out
 }
 

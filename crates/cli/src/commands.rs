@@ -97,22 +97,25 @@ impl MemoryFile {
     }
 }
 
-/// DESIGN §5: `files` plus a `snapshot` block (devices of every snapshot given) and, for timelines,
-/// a `memory_timeline` block.
-pub fn memory_output(files: &[MemoryFile], json: bool) -> String {
-    if !json {
-        let mut out = String::new();
-        for f in files {
-            if let Some(s) = &f.snapshot {
-                out += &memory_report::snapshot_markdown(&f.path, s, &f.warnings);
-            }
-            if let Some(t) = &f.timeline {
-                out += &memory_report::timeline_markdown(&f.path, t);
-            }
-            out.push('\n');
+/// `summary`'s Markdown for snapshots and memory timelines.
+pub fn memory_markdown(files: &[MemoryFile]) -> String {
+    let mut out = String::new();
+    for f in files {
+        if let Some(s) = &f.snapshot {
+            out += &memory_report::snapshot_markdown(&f.path, s, &f.warnings);
         }
-        return out;
+        if let Some(t) = &f.timeline {
+            out += &memory_report::timeline_markdown(&f.path, t);
+        }
+        out.push('\n');
     }
+    out
+}
+
+/// `analyze --json`'s object for snapshots and memory timelines (DESIGN §5): `files` plus a
+/// `snapshot` block (devices of every snapshot given) and, for timelines, a `memory_timeline`
+/// block.
+pub fn memory_json(files: &[MemoryFile]) -> serde_json::Value {
     let list: Vec<serde_json::Value> = files
         .iter()
         .map(|f| serde_json::json!({"path": f.path, "format": f.format, "events": f.events}))
@@ -142,9 +145,7 @@ pub fn memory_output(files: &[MemoryFile], json: bool) -> String {
         .flat_map(|f| f.warnings.iter().map(move |w| format!("{}: {w}", f.path)))
         .collect();
     v["warnings"] = serde_json::json!(warnings);
-    let mut out = serde_json::to_string_pretty(&v).unwrap_or_default();
-    out.push('\n');
-    out
+    v
 }
 
 #[cfg(test)]

@@ -1,0 +1,122 @@
+"""tracelight.load / analyze / summary / tables against the `tracelight` CLI on the corpus."""
+
+import warnings
+
+import pyarrow as pa
+import pytest
+
+import tracelight
+from conftest import ROOT, cli, cli_json, corpus
+
+# A CPU trace with [memory] events, a GPU trace (V100, NCCL, [memory] events), a GPU trace with
+# NCCL kernels and no memory, a CUDA allocator snapshot.
+FILES = [
+    "generated/lstm_mem.1795343595561069429.pt.trace.json",
+    "real/hta/v100_rank1of2_profile_memory.json.gz",
+    "real/hta/nccl_data_a100_rank0of2.json.gz",
+    "real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle",
+]
+RUNS = ["real/param/dlrm_8rank", "generated/ddp_gloo_2rank"]
+TABLES = {"ops": "ops", "kernels": "kernels", "steps": "steps", "memory": ("memory", "ops")}
+RUN_TABLES = {**TABLES, "ranks": "ranks", "collectives": "collectives"}
+
+
+def rows_of(v: dict, key):
+    for k in key if isinstance(key, tuple) else (key,):
+        v = v[k]
+    return v
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_file_analyze_and_summary_equal_the_cli(rel):
+    p = corpus(rel)
+    t = tracelight.load(p)
+    assert isinstance(t, tracelight.Trace)
+    assert t.analyze() == cli_json(p)
+    assert t.summary() == cli("summary", p)
+
+
+@pytest.mark.parametrize("rel", RUNS)
+def test_run_folder_analyze_and_summary_equal_the_cli(rel):
+    p = corpus(rel)
+    r = tracelight.load(p)
+    assert isinstance(r, tracelight.Run)
+    assert r.analyze() == cli_json(p)
+    assert r.summary() == cli("summary", p)
+
+
+@pytest.mark.parametrize("rel", FILES[:3])
+def test_trace_tables_hold_the_cli_rows(rel):
+    p = corpus(rel)
+    t = tracelight.load(p)
+    want = cli_json(p)
+    for method, key in TABLES.items():
+        tab = getattr(t, method)()
+        assert isinstance(tab, pa.Table)
+        assert tab.to_pylist() == rows_of(want, key), method
+        assert len(tab.to_pandas()) == len(rows_of(want, key))
+
+
+def test_run_tables_hold_the_cli_rows_with_typed_columns():
+    p = corpus(RUNS[0])
+    r = tracelight.load(p)
+    want = cli_json(p)
+    for method, key in RUN_TABLES.items():
+        assert getattr(r, method)().to_pylist() == rows_of(want, key), method
+    ranks = r.ranks()
+    assert ranks.num_rows == 8
+    assert ranks.schema.field("rank").type == pa.int64()
+    assert ranks.schema.field("step_time_us").type == pa.float64()
+    assert ranks.schema.field("steps_us").type == pa.large_list(pa.float64())
+    coll = r.collectives()
+    per_rank = coll.schema.field("ranks").type
+    assert pa.types.is_large_list(per_rank) and pa.types.is_struct(per_rank.value_type)
+    df = ranks.to_pandas()
+    assert df.loc[df["step_time_us"].idxmax(), "rank"] == want["straggler"]["rank"]
+
+
+def test_memory_table_columns_are_numbers_not_objects():
+    t = tracelight.load(corpus(FILES[0]))
+    m = t.memory()
+    assert m.num_rows > 0
+    for name in ("allocated_bytes", "peak_bytes", "self_net_bytes"):
+        assert m.schema.field(name).type == pa.int64()
+    assert m.schema.field("name").type == pa.large_string()
+
+
+def test_unreadable_files_raise_trace_error_naming_file_and_reason(tmp_path):
+    bad = ROOT / "crates/core/tests/fixtures/bad"
+    for name, reason in [
+        ("empty.json", "the file is empty"),
+        ("png_renamed.json", "PNG image"),
+    ]:
+        p = bad / name
+        with pytest.raises(tracelight.TraceError) as e:
+            tracelight.load(p)
+        assert e.value.file == str(p)
+        assert reason in e.value.reason
+        assert isinstance(e.value, ValueError)
+    missing = tmp_path / "nope.json"
+    with pytest.raises(tracelight.TraceError) as e:
+        tracelight.load(missing)
+    assert e.value.file == str(missing)
+
+
+def test_truncated_trace_loads_what_parsed_with_a_warning(tmp_path):
+    src = corpus(FILES[0]).read_bytes()
+    cut = tmp_path / "cut.pt.trace.json"
+    cut.write_bytes(src[: len(src) // 2])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = tracelight.load(cut)
+    assert [x.category for x in w] == [tracelight.TraceWarning]
+    assert "truncated" in str(w[0].message)
+    assert t.analyze() == cli_json(cut)
+    assert 0 < len(t.ops()) <= len(tracelight.load(corpus(FILES[0])).ops())
+
+
+def test_a_table_the_file_does_not_have_is_a_type_error():
+    s = tracelight.load(corpus(FILES[3]))
+    assert s.format == "cuda_snapshot"
+    with pytest.raises(TypeError):
+        s.ops()

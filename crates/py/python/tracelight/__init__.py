@@ -1,0 +1,109 @@
+"""Tracelight for Python: PyTorch profiler traces read by Tracelight's Rust core.
+
+``load(path)`` reads a Kineto trace (or a memory snapshot, memory timeline or execution trace) as
+a :class:`Trace`, or a profiling run folder as a :class:`Run`, exactly as the ``tracelight`` command
+does. ``analyze()`` returns what ``tracelight analyze --json`` prints, ``summary()`` the Markdown of
+``tracelight summary``; the row tables come as ``pyarrow.Table`` (``.to_pandas()`` a call away).
+"""
+
+import json
+import os
+import warnings
+from typing import Any, Dict, Union
+
+import pyarrow as pa
+
+from . import _native
+from ._errors import TraceError, TraceWarning
+from ._tables import table as _table
+
+__all__ = ["load", "Trace", "Run", "TraceError", "TraceWarning", "__version__"]
+__version__ = _native.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _Report:
+    """What a trace and a run share: the analyze object, the Markdown and the row tables."""
+
+    def __init__(self, native: Any, path: str):
+        self._native = native
+        self.path = path
+        self._analysis = None
+
+    def analyze(self) -> Dict[str, Any]:
+        """The object ``tracelight analyze PATH --json`` prints, as Python dicts and lists.
+
+        A fresh copy each call (the report itself is computed once).
+        """
+        return json.loads(self._native.analyze_json())
+
+    def summary(self) -> str:
+        """The Markdown ``tracelight summary PATH`` prints."""
+        return self._native.summary()
+
+    def _table(self, pointer: str) -> pa.Table:
+        return _table(self._native.table(pointer))
+
+    def ops(self) -> pa.Table:
+        """Operators, one row per name (``analyze``'s ``ops``), like ``key_averages()``."""
+        return self._table("/ops")
+
+    def kernels(self) -> pa.Table:
+        """GPU kernels, one row per name (``analyze``'s ``kernels``)."""
+        return self._table("/kernels")
+
+    def steps(self) -> pa.Table:
+        """Profiler steps with their time breakdown (``analyze``'s ``steps``)."""
+        return self._table("/steps")
+
+    def memory(self) -> pa.Table:
+        """Memory by operator and device from ``[memory]`` events (``analyze``'s ``memory.ops``)."""
+        return self._table("/memory/ops")
+
+    def _repr_markdown_(self) -> str:
+        return self.summary()
+
+
+class Trace(_Report):
+    """One file read by :func:`load`."""
+
+    @property
+    def format(self) -> str:
+        """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
+        return self._native.format()
+
+    def __repr__(self) -> str:
+        return f"tracelight.Trace({self.path!r}, format={self.format!r})"
+
+
+class Run(_Report):
+    """A profiling run folder read by :func:`load`: every rank's trace and memory files."""
+
+    def ranks(self) -> pa.Table:
+        """Per rank: step time, compute, communication, waits, memory peaks (``analyze``'s ``ranks``)."""
+        return self._table("/ranks")
+
+    def collectives(self) -> pa.Table:
+        """Collectives matched across ranks with skew, waits and bandwidth (``analyze``'s ``collectives``)."""
+        return self._table("/collectives")
+
+    def __repr__(self) -> str:
+        return f"tracelight.Run({self.path!r})"
+
+
+def load(path: PathLike) -> Union[Trace, Run]:
+    """Reads a trace file (``.json``, ``.json.gz``, snapshot pickle, …) or a run folder.
+
+    A folder is a run, read as ``tracelight analyze DIR`` reads it. Raises :class:`TraceError`
+    (a ``ValueError``) naming the file and the reason when the input cannot be read; a trace cut
+    short loads what parsed and warns with :class:`TraceWarning`.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        return Run(_native.load_run(p), p)
+    native = _native.load_file(p)
+    cut = native.truncated()
+    if cut is not None:
+        warnings.warn(f"{p}: {cut}", TraceWarning, stacklevel=2)
+    return Trace(native, p)

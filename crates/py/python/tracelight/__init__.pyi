@@ -1,0 +1,56 @@
+"""Type stubs of the ``tracelight`` package (the docstrings are the package's own)."""
+
+import os
+from typing import Any, Dict, Optional, Union
+
+import pyarrow as pa
+
+__version__: str
+
+PathLike = Union[str, os.PathLike[str]]
+
+class TraceError(ValueError):
+    """A file that could not be read: ``file`` names it, ``reason`` says why."""
+
+    file: Optional[str]
+    reason: Optional[str]
+    def __init__(self, message: str, file: Optional[str] = ..., reason: Optional[str] = ...) -> None: ...
+
+class TraceWarning(UserWarning):
+    """A trace cut short: the events before the cut were kept."""
+
+class _Report:
+    path: str
+    def analyze(self) -> Dict[str, Any]:
+        """The object ``tracelight analyze PATH --json`` prints, as Python dicts and lists."""
+    def summary(self) -> str:
+        """The Markdown ``tracelight summary PATH`` prints."""
+    def ops(self) -> pa.Table:
+        """Operators, one row per name (``analyze``'s ``ops``), like ``key_averages()``."""
+    def kernels(self) -> pa.Table:
+        """GPU kernels, one row per name (``analyze``'s ``kernels``)."""
+    def steps(self) -> pa.Table:
+        """Profiler steps with their time breakdown (``analyze``'s ``steps``)."""
+    def memory(self) -> pa.Table:
+        """Memory by operator and device from ``[memory]`` events (``analyze``'s ``memory.ops``)."""
+
+class Trace(_Report):
+    """One file read by :func:`load`."""
+
+    @property
+    def format(self) -> str:
+        """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
+
+class Run(_Report):
+    """A profiling run folder read by :func:`load`: every rank's trace and memory files."""
+
+    def ranks(self) -> pa.Table:
+        """Per rank: step time, compute, communication, waits, memory peaks (``analyze``'s ``ranks``)."""
+    def collectives(self) -> pa.Table:
+        """Collectives matched across ranks with skew, waits and bandwidth (``analyze``'s ``collectives``)."""
+
+def load(path: PathLike) -> Union[Trace, Run]:
+    """Reads a trace file or a run folder (a folder is a run, as ``tracelight analyze DIR``).
+
+    Raises :class:`TraceError` naming the file and the reason when the input cannot be read.
+    """

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the `tracelight` Python wheel (crates/py: PyO3 + maturin, abi3 for CPython >= 3.9) into
+# target/wheels/, installs it into a virtual environment (.venv, made here when missing, with
+# maturin, pyarrow, pandas and pytest from PyPI) and runs the pytest suite against the release CLI
+# (target/release/tracelight, built first when missing). scripts/test.sh runs it; alone:
+#   bash scripts/python.sh            # build, install, test
+#   bash scripts/python.sh --no-test  # build and install only
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+VENV="${TRACELIGHT_VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  # Debian's python3 leaves venv (ensurepip) to the python3-venv package.
+  if ! python3 -c 'import ensurepip' 2>/dev/null; then
+    SUDO=""; if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+  fi
+  python3 -m venv "$VENV"
+fi
+# Skips what is installed already (a warm run does not touch the network).
+"$VENV/bin/python" -c 'import maturin, pyarrow, pandas, pytest' 2>/dev/null ||
+  "$VENV/bin/pip" install -q maturin pyarrow pandas pytest
+# The viewer ships in the wheel for tracelight.show() when the single-file build exists.
+if [ -f dist-single/tracelight.html ]; then
+  cp dist-single/tracelight.html crates/py/python/tracelight/viewer.html
+fi
+rm -f target/wheels/tracelight-*.whl
+"$VENV/bin/maturin" build --release -q -m crates/py/Cargo.toml -i "$VENV/bin/python" -o target/wheels
+"$VENV/bin/pip" install -q --force-reinstall --no-deps target/wheels/tracelight-*.whl
+[ "${1:-}" = "--no-test" ] && exit 0
+[ -x target/release/tracelight ] || cargo build --release -p tracelight-cli
+# From outside the source tree, so that the installed wheel is what gets imported.
+cd crates/py/python/tests && "../../../../$VENV/bin/python" -m pytest -q -p no:cacheprovider .
