@@ -20,10 +20,14 @@ fi
 # Skips what is installed already (a warm run does not touch the network).
 "$VENV/bin/python" -c 'import maturin, pyarrow, pandas, pytest' 2>/dev/null ||
   "$VENV/bin/pip" install -q maturin pyarrow pandas pytest
-# The viewer ships in the wheel for tracelight.show() when the single-file build exists.
-if [ -f dist-single/tracelight.html ]; then
-  cp dist-single/tracelight.html crates/py/python/tracelight/viewer.html
+# The viewer ships in the wheel for tracelight.show(): the single-file build of the app's release
+# build (dist/, made here when missing; test.sh has just made it).
+if [ ! -f dist/index.html ]; then
+  source scripts/setup.sh
+  trunk build --release
 fi
+node scripts/single_file.mjs
+cp dist-single/tracelight.html crates/py/python/tracelight/viewer.html
 rm -f target/wheels/tracelight-*.whl
 "$VENV/bin/maturin" build --release -q -m crates/py/Cargo.toml -i "$VENV/bin/python" -o target/wheels
 "$VENV/bin/pip" install -q --force-reinstall --no-deps target/wheels/tracelight-*.whl

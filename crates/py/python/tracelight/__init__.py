@@ -9,15 +9,16 @@ does. ``analyze()`` returns what ``tracelight analyze --json`` prints, ``summary
 import json
 import os
 import warnings
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 import pyarrow as pa
 
 from . import _native
 from ._errors import TraceError, TraceWarning
 from ._tables import table as _table
+from ._show import Viewer, show
 
-__all__ = ["load", "Trace", "Run", "TraceError", "TraceWarning", "__version__"]
+__all__ = ["load", "Trace", "Run", "TraceError", "TraceWarning", "show", "Viewer", "__version__"]
 __version__ = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -72,6 +73,10 @@ class Trace(_Report):
     def format(self) -> str:
         """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
         return self._native.format()
+
+    def show(self, height: int = 600, tab: Optional[str] = None) -> Viewer:
+        """The viewer inline in a notebook with this file open (see :func:`tracelight.show`)."""
+        return show(self, height=height, tab=tab)
 
     def __repr__(self) -> str:
         return f"tracelight.Trace({self.path!r}, format={self.format!r})"

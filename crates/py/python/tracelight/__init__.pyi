@@ -19,6 +19,25 @@ class TraceError(ValueError):
 class TraceWarning(UserWarning):
     """A trace cut short: the events before the cut were kept."""
 
+class Viewer:
+    """The viewer with one trace; notebooks render it through ``_repr_html_``."""
+
+    name: str
+    height: int
+    tab: Optional[str]
+    def _repr_html_(self) -> str:
+        """The page in an ``<iframe srcdoc>`` and the script that posts it the trace."""
+    def save(self, path: PathLike) -> None:
+        """Writes the output as a standalone HTML page."""
+
+def show(trace_or_path: Union["Trace", PathLike], height: int = ..., tab: Optional[str] = ...) -> Viewer:
+    """The viewer inline in a Jupyter / VS Code notebook with this trace open.
+
+    ``height`` in pixels; ``tab`` one of ``overview``, ``timeline``, ``operators``, ``flame``,
+    ``kernels``, ``gpu``, ``memory``, ``compare``. The trace is embedded in the output (gzipped)
+    and handed over by ``postMessage``: nothing is uploaded, no network is used.
+    """
+
 class _Report:
     path: str
     def analyze(self) -> Dict[str, Any]:
@@ -40,6 +59,8 @@ class Trace(_Report):
     @property
     def format(self) -> str:
         """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
+    def show(self, height: int = ..., tab: Optional[str] = ...) -> Viewer:
+        """The viewer inline in a notebook with this file open (see :func:`show`)."""
 
 class Run(_Report):
     """A profiling run folder read by :func:`load`: every rank's trace and memory files."""
