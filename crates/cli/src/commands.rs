@@ -13,7 +13,10 @@ pub const USAGE: &str = "usage:
                                        key_averages()-style operator table
   tracelight diff A B [--json] [--group-by-input-shape]
                                        A/B diff of two traces or run folders: per-step
-                                       overview, verdict, matched ops and kernels";
+                                       overview, verdict, matched ops and kernels
+  tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
+                                       Parquet tables); summary/analyze DIR read a folder of
+                                       digests as the run";
 
 /// The CLI's one error type.
 pub enum CliError {
@@ -49,6 +52,7 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "summary" | "analyze" => crate::analyze::summary_or_analyze(cmd, rest),
         "table" => crate::analyze::table(rest),
         "diff" => crate::analyze::diff(rest),
+        "digest" => crate::digest::digest(rest),
         "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
     }

@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod commands;
+pub mod digest;
 pub mod et;
 pub mod run;
 pub mod run_report;

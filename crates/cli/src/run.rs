@@ -19,7 +19,7 @@ use tracelight_core::run::layout::{recognise, Artifact, RunLayout};
 use tracelight_core::run::{entry_from_head, HEAD_BYTES};
 
 /// Every regular file under `dir`, sorted, hidden ones (`.git`, `.ipynb_checkpoints`) left out.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut items: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     items.sort_by_key(|e| e.file_name());
     for e in items {
@@ -82,6 +82,12 @@ pub(crate) struct EtEntry {
 
 /// `summary DIR` (Markdown) or `analyze DIR --json`.
 pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
+    // A folder of digests (or a run folder holding some) is read as digests.
+    let files = crate::digest::walk(dir)?;
+    let heads = crate::digest::headers(&files);
+    if !heads.is_empty() {
+        return crate::digest::run_digests(dir, &heads, json);
+    }
     let run = RunData::load(dir)?;
     Ok(if json {
         run.json_text()

@@ -15,9 +15,11 @@
 //! ```
 
 pub mod analysis;
+pub mod digest;
 pub mod error;
 pub mod ingest;
 pub mod model;
+pub mod parquet;
 pub mod report;
 pub mod run;
 pub mod view;

@@ -19,7 +19,9 @@ pub use super::peaks::{dtype_of, peak_for, Peak, PEAKS};
 use crate::model::{StrId, Trace};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FlopsSource {
     #[default]

@@ -50,7 +50,7 @@ pub fn hta_kernel_type(name: &str) -> HtaKernelType {
 }
 
 /// HTA's temporal breakdown of one rank, in ns.
-#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, Default, PartialEq)]
 pub struct Temporal {
     pub kernel_span_ns: Ns,
     pub busy_ns: Ns,
@@ -59,14 +59,14 @@ pub struct Temporal {
     pub idle_ns: Ns,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DeviceUtil {
     pub device: i64,
     pub busy_ns: Ns,
     pub utilization: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct StreamIdle {
     pub device: i64,
     pub stream: i64,
@@ -75,7 +75,7 @@ pub struct StreamIdle {
     pub other_ns: Ns,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Default)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, Default)]
 pub struct Overlap {
     pub comm_ns: Ns,
     pub compute_ns: Ns,
@@ -85,7 +85,7 @@ pub struct Overlap {
     pub overlap_pct: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct GpuSummary {
     /// Mean over devices of busy ÷ window; `None` when the trace has no kernels.
     pub utilization: Option<f64>,

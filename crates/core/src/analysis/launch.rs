@@ -27,7 +27,7 @@ use crate::model::{Ns, SliceKind, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct LaunchStats {
     /// GPU slices with a launch call that returned before they started (the sound pairs).
     pub launched: u64,
@@ -73,7 +73,7 @@ pub struct SyncPoint {
 }
 
 /// Sync points grouped by (call, causing op).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SyncGroup {
     pub name: String,
     pub op: Option<String>,

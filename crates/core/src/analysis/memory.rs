@@ -6,7 +6,7 @@
 use crate::model::{Ns, SliceKind, Trace, NONE};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DeviceMemory {
     /// Kineto device type: 0 = CPU, 1 = CUDA, …
     pub device_type: i16,

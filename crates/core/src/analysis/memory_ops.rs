@@ -14,7 +14,7 @@ use crate::model::{Trace, NONE};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default, PartialEq, Eq)]
 pub struct OpMemoryRow {
     pub name: String,
     /// Kineto device type (0 = CPU, 1 = CUDA) and id of the events counted in this row.

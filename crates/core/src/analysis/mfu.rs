@@ -51,7 +51,7 @@ fn op_dtype(input_type: &str, kernel_hint: Option<&'static str>) -> &'static str
 }
 
 /// One op name's FLOPs and the peak they were measured against.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OpMfu {
     pub name: String,
     pub calls: u64,
@@ -69,7 +69,7 @@ pub struct OpMfu {
 }
 
 /// FLOPs per dtype and the peak used for them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DtypeFlops {
     pub dtype: String,
     pub flops: f64,
@@ -79,7 +79,7 @@ pub struct DtypeFlops {
 }
 
 /// Whole-trace FLOP figures.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct FlopsSummary {
     pub total_flops: f64,
     /// FLOPs of ops that launched device work, ÷ that device time.

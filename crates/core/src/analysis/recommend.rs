@@ -27,7 +27,7 @@ pub const EXPOSED_COMM_SHARE: f64 = 0.10;
 /// Peak reserved share of device memory that fires [`RuleId::MemoryNearCapacity`].
 pub const MEMORY_SHARE: f64 = 0.90;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleId {
     DataLoader,
@@ -39,7 +39,7 @@ pub enum RuleId {
     MemoryNearCapacity,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Recommendation {
     pub rule: RuleId,
     pub title: String,
