@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
@@ -167,6 +168,10 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.
   await p.waitForFunction(() => Number(document.querySelector('[data-testid=aligned-canvas]')?.dataset.rects) > 0);
   const arows = JSON.parse(await canvas.getAttribute('data-rows'));
   assert.equal(arows.filter((r) => r.kind === 'group').length, c.ranks.length);
+  // No memory anywhere in this run (the CLI's peaks are 0 or absent): no lanes, and the view says so.
+  assert.ok(c.ranks.every((x) => x.peak_allocated_bytes === 0 && x.snapshot_peak_active_bytes == null && x.memory_timeline_peak_bytes == null));
+  assert.equal(await canvas.getAttribute('data-mem-lanes'), '[]');
+  assert.match(await p.getByTestId('aligned-memory').textContent(), /no rank recorded any/);
   const flowOf = async () => JSON.parse(await canvas.getAttribute('data-flow'));
   const assertFlow = (flow, x, what) => {
     assert.equal(flow.length, x.ranks.length, `${what}: one kernel per rank`);
@@ -282,6 +287,10 @@ test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped l
     const mem = arows.some((r) => r.rank === k && r.kind === 'counter' && /^Memory allocated/.test(r.label));
     assert.equal(mem, x.peak_allocated_bytes > 0, `rank ${x.rank}: memory lane iff the trace records memory`);
   });
+  // Rank 0's snapshot is its lane (recorded apart from its trace: kept with its peak, not placed);
+  // rank 1 has no memory file, and never gets rank 0's.
+  const lanes = JSON.parse(await p.getByTestId('aligned-canvas').getAttribute('data-mem-lanes'));
+  assert.deepEqual(lanes.map((l) => [c.ranks[l.rank].rank, l.label.split(' · ')[0], l.placed, l.peak]), [[0, 'memory_rank0.pkl', false, c.ranks[0].snapshot_peak_active_bytes]]);
   await p.getByTestId('aligned').screenshot({ path: shot('ranks-nemo-aligned.png') });
   // No collective matched: no heatmap of zeros, over collectives or steps.
   assert.equal(c.collectives.length, 0);
@@ -336,6 +345,114 @@ test('a tensorboard_trace_handler folder with two cycles per worker: cycles kept
     assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - cy.straggler.vs_median) < 1e-9);
     await p.screenshot({ path: shot(`ranks-cycle${k}.png`), fullPage: true });
   }
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+/** Each rank's memory file read by Python alone (pickle and json, no code of ours): a snapshot's
+ *  peak active bytes as memory_viz replays them (blocks live before the trace began, then each
+ *  alloc and free_completed in order), a memory timeline's peak as the largest sum of its
+ *  categories at one time, and each trace's baseTimeNanoseconds (its clock's epoch offset). */
+function pyMemory(files) {
+  const code = `
+import gzip, json, pickle, sys
+out = {}
+for f in json.loads(sys.argv[1]):
+    if f.endswith('.pkl') or f.endswith('.pickle'):
+        s = pickle.load(open(f, 'rb'))
+        best = 0
+        for dev, tr in enumerate(s['device_traces']):
+            live, init, deltas = {}, 0, []
+            for e in tr:
+                if e['action'] == 'alloc':
+                    live[e['addr']] = e['size']; deltas.append(e['size'])
+                elif e['action'] in ('free', 'free_completed'):
+                    if e['addr'] in live: del live[e['addr']]
+                    else: init += e['size']
+                    deltas.append(-e['size'])
+            for seg in s['segments']:
+                if seg['device'] == dev:
+                    init += sum(b['requested_size'] for b in seg['blocks'] if b['state'] == 'active_allocated' and b['address'] not in live)
+            cur = peak = init
+            for d in deltas:
+                cur += d; peak = max(peak, cur)
+            best = max(best, peak)
+        out[f] = best
+    elif f.endswith('memory_timeline.json') or 'memory_timeline_rank' in f:
+        t, rows = json.load(open(f))
+        out[f] = max(sum(r) for r in rows)
+    else:
+        out[f] = json.load(gzip.open(f)).get('baseTimeNanoseconds')
+print(json.dumps(out))
+`;
+  return JSON.parse(execFileSync('python3', ['-c', code, JSON.stringify(files)]).toString());
+}
+
+test('a NeMo-style folder with a memory file per rank: a memory lane under each rank, its peak as Python reads the file', async () => {
+  // Rank 0: the H100 MLP trace and the memory timeline recorded with it (same clock: placed).
+  // Rank 1: the bf16 LM trace and its allocator snapshot, which torch dumped ~2 s after the trace
+  // ended (a separate recording): the lane keeps its row and peak and says why it is not placed.
+  const GPU = path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-ranks-mem-'));
+  const put = [['gpu_mlp.pt.trace.json.gz', 'rank-0.pt.trace.json.gz'], ['gpu_mlp.memory_timeline.json', 'memory_timeline_rank0.json'],
+    ['gpu_lm_bf16.pt.trace.json.gz', 'rank-1.pt.trace.json.gz'], ['gpu_lm_bf16.snapshot.pickle', 'memory_rank1.pkl']];
+  // Copied: a folder input does not follow symlinks.
+  for (const [from, to] of put) fs.copyFileSync(path.join(GPU, from), path.join(dir, to));
+  const py = pyMemory(put.map(([, to]) => path.join(dir, to)));
+  const c = cli(dir);
+  assert.equal(c.run.layout, 'nemo');
+  const errors = [];
+  const p = await page(b, errors);
+  await p.setViewportSize({ width: 1440, height: 900 });
+  await p.goto(srv.base + '/');
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('folder-input').setInputFiles(dir);
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('tab-ranks').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid=aligned-canvas]')?.dataset.memLanes);
+  const canvas = p.getByTestId('aligned-canvas');
+  const lanes = JSON.parse(await canvas.getAttribute('data-mem-lanes'));
+  const rows = JSON.parse(await canvas.getAttribute('data-rows'));
+  const want = {
+    0: { file: 'memory_timeline_rank0.json', trace: 'rank-0.pt.trace.json.gz', placed: true },
+    1: { file: 'memory_rank1.pkl', trace: 'rank-1.pt.trace.json.gz', placed: false },
+  };
+  assert.deepEqual(c.ranks.map((x) => x.rank), [0, 1]);
+  assert.equal(lanes.length, 2, JSON.stringify(lanes));
+  for (const [k, x] of c.ranks.entries()) {
+    const w = want[x.rank];
+    const lane = lanes.find((l) => l.rank === k);
+    assert.ok(lane, `rank ${x.rank} has a memory lane`);
+    assert.ok(lane.label.startsWith(w.file), `rank ${x.rank}'s own file, not another rank's: ${lane.label}`);
+    assert.equal(lane.peak, py[path.join(dir, w.file)], `rank ${x.rank} lane peak vs Python`);
+    assert.equal(lane.placed, w.placed, `rank ${x.rank} placed`);
+    // Its row is the last of the rank's rows.
+    const mine = rows.filter((r) => r.rank === k);
+    assert.equal(mine.at(-1).kind, 'memory', `rank ${x.rank}: the lane under its timeline`);
+    // The CLI's per-rank file peaks are the same figures (its own load of the same files).
+    const cliPeak = x.snapshot_peak_active_bytes ?? x.memory_timeline_peak_bytes;
+    assert.equal(cliPeak, lane.peak, `rank ${x.rank}: the CLI's file peak`);
+  }
+  // Placed: chart x = trace ns + the trace's baseTimeNanoseconds, read by Python from the file.
+  const placed = lanes.find((l) => l.placed);
+  assert.equal(placed.epoch_ns, py[path.join(dir, want[0].trace)]);
+  assert.match(lanes.find((l) => !l.placed).note, /memory_rank1\.pkl was recorded outside this trace's time range/);
+  await p.waitForFunction(() => Number(document.querySelector('[data-testid=aligned-canvas]')?.dataset.memPolygons) > 0);
+  // The table's snapshot columns: rank 1's active and reserved peaks as the CLI.
+  for (let r = 0; r < c.ranks.length; r++) {
+    const x = c.ranks[r];
+    const res = await cellText(p, 'ranks-table', r, 'file_reserved');
+    if (x.snapshot_peak_reserved_bytes == null) assert.equal(res, '–');
+    else assertBytes(res, x.snapshot_peak_reserved_bytes, `rank ${x.rank} snapshot reserved`);
+  }
+  await p.getByTestId('aligned').scrollIntoViewIfNeeded();
+  await p.getByTestId('aligned').screenshot({ path: shot('ranks-nemo-memory-lanes.png') });
+  await p.screenshot({ path: shot('ranks-nemo-memory.png') });
+  // The single-trace timeline of rank 1 follows the same pick: its own snapshot, not placed.
+  await p.locator('[data-testid=ranks-table] .vt-row[data-row="1"]').click();
+  await p.getByTestId('tab-timeline').click();
+  await p.getByTestId('mem-lane-note').waitFor({ timeout: 30_000 });
+  assert.match(await p.getByTestId('mem-lane-note').textContent(), /memory_rank1\.pkl was recorded outside/);
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -6,7 +6,6 @@ pub mod et;
 pub mod facts;
 pub mod json;
 pub mod memory;
-pub mod ranks;
 pub mod run;
 pub mod run_json;
 pub mod run_steps;

@@ -9,7 +9,7 @@
 
 use super::counters::CounterTrack;
 use super::hit::{hit, Hit};
-use super::layout::{Group, Row, RowKind, COUNTER_PX, GROUP_PX, LANE_PX, ROW_PAD_PX};
+use super::layout::{Group, Row, RowKind, COUNTER_PX, GROUP_PX, LANE_PX, MEMORY_PX, ROW_PAD_PX};
 use super::lod::LodIndex;
 use super::steps::StepMark;
 use super::viewport::Viewport;
@@ -26,6 +26,10 @@ pub struct RankTimeline<'a> {
     pub label: String,
     /// The rank's clock minus the shown clock: trace ns = shown ns + `offset_ns`.
     pub offset_ns: Ns,
+    /// Label of the rank's memory file lane (its allocator snapshot or memory timeline, which
+    /// the trace does not hold), if it has one: a [`RowKind::Memory`] row under its tracks,
+    /// collapsed or not, since memory is half of what tells ranks apart.
+    pub memory: Option<String>,
 }
 
 /// A row of the aligned view: the rank it belongs to (index into the ranks given) and its layout.
@@ -110,6 +114,19 @@ pub fn rows(ranks: &[RankTimeline], expanded: &[bool]) -> Vec<RankRow> {
                 },
             });
             y += COUNTER_PX;
+        }
+        if let Some(label) = &r.memory {
+            out.push(RankRow {
+                rank: k,
+                row: Row {
+                    kind: RowKind::Memory(k),
+                    label: label.clone(),
+                    group: k,
+                    y,
+                    h: MEMORY_PX,
+                },
+            });
+            y += MEMORY_PX;
         }
     }
     out
@@ -197,6 +214,7 @@ mod tests {
                 steps: &[],
                 label: "rank 0".into(),
                 offset_ns: 0,
+                memory: None,
             },
             RankTimeline {
                 t: &b,
@@ -206,15 +224,23 @@ mod tests {
                 steps: &[],
                 label: "rank 1".into(),
                 offset_ns: 5_000_000,
+                memory: Some("memory_rank1.pkl".into()),
             },
         ];
         assert_eq!(bounds(&ranks), Some((0, 300_000)));
-        // Collapsed: header + the one GPU stream per rank, stacked without gaps.
+        // Collapsed: header + the one GPU stream per rank, stacked without gaps; rank 1's memory
+        // file lane last, under its stream.
         let r = rows(&ranks, &[]);
-        assert_eq!(r.len(), 4, "{r:?}");
+        assert_eq!(r.len(), 5, "{r:?}");
         let gpu_h = LANE_PX + 2.0 * ROW_PAD_PX;
         assert_eq!(r[2].row.y, GROUP_PX + gpu_h);
         assert_eq!(r[3].rank, 1);
+        assert_eq!(r[4].row.kind, RowKind::Memory(1));
+        assert_eq!(r[4].row.y, 2.0 * (GROUP_PX + gpu_h));
+        assert_eq!(r[4].row.label, "memory_rank1.pkl");
+        // Expanded, the lane stays the rank's last row.
+        let e1 = rows(&ranks, &[false, true]);
+        assert_eq!(e1.last().map(|x| &x.row.kind), Some(&RowKind::Memory(1)));
         // The kernel sits in lane 0 of its rank's GPU row.
         let k = (0..b.slices.len())
             .find(|&i| b.str(b.slices.name[i]) == "nccl")

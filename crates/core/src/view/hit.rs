@@ -29,7 +29,7 @@ pub fn hit(t: &Trace, lod: &LodIndex, rows: &[Row], vp: &Viewport, x: f64, y: f6
     let track = match row.kind {
         RowKind::Group(g) => return Hit::Group(g),
         RowKind::Idle(g) => return Hit::Idle(g),
-        RowKind::Counter(_) => return Hit::Empty(r),
+        RowKind::Counter(_) | RowKind::Memory(_) => return Hit::Empty(r),
         RowKind::Slices { track, .. } => track,
     };
     let dy = y - row.y - ROW_PAD_PX;

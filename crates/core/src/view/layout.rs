@@ -18,6 +18,8 @@ pub const LANE_PX: f64 = 18.0;
 /// Space above a track's first lane and below its last.
 pub const ROW_PAD_PX: f64 = 3.0;
 pub const COUNTER_PX: f64 = 40.0;
+/// Height of a memory-file lane ([`RowKind::Memory`]).
+pub const MEMORY_PX: f64 = 56.0;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum GroupKey {
@@ -35,6 +37,10 @@ pub enum RowKind {
     Counter(usize),
     /// The toggle row of a group's idle tracks.
     Idle(usize),
+    /// A memory file's chart (allocator snapshot, memory timeline) under group `usize`'s tracks:
+    /// the aligned ranks view puts each rank's own there; its data is not in the trace, so the
+    /// caller draws it.
+    Memory(usize),
 }
 
 /// Height of the "N idle threads" toggle row.

@@ -3,9 +3,9 @@
 //! Repaints happen in one effect (STYLE 10), at device-pixel resolution, and follow window resizes.
 
 use super::detail::{describe, Detail};
-use super::paint::{paint_axes, paint_data, Frame, Overlay};
-use super::source::Source;
+use crate::session::memory::Source;
 use crate::session::SessionRef;
+use crate::widgets::memory_paint::{paint_axes, paint_data, Frame, Overlay};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;

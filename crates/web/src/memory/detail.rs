@@ -1,6 +1,6 @@
 //! What a hovered or pinned band is: size, address, when, and its stack.
 
-use super::source::Source;
+use crate::session::memory::Source;
 use crate::session::{Content, SessionRef};
 use tracelight_core::analysis::memory_chart::{category_name, BandKind, MemoryChart, XUnit};
 use tracelight_core::analysis::snapshot::top_frames;

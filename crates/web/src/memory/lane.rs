@@ -1,115 +1,30 @@
 //! A memory chart drawn under the timeline on the same time axis, when a trace and a memory file of
-//! the same run are open together. Follows [`crate::session::TimeWindow`].
-//!
-//! Clocks: the timeline's `window` is trace ns. Snapshot `time_us` and memory-timeline times are
-//! epoch µs; the trace's epoch offset comes from
-//! [`tracelight_core::analysis::memory_chart::trace_epoch_offset_ns`] (0 for old traces whose `ts` are
-//! epoch µs, `baseTimeNanoseconds` for new ones), so the lane draws chart time `window + offset`.
-//! When no memory file aligns (no `time_us`, no epoch clock, or ranges that do not overlap) the lane
-//! says why instead of drawing a misleading chart; with no memory file at all it shows the trace's
-//! own `[memory]` events (same clock, nothing to align).
+//! the same run are open together. Follows [`crate::session::TimeWindow`]. Which chart, and where
+//! on the trace's clock, is [`crate::session::lane::pick`] (the Ranks tab's lanes use it too);
+//! the timeline's `window` is trace ns, so the lane draws chart time `window + offset`.
 
 use super::chart::prepare;
-use super::paint::{paint_data, Frame, Overlay};
-use super::source::{chart, sources_of, Source};
 use crate::platform::frame::Frames;
-use crate::session::{Content, SessionRef};
+use crate::session::lane::{pick, LanePick};
+use crate::session::SessionRef;
 use crate::widgets::geometry::GUTTER_PX;
+use crate::widgets::memory_paint::{paint_data, Frame, Overlay};
 use leptos::html;
 use leptos::prelude::*;
-use std::sync::Arc;
-use tracelight_core::analysis::memory_chart::{overlaps, trace_epoch_offset_ns, MemoryChart};
 use tracelight_core::report::memory::format_bytes;
 
 const LANE_PX: f64 = 84.0;
 
-/// The chart to draw and the offset from trace ns to its x, or why there is none.
-pub enum LanePick {
-    Aligned {
-        source: Source,
-        chart: Arc<MemoryChart>,
-        offset_ns: i64,
-        label: String,
-    },
-    Unaligned(String),
-    Nothing,
-}
-
-pub fn pick(session: &SessionRef, file: usize) -> LanePick {
-    let Some(tf) = session.trace(file) else {
-        return LanePick::Nothing;
-    };
-    let offset = trace_epoch_offset_ns(&tf.trace);
-    let bounds = tf.trace.time_bounds().unwrap_or((0, 1));
-    let mut why = Vec::new();
-    for (i, f) in session.files.iter().enumerate() {
-        if !matches!(f.content, Content::Snapshot(_) | Content::MemoryTimeline(_)) {
-            continue;
-        }
-        let Some(src) = sources_of(session, i).into_iter().next() else {
-            continue;
-        };
-        let Some(c) = chart(session, &src) else {
-            continue;
-        };
-        if !c.epoch {
-            why.push(format!(
-                "{} has no time_us, so it cannot be placed on the trace's clock",
-                f.name
-            ));
-            continue;
-        }
-        let Some(off) = offset else {
-            why.push(format!("the trace has neither epoch timestamps nor baseTimeNanoseconds, so {} cannot be aligned", f.name));
-            continue;
-        };
-        if !overlaps((bounds.0 + off, bounds.1 + off), c.x_range) {
-            why.push(format!(
-                "{} was recorded outside this trace's time range (another run?)",
-                f.name
-            ));
-            continue;
-        }
-        return LanePick::Aligned {
-            label: format!("{} · {}", f.name, src.device_label()),
-            source: src,
-            chart: c,
-            offset_ns: off,
-        };
-    }
-    if why.is_empty() {
-        if let Some(src) = sources_of(session, file).into_iter().next() {
-            // A curve that never leaves 0 (totals not recorded) is not shown as data.
-            if let Some(c) = chart(session, &src).filter(|c| c.peak.1 > 0) {
-                return LanePick::Aligned {
-                    label: format!("[memory] {}", src.device_label()),
-                    source: src,
-                    chart: c,
-                    offset_ns: 0,
-                };
-            }
-        }
-        return LanePick::Nothing;
-    }
-    LanePick::Unaligned(why.join("; "))
-}
-
 /// Renders the aligned memory chart, a note saying why none aligns, or nothing.
 #[component]
 pub fn MemoryLane(session: SessionRef, file: usize, window: RwSignal<(i64, i64)>) -> impl IntoView {
-    let (source, c, offset, label) = match pick(&session, file) {
+    let (c, offset, label) = match pick(&session, file) {
         LanePick::Nothing => return ().into_any(),
-        LanePick::Unaligned(why) => {
+        LanePick::Unaligned { why, .. } => {
             return view! { <div class="mem-lane-note" data-testid="mem-lane-note">{format!("Memory lane: {why}.")}</div> }.into_any()
         }
-        LanePick::Aligned {
-            source,
-            chart,
-            offset_ns,
-            label,
-        } => (source, chart, offset_ns, label),
+        LanePick::Aligned { lane, offset_ns } => (lane.chart, offset_ns, lane.label),
     };
-    let _ = source;
     let canvas = NodeRef::<html::Canvas>::new();
     let width = RwSignal::new(0.0f64);
     let measure = move || {

@@ -7,8 +7,6 @@ pub mod detail;
 pub mod flame;
 pub mod lane;
 pub mod ops;
-pub mod paint;
 pub mod segments;
-pub mod source;
 pub mod tables;
 pub mod view;

@@ -3,13 +3,15 @@
 use super::chart::ChartCanvas;
 use super::flame::PeakFlameView;
 use super::ops::OpMemoryTable;
-use super::paint::{band_color, category_color};
 use super::segments::SegmentView;
-use super::source::{chart, memory_files, snapshot_summary, sources_of, Source, SourceKind};
 use super::tables::{
     OomTable, PeakTable, SnapshotFigures, StackTable, TimelineFigures, TraceFigures,
 };
+use crate::session::memory::{
+    chart, memory_files, snapshot_summary, sources_of, Source, SourceKind,
+};
 use crate::session::{Content, Nav, SessionRef};
+use crate::widgets::memory_paint::{band_color, category_color};
 use leptos::prelude::*;
 use tracelight_core::analysis::memory::memory_summary;
 use tracelight_core::analysis::memory_chart::{category_name, BandKind, XUnit};

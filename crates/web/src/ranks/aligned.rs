@@ -9,6 +9,7 @@ use super::aligned_data::{
     collective_of, flow_parts, focus_label, method_text, rows_json, with_ranks,
 };
 use super::aligned_paint::{paint, AScene, RULER_PX};
+use super::memory::{lanes_json, memory_text, shared_y_max};
 use super::run::RunModel;
 use crate::platform::canvas::dpr;
 use crate::platform::clock::{now_ms, wasm_memory_bytes};
@@ -94,6 +95,8 @@ pub fn AlignedTimelines(
         }
     });
 
+    let lane_y_max = shared_y_max(&m.lanes);
+    let lanes_attr = lanes_json(&m.lanes);
     let painter = {
         let (session, m) = (session.clone(), m.clone());
         move || {
@@ -134,11 +137,14 @@ pub fn AlignedTimelines(
                     origin: full.0,
                     theme: &th,
                     flow: &flow,
+                    lanes: &m.lanes,
+                    lane_y_max,
                 };
-                let drawn = cache
+                let (drawn, polygons) = cache
                     .try_update_value(|tc| paint(&ctx, &sc, tc))
                     .unwrap_or_default();
                 let _ = c.set_attribute("data-rects", &drawn.rects.to_string());
+                let _ = c.set_attribute("data-mem-polygons", &polygons.to_string());
                 // Where each flow kernel is drawn (rank index, canvas x of its middle, y), for tests.
                 let xy: Vec<String> = flow
                     .iter()
@@ -180,6 +186,7 @@ pub fn AlignedTimelines(
         let r = rows.get();
         if let Some(c) = canvas.get() {
             let _ = c.set_attribute("data-rows", &rows_json(&r));
+            let _ = c.set_attribute("data-mem-lanes", &lanes_attr);
             let _ = c.set_attribute("data-ruler-px", &RULER_PX.to_string());
         }
     });
@@ -323,12 +330,14 @@ pub fn AlignedTimelines(
         move || focus_label(&m, focus.get())
     };
     let method = method_text(&f.alignment);
+    let memory = memory_text(&m);
     let has_coll = !f.collectives.is_empty();
     let (s1, s2) = (step.clone()(-1), step(1));
     view! {
         <section class="card aligned" data-testid="aligned">
             <h2>"Aligned timelines"</h2>
             <p class="hint">{format!("{n} rank(s), {method}. Wheel: zoom all ranks · drag: pan · shift+wheel: scroll · click a rank's header: open or close it · click a collective's kernel: join it across ranks.")}</p>
+            <p class="hint" data-testid="aligned-memory">{memory}</p>
             <div class="aligned-bar">
                 <button class="button" data-testid="aligned-expand" on:click=all(true)>"Open all"</button>
                 <button class="button" data-testid="aligned-collapse" on:click=all(false)>"Close all"</button>

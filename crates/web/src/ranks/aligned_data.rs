@@ -26,7 +26,8 @@ pub fn with_ranks<R>(
         .iter()
         .zip(&m.figures.ranks)
         .zip(&m.figures.alignment.offsets_ns)
-        .filter_map(|((d, r), &off)| {
+        .enumerate()
+        .filter_map(|(k, ((d, r), &off))| {
             let (t, tl) = d.as_ref()?;
             Some(RankTimeline {
                 t: &t.trace,
@@ -36,6 +37,11 @@ pub fn with_ranks<R>(
                 steps: &tl.steps,
                 label: format!("rank {} · {}", r.rank, r.file),
                 offset_ns: off,
+                memory: m
+                    .lanes
+                    .get(k)
+                    .and_then(|l| l.as_ref())
+                    .map(|l| l.label.clone()),
             })
         })
         .collect();
@@ -118,6 +124,7 @@ pub fn rows_json(rows: &[RankRow]) -> String {
                 RowKind::Slices { .. } => "slices",
                 RowKind::Counter(_) => "counter",
                 RowKind::Idle(_) => "idle",
+                RowKind::Memory(_) => "memory",
             };
             format!(
                 r#"{{"rank":{},"kind":"{kind}","y":{},"h":{},"label":{:?}}}"#,

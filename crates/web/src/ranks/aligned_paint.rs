@@ -3,6 +3,7 @@
 //! collective's kernels outlined and joined by one flow line across the ranks, the gutter with
 //! each rank's header, and the ruler on the shown clock.
 
+use super::memory::{gutter_lane, paint_lane, RankLane};
 use crate::widgets::geometry::GUTTER_PX;
 use crate::widgets::spans::{counter, lanes, Drawn, Frame, Lanes};
 use crate::widgets::text::{TextCache, FONT};
@@ -37,6 +38,9 @@ pub struct AScene<'a> {
     pub origin: i64,
     pub theme: &'a Theme,
     pub flow: &'a [FlowPart],
+    /// Each rank's memory-file lane, and the y scale they share.
+    pub lanes: &'a [Option<RankLane>],
+    pub lane_y_max: u64,
 }
 
 impl AScene<'_> {
@@ -56,10 +60,12 @@ impl AScene<'_> {
     }
 }
 
-pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache) -> Drawn {
+/// Paints one frame; returns what the lanes drew and the memory lanes' polygons.
+pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache) -> (Drawn, u32) {
     let f = sc.frame;
     let th = sc.theme;
     let mut drawn = Drawn::default();
+    let mut polygons = 0;
     ctx.set_fill_style_str(&th.bg);
     ctx.fill_rect(0.0, 0.0, f.width, f.height);
     ctx.set_font(FONT);
@@ -97,13 +103,27 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache)
             RowKind::Counter(c) => {
                 if let Some(ct) = r.counters.get(c) {
                     let top = sc.y(row.y) + 4.0;
+                    // A counter holds its last value; past the rank's trace it would claim
+                    // memory (or use) the rank never recorded while other ranks run on.
+                    let (a, b) = r.t.time_bounds().unwrap_or((i64::MIN / 2, i64::MAX / 2));
+                    let (x0, x1) = (f.x(a - r.offset_ns).max(f.left), f.x(b - r.offset_ns));
+                    ctx.save();
+                    ctx.begin_path();
+                    ctx.rect(x0, top, (x1.min(f.width) - x0).max(0.0), row.h);
+                    ctx.clip();
                     counter(ctx, &f, ct, top, row.h - 8.0, r.offset_ns, &th.counter);
+                    ctx.restore();
                 }
             }
             RowKind::Group(_) => {
                 ctx.set_fill_style_str(&th.group);
                 ctx.fill_rect(f.left, sc.y(row.y), f.width - f.left, GROUP_PX);
                 steps(ctx, sc, r, sc.y(row.y));
+            }
+            RowKind::Memory(_) => {
+                if let Some(l) = sc.lanes.get(rr.rank).and_then(|l| l.as_ref()) {
+                    polygons += paint_lane(ctx, sc, r, l, sc.y(row.y), row.h);
+                }
             }
             // The aligned view lists tracks itself and folds no idle threads.
             RowKind::Idle(_) => {}
@@ -115,7 +135,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &AScene, cache: &mut TextCache)
     ctx.restore();
     gutter(ctx, sc, range, cache);
     ruler(ctx, sc);
-    drawn
+    (drawn, polygons)
 }
 
 /// The rank's `ProfilerStep#N` spans in its header row on the shown clock, alternating colours,
@@ -210,6 +230,11 @@ fn gutter(
                     let _ = ctx.fill_text(&t, 16.0, y + GROUP_PX / 2.0);
                 }
                 ctx.set_font(FONT);
+            }
+            RowKind::Memory(_) => {
+                if let Some(l) = sc.lanes.get(rr.rank).and_then(|l| l.as_ref()) {
+                    gutter_lane(ctx, sc, l, &row.label, y, cache);
+                }
             }
             RowKind::Slices { .. } | RowKind::Counter(_) | RowKind::Idle(_) => {
                 ctx.set_fill_style_str(&th.fg);

@@ -11,6 +11,7 @@ mod aligned_paint;
 mod collectives;
 mod evidence;
 mod heatmap;
+mod memory;
 pub mod run;
 mod steps;
 mod table;

@@ -4,9 +4,10 @@
 //! calls, with each rank's paired snapshot and memory-timeline peaks as the CLI pairs them. The
 //! view only formats what this holds.
 
-use crate::session::{Content, Nav, Session, SessionRef};
+use super::memory::{lanes_of, RankLane};
+use crate::session::memory::snapshot_summary;
+use crate::session::{Content, Nav, SessionRef};
 use tracelight_core::analysis::collectives::{Collective, Part};
-use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::report::run::{run_figures, RankInput, RunFigures};
 use tracelight_core::run::layout::{Artifact, RunLayout};
@@ -19,12 +20,14 @@ pub struct RunModel {
     pub figures: RunFigures,
     /// Session file index of each entry of `figures.ranks` (same order).
     pub files: Vec<usize>,
+    /// Each rank's memory-file lane under its aligned timeline (same order).
+    pub lanes: Vec<Option<RankLane>>,
 }
 
 impl RunModel {
     /// Lays out `session` plus the names it `skipped`, and computes `cycle`'s figures (a cycle
     /// the run lacks gives the first).
-    pub fn of(session: &Session, skipped: &[String], cycle: u32) -> RunModel {
+    pub fn of(session: &SessionRef, skipped: &[String], cycle: u32) -> RunModel {
         let layout = crate::session::run::layout(session, skipped);
         let cycle = if cycle < layout.cycles() { cycle } else { 0 };
         // A name may repeat (two folders' `rank-0.json`): each session file is used once.
@@ -47,14 +50,12 @@ impl RunModel {
             let snap = u
                 .file(Artifact::Snapshot)
                 .and_then(|n| index_of(n, |c| matches!(c, Content::Snapshot(_))))
-                .and_then(|k| match &session.files[k].content {
-                    Content::Snapshot(s) => {
-                        let sum = summarize(s);
-                        let a = sum.devices.iter().map(|d| d.peak_active_bytes).max();
-                        let r = sum.devices.iter().map(|d| d.peak_reserved_bytes).max();
-                        a.zip(r)
-                    }
-                    _ => None,
+                .and_then(|k| {
+                    // The Memory tab's cached summary: the same figures, computed once.
+                    let sum = snapshot_summary(session, k)?;
+                    let a = sum.devices.iter().map(|d| d.peak_active_bytes).max();
+                    let r = sum.devices.iter().map(|d| d.peak_reserved_bytes).max();
+                    a.zip(r)
                 });
             let tl = u
                 .file(Artifact::MemoryTimeline)
@@ -77,11 +78,13 @@ impl RunModel {
             })
             .collect();
         let figures = run_figures(&inputs);
+        let files: Vec<usize> = picked.iter().map(|p| p.1).collect();
         RunModel {
             layout,
             cycle,
             figures,
-            files: picked.iter().map(|p| p.1).collect(),
+            lanes: lanes_of(session, &files),
+            files,
         }
     }
 

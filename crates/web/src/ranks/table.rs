@@ -14,7 +14,7 @@ columns! {
     enum RCol {
         Rank = "rank", File = "file", Step = "step", Compute = "compute", Comm = "comm",
         Exposed = "exposed", Idle = "idle", Alloc = "alloc", Reserved = "reserved",
-        FilePeak = "file_peak", Wait = "wait", Last = "last",
+        FilePeak = "file_peak", FileReserved = "file_reserved", Wait = "wait", Last = "last",
         Flag = "flag",
     }
 }
@@ -40,6 +40,7 @@ fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
         RCol::Alloc => r.peak_allocated_bytes as f64,
         RCol::Reserved => r.peak_reserved_bytes as f64,
         RCol::FilePeak => file_peak(r).map_or(-1.0, |p| p as f64),
+        RCol::FileReserved => r.snapshot_peak.map_or(-1.0, |p| p.1 as f64),
         RCol::Wait => r.wait.wait_ns as f64,
         RCol::Last => r.wait.arrived_last_pct,
         RCol::File | RCol::Flag => return None,
@@ -69,24 +70,26 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         v
     });
     let cols = vec![
-        Col::num(RCol::Rank, "Rank", 56),
-        Col::name(RCol::File, "File", 200),
-        Col::num(RCol::Step, "Step (mean)", 96).tip("mean ProfilerStep duration, else the window"),
-        Col::num(RCol::Compute, "Compute", 90).tip("HTA temporal breakdown: compute kernels"),
-        Col::num(RCol::Comm, "Comm", 90).tip("union of NCCL kernels"),
+        Col::num(RCol::Rank, "Rank", 60),
+        Col::name(RCol::File, "File", 124),
+        Col::num(RCol::Step, "Step (mean)", 92).tip("mean ProfilerStep duration, else the window"),
+        Col::num(RCol::Compute, "Compute", 84).tip("HTA temporal breakdown: compute kernels"),
+        Col::num(RCol::Comm, "Comm", 76).tip("union of NCCL kernels"),
         Col::num(RCol::Exposed, "Exposed comm", 116)
             .tip("communication overlapped by no compute kernel"),
-        Col::num(RCol::Idle, "Idle", 90).tip("HTA temporal breakdown: GPU idle"),
-        Col::num(RCol::Alloc, "Peak alloc", 96)
+        Col::num(RCol::Idle, "Idle", 84).tip("HTA temporal breakdown: GPU idle"),
+        Col::num(RCol::Alloc, "Peak alloc", 88)
             .tip("peak allocated, from the trace's [memory] events"),
         Col::num(RCol::Reserved, "Peak reserved", 104)
             .tip("peak reserved, from the trace's [memory] events"),
-        Col::num(RCol::FilePeak, "Snapshot peak", 116).tip(
+        Col::num(RCol::FilePeak, "File peak", 84).tip(
             "peak active bytes of the rank's allocator snapshot, else its memory timeline's peak",
         ),
-        Col::num(RCol::Wait, "Coll. wait", 96)
+        Col::num(RCol::FileReserved, "Snap. reserved", 112)
+            .tip("peak reserved bytes (segments) of the rank's allocator snapshot"),
+        Col::num(RCol::Wait, "Coll. wait", 84)
             .tip("summed over matched collectives: latest arrival - this rank's arrival"),
-        Col::num(RCol::Last, "Arrived last", 92).tip("share of its collectives it arrived last at"),
+        Col::num(RCol::Last, "Arrived last", 96).tip("share of its collectives it arrived last at"),
         Col::text(RCol::Flag, "", 150),
     ];
     let m2 = m.clone();
@@ -108,6 +111,7 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
             RCol::Alloc => mem(Some(r.peak_allocated_bytes)),
             RCol::Reserved => mem(Some(r.peak_reserved_bytes)),
             RCol::FilePeak => mem(file_peak(r)),
+            RCol::FileReserved => mem(r.snapshot_peak.map(|p| p.1 as i64)),
             RCol::Wait => fmt::dur(r.wait.wait_ns),
             RCol::Last => format!(
                 "{}/{} ({:.1}%)",

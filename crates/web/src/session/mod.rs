@@ -3,6 +3,8 @@
 
 pub mod colors;
 pub mod derived;
+pub mod lane;
+pub mod memory;
 mod nav;
 mod notice;
 pub mod pair;

@@ -33,6 +33,7 @@ fn rows_json(rows: &[layout::Row]) -> String {
                 layout::RowKind::Slices { track, depths } => ("slices", track as i64, depths),
                 layout::RowKind::Counter(c) => ("counter", c as i64, 0),
                 layout::RowKind::Idle(g) => ("idle", g as i64, 0),
+                layout::RowKind::Memory(g) => ("memory", g as i64, 0),
             };
             format!(
                 r#"{{"kind":"{kind}","index":{track},"depths":{depths},"group":{},"y":{},"h":{},"label":{:?}}}"#,

@@ -1,9 +1,9 @@
 //! GPU: utilization per device, the HTA temporal breakdown, communication/compute overlap, idle
 //! gaps per stream (and the longest ones, each linked to the timeline), launch delays and sync
-//! points, and with several ranks the per-rank table with the straggler.
+//! points. With several ranks, a pointer to the Ranks tab, which holds the per-rank figures (by
+//! the run layout's rank and cycle, as `analyze DIR` numbers them) and the straggler.
 
-use crate::session::{Nav, SessionRef};
-use crate::views::ranks::RankTable;
+use crate::session::{Nav, SessionRef, Tab};
 use crate::widgets::bars::{Bar, StackBar};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
@@ -34,8 +34,15 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
         return view! { <p class="muted">"Not a trace."</p> }.into_any();
     };
     let a = tf.analysis();
-    let ranks = (session.trace_indices().len() > 1)
-        .then(|| view! { <RankTable session=session.clone() /> });
+    let n = session.trace_indices().len();
+    let ranks = (n > 1).then(|| {
+        view! {
+            <p class="hint" data-testid="gpu-ranks-pointer">
+                {format!("{n} traces are open. Per-rank step time, compute, communication, idle, memory, the straggler and the matched collectives: ")}
+                <button class="link" data-testid="gpu-to-ranks" on:click=move |_| nav.tab.set(Tab::Ranks)>"Ranks →"</button>
+            </p>
+        }
+    });
     if a.gpu.utilization.is_none() {
         return view! {
             <section class="view" data-testid="gpu-view">

@@ -8,7 +8,6 @@ pub mod kernels;
 pub mod open;
 pub mod operators;
 pub mod overview;
-pub mod ranks;
 pub mod recs;
 pub mod session_bar;
 pub mod steps;

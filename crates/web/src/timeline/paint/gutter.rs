@@ -24,7 +24,7 @@ pub fn paint(
         let y = sc.y(row.y);
         match row.kind {
             RowKind::Group(g) => header(ctx, sc, row, g, y, cache),
-            RowKind::Idle(_) => {
+            RowKind::Idle(_) | RowKind::Memory(_) => {
                 ctx.set_fill_style_str(&th.muted);
                 if let Some(t) = cache.fit(ctx, &row.label, GUTTER_PX - 24.0) {
                     let _ = ctx.fill_text(&t, 16.0, y + 12.0);

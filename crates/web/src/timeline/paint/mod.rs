@@ -111,7 +111,8 @@ pub fn paint(
                 slices::row(ctx, sc, row, track, depths, cache, &mut stats)
             }
             RowKind::Counter(c) => counters::row(ctx, sc, row, c),
-            RowKind::Group(_) | RowKind::Idle(_) => {}
+            // The timeline draws its memory lane under the canvas, not as a row.
+            RowKind::Group(_) | RowKind::Idle(_) | RowKind::Memory(_) => {}
         }
         ctx.set_fill_style_str(&sc.theme.grid);
         ctx.fill_rect(

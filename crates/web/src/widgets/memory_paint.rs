@@ -1,5 +1,6 @@
 //! Draws a [`MemoryChart`] synchronously: bands as step polygons merged per pixel column, lines,
-//! markers, axes. Used by the Memory tab and by the lane under the timeline.
+//! markers, axes. Used by the Memory tab, the lane under the timeline and each rank's memory lane in
+//! the Ranks tab's aligned timelines (a widget, so features share it without importing each other).
 
 use crate::platform::canvas::dpr;
 use tracelight_core::analysis::memory_chart::{

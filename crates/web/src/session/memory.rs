@@ -1,6 +1,7 @@
-//! What the Memory tab can show (one entry per snapshot device, memory timeline, trace device with
-//! `[memory]` events) and a cache of the charts and summaries built for them, so switching devices
-//! or tabs never recomputes.
+//! What the Memory tab and the memory lanes under a trace (`session::lane`) can show (one entry per
+//! snapshot device, memory timeline, trace device with `[memory]` events) and a cache of the charts
+//! and summaries built for them, so switching devices, tabs or views never recomputes. Session data,
+//! so the memory and ranks features share it without importing each other.
 
 use crate::session::{Content, Session, SessionRef};
 use std::cell::RefCell;
