@@ -4,6 +4,7 @@
 //! ([`columns`]). The Python package (`python/tracelight`) wraps this in `Trace` / `Run`.
 
 mod columns;
+mod slices;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -59,8 +60,12 @@ fn table_at<'py>(py: Python<'py>, v: &Value, pointer: &str) -> PyResult<Bound<'p
         )));
     };
     let cols = py.detach(|| columns::table(rows));
+    columns_list(py, &cols)
+}
+
+fn columns_list<'py>(py: Python<'py>, cols: &[columns::Column]) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
-    for c in &cols {
+    for c in cols {
         out.append(column_tuple(py, c)?)?;
     }
     Ok(out)
@@ -108,6 +113,18 @@ impl NativeFile {
     /// `tracelight summary FILE`'s Markdown.
     fn summary(&self, py: Python<'_>) -> String {
         py.detach(|| report_markdown(&self.files))
+    }
+
+    /// Every slice of a Kineto trace as Arrow columns ([`slices::slices`]).
+    fn slices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let Some((_, Loaded::Trace(t))) = self.files.first() else {
+            return Err(PyTypeError::new_err(format!(
+                "slices() needs a Kineto trace, not a {}",
+                self.format()
+            )));
+        };
+        let cols = py.detach(|| slices::slices(t));
+        columns_list(py, &cols)
     }
 
     /// The Arrow columns of the rows at `pointer` in the analyze object.

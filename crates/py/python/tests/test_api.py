@@ -120,3 +120,37 @@ def test_a_table_the_file_does_not_have_is_a_type_error():
     assert s.format == "cuda_snapshot"
     with pytest.raises(TypeError):
         s.ops()
+
+
+def test_slices_table_is_every_slice_of_the_model_checked_against_the_raw_json():
+    import collections
+    import gzip
+    import json
+
+    p = corpus(FILES[2])
+    t = tracelight.load(p)
+    s = t.slices()
+    assert s.schema.field("ts_ns").type == pa.int64()
+    assert pa.types.is_dictionary(s.schema.field("name").type)
+    # The raw file, parsed here by Python's json: kernel events by name, and their durations.
+    raw = json.load(gzip.open(p))["traceEvents"]
+    kernels = [e for e in raw if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    df = s.to_pandas()
+    k = df[df["kind"] == "kernel"]
+    assert collections.Counter(k["name"].astype(str)) == collections.Counter(e["name"] for e in kernels)
+    assert k["device"].notna().all() and k["stream"].notna().all()
+    assert df[df["kind"] == "cpu_op"]["device"].isna().all()
+    # Per name of GPU work (kernels, copies, sets), the CLI's calls and total time are the
+    # table's count and sum (ns -> us).
+    gpu = df[df["kind"].isin(["kernel", "memcpy", "memset"])]
+    by_name = gpu.groupby(gpu["name"].astype(str))["dur_ns"].agg(["count", "sum"])
+    for row in cli_json(p)["kernels"]:
+        assert by_name.loc[row["name"], "count"] == row["calls"]
+        assert abs(by_name.loc[row["name"], "sum"] / 1e3 - row["total_us"]) < 1e-3 * row["calls"]
+    # A slice's parent is the enclosing slice on its track: it starts no later and ends no earlier.
+    child = df[df["parent"].notna()]
+    par = df.loc[child["parent"].astype(int).to_numpy()]
+    assert (par["ts_ns"].to_numpy() <= child["ts_ns"].to_numpy()).all()
+    assert (par["track"].to_numpy() == child["track"].to_numpy()).all()
+    with pytest.raises(TypeError):
+        tracelight.load(corpus(FILES[3])).slices()

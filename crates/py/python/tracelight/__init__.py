@@ -74,6 +74,15 @@ class Trace(_Report):
         """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
         return self._native.format()
 
+    def slices(self) -> pa.Table:
+        """Every slice of a Kineto trace, one row each, from the columnar model: ``name``,
+        ``cat``, ``kind`` (``cpu_op``, ``kernel``, ``memcpy``, …), ``thread`` and ``input_dims``
+        as dictionary (categorical) columns; ``ts_ns``, ``dur_ns`` (exact ns), ``track``,
+        ``depth``, ``parent`` (row of the enclosing slice), ``correlation``, ``external_id``,
+        ``device`` and ``stream`` (GPU slices) as int64, null where absent. Raises ``TypeError``
+        for a file that is not a Kineto trace."""
+        return _table(self._native.slices())
+
     def show(self, height: int = 600, tab: Optional[str] = None) -> Viewer:
         """The viewer inline in a notebook with this file open (see :func:`tracelight.show`)."""
         return show(self, height=height, tab=tab)

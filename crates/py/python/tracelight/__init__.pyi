@@ -59,6 +59,10 @@ class Trace(_Report):
     @property
     def format(self) -> str:
         """``kineto``, ``cuda_snapshot``, ``memory_timeline``, … (``analyze``'s ``files[].format``)."""
+    def slices(self) -> pa.Table:
+        """Every slice of a Kineto trace, one row each, from the columnar model (name, cat,
+        kind, thread and input_dims as dictionary columns; ts_ns, dur_ns, track, depth, parent,
+        correlation, external_id, device, stream as int64, null where absent)."""
     def show(self, height: int = ..., tab: Optional[str] = ...) -> Viewer:
         """The viewer inline in a notebook with this file open (see :func:`show`)."""
 

@@ -20,13 +20,16 @@ _PRIMITIVE = {
 def _array(col):
     name, kind, length, nulls, buffers, children = col
     kids = [_array(c) for c in children]
+    bufs = [None if b is None else pa.py_buffer(b) for b in buffers]
+    if kind == "dictionary":
+        indices = pa.Array.from_buffers(pa.int32(), length, bufs, null_count=nulls)
+        return name, pa.DictionaryArray.from_arrays(indices, kids[0][1])
     if kind == "list":
         typ = pa.large_list(pa.field("item", kids[0][1].type))
     elif kind == "struct":
         typ = pa.struct([pa.field(n, a.type) for n, a in kids])
     else:
         typ = _PRIMITIVE[kind]
-    bufs = [None if b is None else pa.py_buffer(b) for b in buffers]
     arr = pa.Array.from_buffers(
         typ, length, bufs, null_count=nulls, children=[a for _, a in kids] or None
     )
