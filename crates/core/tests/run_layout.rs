@@ -217,3 +217,43 @@ fn heads_are_sniffed_through_gzip_and_give_the_rank() {
         .format
         .is_err());
 }
+
+#[test]
+fn memory_goes_under_its_own_units_trace_never_another_ranks_or_stages() {
+    // nanochat: each stage's snapshot under its own stage's trace; the stage without one gets
+    // none (the others' are claimed by their traces).
+    let lay = recognise(&[
+        e("stage1-base_trace.json", Format::Kineto, None),
+        e("stage1-base_mem.pickle", Format::Snapshot, None),
+        e("stage2-mid_trace.json", Format::Kineto, None),
+        e("stage2-mid_mem.pickle", Format::Snapshot, None),
+        e("stage3-sft_trace.json", Format::Kineto, None),
+    ]);
+    assert_eq!(lay.memory_units_for(0, 1), vec![(0, 1)]);
+    assert_eq!(lay.memory_units_for(0, 2), Vec::<(i64, u32)>::new());
+    // NeMo: rank 0's snapshot and rank 1's memory timeline each under their own rank; rank 2 none.
+    let lay = recognise(&[
+        e("traces/device/rank-0.json", Format::Kineto, None),
+        e("traces/device/rank-1.json", Format::Kineto, None),
+        e("traces/device/rank-2.json", Format::Kineto, None),
+        e("memory_rank0.pkl", Format::Snapshot, None),
+        e("memory_timeline_rank1.json", Format::MemoryTimeline, None),
+    ]);
+    assert_eq!(lay.memory_units_for(0, 0), vec![(0, 0)]);
+    assert_eq!(lay.memory_units_for(1, 0), vec![(1, 0)]);
+    assert_eq!(lay.memory_units_for(2, 0), Vec::<(i64, u32)>::new());
+    // A trace and a snapshot under unrelated names: the snapshot is nobody's, so it may go under it.
+    let lay = recognise(&[
+        e("resnet.pt.trace.json", Format::Kineto, None),
+        e("after_step.pickle", Format::Snapshot, None),
+    ]);
+    let t = lay.units.iter().find(|u| u.file(Artifact::Trace).is_some());
+    let s = lay
+        .units
+        .iter()
+        .find(|u| u.file(Artifact::Snapshot).is_some());
+    let (t, s) = (t.map(|u| (u.rank, u.cycle)), s.map(|u| (u.rank, u.cycle)));
+    assert_ne!(t, s, "placed as two units");
+    let (t, s) = (t.unwrap_or_default(), s.unwrap_or_default());
+    assert_eq!(lay.memory_units_for(t.0, t.1), vec![s]);
+}

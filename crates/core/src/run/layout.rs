@@ -137,6 +137,28 @@ impl RunLayout {
     pub fn cycles(&self) -> u32 {
         self.units.iter().map(|u| u.cycle + 1).max().unwrap_or(0)
     }
+
+    /// The units, as (rank, cycle), whose memory files (snapshot, memory timeline) may go under
+    /// the trace of unit (`rank`, `cycle`): that unit when it has one (NeMo's `memory_rankN.pkl`,
+    /// a nanochat stage's `_mem.pickle`), else the units with memory but no trace (a snapshot
+    /// opened beside a trace under an unrelated name). Another rank's or stage's never.
+    pub fn memory_units_for(&self, rank: i64, cycle: u32) -> Vec<(i64, u32)> {
+        let has_memory = |u: &Unit| {
+            u.file(Artifact::Snapshot).is_some() || u.file(Artifact::MemoryTimeline).is_some()
+        };
+        if self
+            .units
+            .iter()
+            .any(|u| u.rank == rank && u.cycle == cycle && has_memory(u))
+        {
+            return vec![(rank, cycle)];
+        }
+        self.units
+            .iter()
+            .filter(|u| has_memory(u) && u.file(Artifact::Trace).is_none())
+            .map(|u| (u.rank, u.cycle))
+            .collect()
+    }
 }
 
 /// `distributedInfo.rank` from the first bytes of a Kineto trace (torch writes `distributedInfo`

@@ -15,7 +15,6 @@ use super::run::{layout, units_of_files};
 use super::{Content, Session, SessionRef};
 use std::sync::Arc;
 use tracelight_core::analysis::memory_chart::{overlaps, trace_epoch_offset_ns, MemoryChart};
-use tracelight_core::run::layout::Artifact;
 
 /// A chart that can go under a trace: its source, the chart, and the label the lane shows.
 pub struct LaneChart {
@@ -50,33 +49,21 @@ fn is_memory_file(c: &Content) -> bool {
     matches!(c, Content::Snapshot(_) | Content::MemoryTimeline(_))
 }
 
-/// The session's memory files that belong under trace `file`, in file order: those of the trace's
-/// own run unit (same rank and cycle in core's run layout: NeMo's `memory_rankN.pkl`, a nanochat
-/// stage's `_mem.pickle`), else those no trace of the run claims (a snapshot opened beside a
-/// trace under an unrelated name). Another rank's file is never a candidate.
+/// The session's memory files that belong under trace `file`, in file order: core's
+/// [`RunLayout::memory_units_for`](tracelight_core::run::layout::RunLayout::memory_units_for) of
+/// the trace's run unit (its own rank and cycle's files, else files no trace claims). Another
+/// rank's file is never a candidate.
 pub fn candidates(session: &Session, file: usize) -> Vec<usize> {
     let lay = layout(session, &[]);
     let units = units_of_files(session, &lay);
-    let memory: Vec<usize> = (0..session.files.len())
-        .filter(|&k| is_memory_file(&session.files[k].content))
-        .collect();
-    let own = units.get(file).copied().flatten();
-    let mine: Vec<usize> = memory
-        .iter()
-        .copied()
-        .filter(|&k| own.is_some() && units[k] == own)
-        .collect();
-    if !mine.is_empty() {
-        return mine;
-    }
-    let claimed = |u: Option<(i64, u32)>| {
-        u.is_some_and(|(rank, cycle)| {
-            lay.units
-                .iter()
-                .any(|x| x.rank == rank && x.cycle == cycle && x.file(Artifact::Trace).is_some())
-        })
+    let allowed = match units.get(file).copied().flatten() {
+        Some((rank, cycle)) => lay.memory_units_for(rank, cycle),
+        None => Vec::new(),
     };
-    memory.into_iter().filter(|&k| !claimed(units[k])).collect()
+    (0..session.files.len())
+        .filter(|&k| is_memory_file(&session.files[k].content))
+        .filter(|&k| units[k].is_some_and(|u| allowed.contains(&u)))
+        .collect()
 }
 
 /// The lane under trace `file` (see the module doc).
