@@ -3,8 +3,9 @@
 # target/wheels/, installs it into a virtual environment (.venv, made here when missing, with
 # maturin, pyarrow, pandas and pytest from PyPI) and runs the pytest suite against the release CLI
 # (target/release/tracelight, built first when missing). scripts/test.sh runs it; alone:
-#   bash scripts/python.sh            # build, install, test
+#   bash scripts/python.sh            # build, install, test (the Ray tests skip: no Ray)
 #   bash scripts/python.sh --no-test  # build and install only
+#   bash scripts/python.sh --ray      # also install Ray (~200 MB, not in CI) and run its tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${TRACELIGHT_VENV:-.venv}"
@@ -32,6 +33,9 @@ rm -f target/wheels/tracelight-*.whl
 "$VENV/bin/maturin" build --release -q -m crates/py/Cargo.toml -i "$VENV/bin/python" -o target/wheels
 "$VENV/bin/pip" install -q --force-reinstall --no-deps target/wheels/tracelight-*.whl
 [ "${1:-}" = "--no-test" ] && exit 0
+if [ "${1:-}" = "--ray" ]; then
+  "$VENV/bin/python" -c 'import ray' 2>/dev/null || "$VENV/bin/pip" install -q ray
+fi
 [ -x target/release/tracelight ] || cargo build --release -p tracelight-cli
 # From outside the source tree, so that the installed wheel is what gets imported.
 cd crates/py/python/tests && "../../../../$VENV/bin/python" -m pytest -q -p no:cacheprovider .

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use tracelight_cli::analyze::{report_json, report_markdown};
 use tracelight_cli::commands::{load, CliError};
-use tracelight_cli::run::RunData;
+use tracelight_cli::run::{run_dir, RunData};
 use tracelight_core::ingest::Loaded;
 use tracelight_core::warnings::WarningKind;
 
@@ -133,29 +133,66 @@ impl NativeFile {
     }
 }
 
-/// A run folder read once ([`RunData`]).
+/// What a run folder holds: traces (and their memory files, ETs), or digests.
+enum RunSource {
+    /// Read once ([`RunData`]).
+    Traces(RunData),
+    /// A folder of digests: the CLI's `analyze DIR --json` text (its digest reader prints it) and
+    /// `summary DIR`'s Markdown, made on first use.
+    Digests {
+        dir: std::path::PathBuf,
+        text: String,
+        markdown: OnceLock<String>,
+    },
+}
+
 #[pyclass(module = "tracelight._native", frozen)]
 struct NativeRun {
-    run: RunData,
+    run: RunSource,
     json: OnceLock<Value>,
 }
 
 impl NativeRun {
     fn json(&self, py: Python<'_>) -> &Value {
-        self.json.get_or_init(|| py.detach(|| self.run.json()))
+        self.json.get_or_init(|| {
+            py.detach(|| match &self.run {
+                RunSource::Traces(r) => r.json(),
+                RunSource::Digests { text, .. } => serde_json::from_str(text).unwrap_or_default(),
+            })
+        })
     }
 }
 
 #[pymethods]
 impl NativeRun {
-    /// `tracelight analyze DIR --json`'s object, as compact JSON text.
+    /// `tracelight analyze DIR --json`'s object, as compact JSON text (the CLI's own text for
+    /// digests).
     fn analyze_json(&self, py: Python<'_>) -> String {
-        self.json(py).to_string()
+        match &self.run {
+            RunSource::Traces(_) => self.json(py).to_string(),
+            RunSource::Digests { text, .. } => text.clone(),
+        }
+    }
+
+    /// Whether the folder was read as digests.
+    fn is_digests(&self) -> bool {
+        matches!(self.run, RunSource::Digests { .. })
     }
 
     /// `tracelight summary DIR`'s Markdown.
-    fn summary(&self, py: Python<'_>) -> String {
-        py.detach(|| self.run.markdown())
+    fn summary(&self, py: Python<'_>) -> PyResult<String> {
+        match &self.run {
+            RunSource::Traces(r) => Ok(py.detach(|| r.markdown())),
+            RunSource::Digests { dir, markdown, .. } => {
+                if let Some(m) = markdown.get() {
+                    return Ok(m.clone());
+                }
+                let m = py
+                    .detach(|| run_dir(dir, false))
+                    .map_err(|e| cli_error(py, e))?;
+                Ok(markdown.get_or_init(|| m).clone())
+            }
+        }
     }
 
     /// The Arrow columns of the rows at `pointer` in the analyze object.
@@ -174,16 +211,62 @@ fn load_file(py: Python<'_>, path: &str) -> PyResult<NativeFile> {
     })
 }
 
-/// Reads a run folder as `tracelight analyze DIR` does, without holding the GIL.
+/// Reads a run folder as `tracelight analyze DIR` does (a folder holding digests is read as
+/// digests), without holding the GIL.
 #[pyfunction]
 fn load_run(py: Python<'_>, path: &str) -> PyResult<NativeRun> {
+    let dir = Path::new(path);
     let run = py
-        .detach(|| RunData::load(Path::new(path)))
+        .detach(|| -> Result<RunSource, CliError> {
+            let files = tracelight_cli::digest::walk(dir)?;
+            if tracelight_cli::digest::headers(&files).is_empty() {
+                return RunData::load(dir).map(RunSource::Traces);
+            }
+            Ok(RunSource::Digests {
+                dir: dir.to_owned(),
+                text: run_dir(dir, true)?,
+                markdown: OnceLock::new(),
+            })
+        })
         .map_err(|e| cli_error(py, e))?;
     Ok(NativeRun {
         run,
         json: OnceLock::new(),
     })
+}
+
+/// Writes the digest of one trace into `out_dir` (`tracelight digest TRACE -o DIR`), under
+/// `stem` (default: the trace's name without `.json[.gz]`); returns what was written.
+#[pyfunction]
+#[pyo3(signature = (path, out_dir, stem=None))]
+fn digest<'py>(
+    py: Python<'py>,
+    path: &str,
+    out_dir: &str,
+    stem: Option<&str>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let (trace, out) = (Path::new(path), Path::new(out_dir));
+    let w = py
+        .detach(|| match stem {
+            Some(s) => tracelight_digest::digest_file_as(trace, out, s),
+            None => tracelight_digest::digest_file(trace, out),
+        })
+        .map_err(|e| trace_error(py, &e))?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("header", w.header.display().to_string())?;
+    let files: Vec<String> = w.files.iter().map(|f| f.display().to_string()).collect();
+    d.set_item("files", files)?;
+    d.set_item("bytes", w.bytes)?;
+    d.set_item("source_bytes", w.source_bytes)?;
+    d.set_item("rank", w.rank)?;
+    Ok(d)
+}
+
+/// The digest name `tracelight digest` gives a trace file (`worker0.pt.trace.json.gz` ->
+/// `worker0.pt.trace`).
+#[pyfunction]
+fn digest_stem(file_name: &str) -> String {
+    tracelight_core::digest::stem(file_name).to_owned()
 }
 
 #[pymodule]
@@ -192,6 +275,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeRun>()?;
     m.add_function(wrap_pyfunction!(load_file, m)?)?;
     m.add_function(wrap_pyfunction!(load_run, m)?)?;
+    m.add_function(wrap_pyfunction!(digest, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_stem, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -62,3 +62,15 @@ def write_ranks(out: Path, world: int, steps: int = 3, slow: int = 0,
         p.write_text(json.dumps(rank_trace(r, world, steps, slow, slow_extra_us)))
         paths.append(p)
     return paths
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write hand-built rank traces (BENCHMARKS.md)")
+    ap.add_argument("out")
+    ap.add_argument("--world", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--slow", type=int, default=137)
+    a = ap.parse_args()
+    write_ranks(Path(a.out), a.world, steps=a.steps, slow=a.slow)

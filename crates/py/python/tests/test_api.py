@@ -154,3 +154,27 @@ def test_slices_table_is_every_slice_of_the_model_checked_against_the_raw_json()
     assert (par["track"].to_numpy() == child["track"].to_numpy()).all()
     with pytest.raises(TypeError):
         tracelight.load(corpus(FILES[3])).slices()
+
+
+def test_digest_writes_what_the_cli_writes_and_the_folder_loads_as_the_run(tmp_path):
+    kineto = corpus("real/param/dlrm_8rank/kineto")
+    traces = sorted(kineto.glob("*.pt.trace.json"))
+    ours, theirs = tmp_path / "py", tmp_path / "cli"
+    for t in traces:
+        w = tracelight.digest(t, ours)
+        assert w["source_bytes"] == t.stat().st_size and 0 < w["bytes"] < w["source_bytes"]
+        assert w["header"].endswith(tracelight.digest_stem(t.name) + ".digest.json")
+    cli("digest", *traces, "-o", theirs)
+    for f in sorted(theirs.iterdir()):
+        assert (ours / f.name).read_bytes() == f.read_bytes(), f.name
+    run = tracelight.load(ours)
+    assert isinstance(run, tracelight.Run)
+    want = cli_json(ours)
+    assert run.analyze() == want
+    assert run.summary() == cli("summary", ours)
+    assert run.ranks().to_pylist() == want["ranks"]
+    assert run.collectives().to_pylist() == want["collectives"]
+    # From the digests alone, the same matching and straggler as from the traces.
+    from_traces = cli_json(kineto)
+    for k in ("collectives", "straggler", "waited_for"):
+        assert want[k] == from_traces[k], k

@@ -18,7 +18,10 @@ from ._errors import TraceError, TraceWarning
 from ._tables import table as _table
 from ._show import Viewer, show
 
-__all__ = ["load", "Trace", "Run", "TraceError", "TraceWarning", "show", "Viewer", "__version__"]
+__all__ = [
+    "load", "Trace", "Run", "TraceError", "TraceWarning", "show", "Viewer", "digest",
+    "digest_stem", "__version__",
+]
 __version__ = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -121,3 +124,19 @@ def load(path: PathLike) -> Union[Trace, Run]:
     if cut is not None:
         warnings.warn(f"{p}: {cut}", TraceWarning, stacklevel=2)
     return Trace(native, p)
+
+
+def digest(path: PathLike, out_dir: PathLike, stem: Optional[str] = None) -> Dict[str, Any]:
+    """Writes the digest of one Kineto trace into ``out_dir``, as ``tracelight digest TRACE -o
+    DIR`` does: ``STEM.digest.json`` and one Parquet file per table (pandas, DuckDB, Polars and
+    Spark read them). ``stem`` defaults to the trace's name without ``.json[.gz]``. Returns
+    ``{"header", "files", "bytes", "source_bytes", "rank"}``. A folder of digests loads as a
+    :class:`Run` (``load(out_dir)``), as ``tracelight analyze DIR`` reads it.
+    """
+    return _native.digest(os.fspath(path), os.fspath(out_dir), stem)
+
+
+def digest_stem(file_name: str) -> str:
+    """The digest name ``tracelight digest`` gives a trace file (``rank0.pt.trace.json.gz`` ->
+    ``rank0.pt.trace``)."""
+    return _native.digest_stem(file_name)

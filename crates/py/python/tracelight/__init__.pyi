@@ -1,7 +1,7 @@
 """Type stubs of the ``tracelight`` package (the docstrings are the package's own)."""
 
 import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 import pyarrow as pa
 
@@ -79,3 +79,10 @@ def load(path: PathLike) -> Union[Trace, Run]:
 
     Raises :class:`TraceError` naming the file and the reason when the input cannot be read.
     """
+
+def digest(path: PathLike, out_dir: PathLike, stem: Optional[str] = ...) -> Dict[str, Any]:
+    """Writes the digest of one Kineto trace into ``out_dir`` (``tracelight digest TRACE -o DIR``);
+    returns ``{"header", "files", "bytes", "source_bytes", "rank"}``."""
+
+def digest_stem(file_name: str) -> str:
+    """The digest name ``tracelight digest`` gives a trace file."""
