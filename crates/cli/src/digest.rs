@@ -5,6 +5,7 @@
 use crate::commands::CliError;
 use std::path::{Path, PathBuf};
 use tracelight_core::digest::{stem, Digest, HEADER_SUFFIX};
+use tracelight_core::ingest::ranks::assign_ranks;
 use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis};
 use tracelight_core::report::run::run_figures;
 use tracelight_core::report::run_json::run_markdown;
@@ -110,6 +111,12 @@ pub fn run_digests(dir: &Path, heads: &[&PathBuf], json: bool) -> Result<String,
         }
     }
     all.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+    // Ranks stay unique as when traces are opened together (two digests of `rank 0` traces).
+    let keys: Vec<(Option<i64>, String)> = all.iter().map(|a| (a.rank, a.path.clone())).collect();
+    let refs: Vec<(Option<i64>, &str)> = keys.iter().map(|(r, p)| (*r, p.as_str())).collect();
+    for (a, r) in all.iter_mut().zip(assign_ranks(&refs)) {
+        a.rank = Some(r);
+    }
     if json {
         let mut v = analyze_json_with(&all, &[]);
         if let serde_json::Value::Object(o) = &mut v {

@@ -20,10 +20,12 @@
 //! no dictionary, GZIP, data page v1) and read here by [`crate::parquet`], which the page can
 //! afford. Times are `i64` ns throughout.
 
+mod lite;
 pub mod lod;
 mod rebuild;
 mod tables;
 
+pub use lite::table_files;
 pub use rebuild::Rebuilt;
 
 use crate::analysis::gpu::{GpuSummary, Temporal};
@@ -127,6 +129,22 @@ pub struct Header {
     pub info: Vec<String>,
 }
 
+/// Refuses another format or version (`name` for the error).
+fn check(name: &str, format: &str, version: u32) -> crate::Result<()> {
+    let err = |k: ErrorKind| Error::new(k, 0).in_file(name);
+    if format != FORMAT {
+        return Err(err(ErrorKind::Incompatible(format!(
+            "format {format:?}, not {FORMAT}"
+        ))));
+    }
+    if version != VERSION {
+        return Err(err(ErrorKind::Refused(format!(
+            "digest version {version} (this build reads version {VERSION}: make the digest again)"
+        ))));
+    }
+    Ok(())
+}
+
 /// One rank's digest in memory: the header and the tables, in [`TABLES`] order.
 #[derive(Debug, Clone)]
 pub struct Digest {
@@ -207,18 +225,7 @@ impl Digest {
         let err = |k: ErrorKind| Error::new(k, 0).in_file(name);
         let h: Header = serde_json::from_slice(bytes)
             .map_err(|e| err(ErrorKind::Syntax(format!("digest header: {e}"))))?;
-        if h.format != FORMAT {
-            return Err(err(ErrorKind::Incompatible(format!(
-                "format {:?}, not {FORMAT}",
-                h.format
-            ))));
-        }
-        if h.version != VERSION {
-            return Err(err(ErrorKind::Refused(format!(
-                "digest version {} (this build reads version {VERSION}: make the digest again)",
-                h.version
-            ))));
-        }
+        check(name, &h.format, h.version)?;
         Ok(h)
     }
 
@@ -227,9 +234,30 @@ impl Digest {
     pub fn read(
         header_name: &str,
         header: &[u8],
-        mut file: impl FnMut(&str) -> Option<Vec<u8>>,
+        file: impl FnMut(&str) -> Option<Vec<u8>>,
     ) -> crate::Result<Digest> {
         let header = Self::parse_header(header_name, header)?;
+        Self::with_tables(header_name, header, file)
+    }
+
+    /// [`Digest::read`] keeping of the header's figures only what the run figures and the Ranks
+    /// tab read ([`lite::FiguresLite`]); launch, sync, FLOP, per-op memory figures and
+    /// recommendations come back empty. The page reads digests this way: deserializing every
+    /// figure struct cost ~115 KB of wasm (serde's generated visitors), the run needs none of them.
+    pub fn read_run_only(
+        header_name: &str,
+        header: &[u8],
+        file: impl FnMut(&str) -> Option<Vec<u8>>,
+    ) -> crate::Result<Digest> {
+        let header = lite::parse(header_name, header)?;
+        Self::with_tables(header_name, header, file)
+    }
+
+    fn with_tables(
+        header_name: &str,
+        header: Header,
+        mut file: impl FnMut(&str) -> Option<Vec<u8>>,
+    ) -> crate::Result<Digest> {
         let mut tables = Vec::new();
         for name in TABLES {
             let info = header

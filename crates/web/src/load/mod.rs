@@ -3,6 +3,7 @@
 //! ([`feed`]), with progress in bytes and MB/s and a cancel flag. The reader is warmed up before
 //! the first pick ([`warm`]).
 
+mod digest;
 mod feed;
 mod reader;
 mod warm;
@@ -128,8 +129,11 @@ pub async fn load_posted(p: Posted, ctx: LoadCtx) -> Result<LoadedFile, Error> {
 /// Opens several files as one session: each is read in turn; the ones that fail are reported by
 /// name and the rest stay open. Trace ranks are assigned as [`tracelight_core::ingest::ranks`] says.
 pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<Error>) {
-    let mut ok = Vec::new();
-    let mut errors = Vec::new();
+    // Digests (a header and its Parquet tables) open as traces of the run.
+    let (parts, files): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|f| digest::is_digest_part(&f.name()));
+    let (mut ok, mut errors) = digest::load_digests(parts).await;
     for f in files {
         if ctx.cancel.get_untracked() {
             errors.push(Error::new(ErrorKind::Cancelled, 0).in_file(&f.name()));

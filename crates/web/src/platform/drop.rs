@@ -6,10 +6,11 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-/// File names worth opening: traces, snapshots, memory timelines, execution traces.
+/// File names worth opening: traces, snapshots, memory timelines, execution traces, digests
+/// (`.digest.json` and their `.parquet` tables).
 pub fn looks_openable(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    [".json", ".json.gz", ".gz", ".pickle", ".pkl"]
+    [".json", ".json.gz", ".gz", ".pickle", ".pkl", ".parquet"]
         .iter()
         .any(|e| n.ends_with(e))
 }

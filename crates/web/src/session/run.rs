@@ -7,7 +7,7 @@ use tracelight_core::ingest::Format;
 use tracelight_core::run::layout::{recognise, Artifact, Entry, RunLayout};
 
 /// Why the page left a picked or dropped file out (it never reads those).
-pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle or .pkl";
+pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle, .pkl or .parquet";
 
 fn format_of(c: &Content) -> Format {
     match c {

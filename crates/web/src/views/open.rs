@@ -28,7 +28,7 @@ pub fn OpenBar(
         <div class="open-bar">
             <label class="button primary">
                 "Open trace…"
-                <input type="file" data-testid="file-input" multiple accept=".json,.gz,.pickle,.pkl" on:change=on_change />
+                <input type="file" data-testid="file-input" multiple accept=".json,.gz,.pickle,.pkl,.parquet" on:change=on_change />
             </label>
             <label class="button">
                 "Open folder…"
