@@ -271,7 +271,7 @@ pub fn VTable<C: Column>(
                         aria-rowindex=r + 2
                         tabindex=if r == cur { "0" } else { "-1" }
                         on:click=move |_| { cursor.set(r); activate(r) }
-                        on:focus=move |_| cursor.set(r)
+                        on:focus=move |_| if cursor.get_untracked() != r { cursor.set(r) }
                     >
                         {cells}
                     </div>
