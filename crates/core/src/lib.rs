@@ -22,6 +22,7 @@ pub mod model;
 pub mod parquet;
 pub mod report;
 pub mod run;
+pub mod sort;
 pub mod view;
 pub mod warnings;
 

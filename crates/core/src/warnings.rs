@@ -161,7 +161,7 @@ impl Warnings {
     /// One line per kind, for terminals and the page: warnings first, then info.
     pub fn lines(&self) -> Vec<String> {
         let mut v: Vec<&Warning> = self.items.iter().collect();
-        v.sort_by_key(|w| w.severity);
+        crate::sort::by_key(&mut v, |w| w.severity);
         v.into_iter().map(Warning::line).collect()
     }
 

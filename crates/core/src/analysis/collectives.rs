@@ -156,7 +156,7 @@ pub fn match_collectives(ranks: &[RankCalls]) -> (Vec<Collective>, Vec<RankWait>
                 }
             })
             .collect();
-        parts.sort_by_key(|p| p.rank);
+        crate::sort::by_key(&mut parts, |p| p.rank);
         let latest = parts.iter().map(|p| p.start_ns).max().unwrap_or(0);
         let earliest = parts.iter().map(|p| p.start_ns).min().unwrap_or(0);
         for p in &mut parts {
@@ -246,7 +246,7 @@ pub fn match_collectives(ranks: &[RankCalls]) -> (Vec<Collective>, Vec<RankWait>
             mismatches,
         });
     }
-    out.sort_by_key(|c| {
+    crate::sort::by_key(&mut out, |c| {
         (
             c.parts.iter().map(|p| p.start_ns).min().unwrap_or(0),
             c.pg.clone(),

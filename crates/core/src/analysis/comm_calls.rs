@@ -142,6 +142,6 @@ pub fn calls(t: &Trace) -> Vec<Call> {
             group_size: arg_u64(&m, "Group size").map(|g| g as u32),
         });
     }
-    out.sort_by_key(|c| (c.start_ns, c.slice));
+    crate::sort::by_key(&mut out, |c| (c.start_ns, c.slice));
     out
 }

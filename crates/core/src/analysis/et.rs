@@ -51,7 +51,9 @@ fn counted(mut v: Vec<String>) -> Vec<NameCount> {
             _ => out.push(NameCount { name, count: 1 }),
         }
     }
-    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+    crate::sort::by(&mut out, |a, b| {
+        b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name))
+    });
     out
 }
 

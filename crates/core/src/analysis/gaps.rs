@@ -88,7 +88,7 @@ pub fn track_gaps(t: &Trace, tr: &Track, mut f: impl FnMut(Gap)) -> bool {
 /// The `n` longest gaps, longest first (ties by time).
 pub fn largest_gaps(t: &Trace, n: usize) -> Vec<Gap> {
     let mut v = gaps(t);
-    v.sort_by(|a, b| {
+    crate::sort::by(&mut v, |a, b| {
         b.dur_ns
             .cmp(&a.dur_ns)
             .then(a.start_ns.cmp(&b.start_ns))

@@ -258,7 +258,7 @@ pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
             out.push(st);
         }
     }
-    out.sort_by_key(|x| (x.device, x.stream));
+    crate::sort::by_key(&mut out, |x| (x.device, x.stream));
     out
 }
 

@@ -369,7 +369,7 @@ pub fn kernel_table(t: &Trace) -> KernelTable {
             .max_by(|a, b| a.1.cmp(b.1).then_with(|| t.str(*b.0).cmp(t.str(*a.0))))
             .map(|(n, _)| t.str(*n).to_owned());
     }
-    rows.sort_by(|a, b| {
+    crate::sort::by(&mut rows, |a, b| {
         b.total_ns
             .cmp(&a.total_ns)
             .then_with(|| a.name.cmp(&b.name))
@@ -396,7 +396,7 @@ pub fn categories(k: &KernelTable) -> Categories {
         *fine.entry(r.fine_category.as_str()).or_default() += r.total_ns;
     }
     let mut fine: Vec<(String, i64)> = fine.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    fine.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    crate::sort::by(&mut fine, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Categories {
         seed,
         seed_literal,

@@ -110,7 +110,9 @@ pub fn launch_stats(t: &Trace) -> LaunchStats {
     let mut order: Vec<usize> = (0..g.slice.len())
         .filter(|&r| s.kind[g.slice[r] as usize].is_gpu_work())
         .collect();
-    order.sort_by_key(|&r| (g.device[r], g.stream[r], s.start[g.slice[r] as usize], r));
+    crate::sort::by_key(&mut order, |&r| {
+        (g.device[r], g.stream[r], s.start[g.slice[r] as usize], r)
+    });
     let mut delays = Vec::new();
     let mut queued = Vec::new();
     let mut ready = Vec::new();
@@ -196,7 +198,9 @@ fn late_launches(t: &Trace, st: &mut LaunchStats) {
     let mut order: Vec<usize> = (0..g.slice.len())
         .filter(|&r| s.kind[g.slice[r] as usize].is_gpu_work())
         .collect();
-    order.sort_by_key(|&r| (g.device[r], s.start[g.slice[r] as usize], r));
+    crate::sort::by_key(&mut order, |&r| {
+        (g.device[r], s.start[g.slice[r] as usize], r)
+    });
     let mut busy_until: Option<(i32, Ns)> = None;
     for &r in &order {
         let i = g.slice[r] as usize;
@@ -258,7 +262,7 @@ pub fn sync_points(t: &Trace) -> Vec<SyncPoint> {
             dur_ns: s.dur[i],
         });
     }
-    v.sort_by_key(|p| (p.start_ns, p.slice));
+    crate::sort::by_key(&mut v, |p| (p.start_ns, p.slice));
     v
 }
 
@@ -282,7 +286,7 @@ pub fn sync_groups(points: &[SyncPoint]) -> Vec<SyncGroup> {
         }
     }
     let mut v: Vec<SyncGroup> = m.into_values().collect();
-    v.sort_by(|a, b| {
+    crate::sort::by(&mut v, |a, b| {
         b.total_ns
             .cmp(&a.total_ns)
             .then_with(|| a.name.cmp(&b.name))

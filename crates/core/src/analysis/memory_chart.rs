@@ -227,7 +227,9 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
     let x_end = x_of(n);
 
     let mut order: Vec<usize> = (0..r.elements.len()).collect();
-    order.sort_by(|&a, &b| r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b)));
+    crate::sort::by(&mut order, |&a, &b| {
+        r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b))
+    });
     let mut drawn = vec![false; r.elements.len()];
     for &e in order.iter().take(max_bands) {
         drawn[e] = true;

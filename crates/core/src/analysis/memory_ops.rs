@@ -120,7 +120,7 @@ pub fn op_memory_table(t: &Trace) -> Vec<OpMemoryRow> {
             r
         })
         .collect();
-    v.sort_by(|a, b| {
+    crate::sort::by(&mut v, |a, b| {
         b.peak_bytes
             .cmp(&a.peak_bytes)
             .then(b.allocated_bytes.cmp(&a.allocated_bytes))

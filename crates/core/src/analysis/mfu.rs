@@ -215,7 +215,7 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
             tensor_cores: peak.is_some_and(|p| p.tensor_cores(d)),
         })
         .collect();
-    by_dtype_out.sort_by(|a, b| {
+    crate::sort::by(&mut by_dtype_out, |a, b| {
         b.flops
             .total_cmp(&a.flops)
             .then_with(|| a.dtype.cmp(&b.dtype))
@@ -238,7 +238,7 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
             }
         })
         .collect();
-    per_op.sort_by(|a, b| {
+    crate::sort::by(&mut per_op, |a, b| {
         b.flops
             .total_cmp(&a.flops)
             .then_with(|| a.name.cmp(&b.name))
@@ -269,7 +269,9 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
 /// `A100 dense tf32 156 (tensor cores)`, or every dtype's peak joined with ` + ` when mixed.
 fn describe_peak(p: &Peak, by_dtype: &[(&'static str, f64)]) -> String {
     let mut v: Vec<&(&str, f64)> = by_dtype.iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    crate::sort::by(&mut v, |a, b| {
+        b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
+    });
     let parts: Vec<String> = v
         .iter()
         .map(|(d, _)| {

@@ -118,7 +118,7 @@ fn overhead_slices(t: &Trace) -> (Vec<u32>, u32) {
     if out.is_empty() {
         return (out, NONE);
     }
-    out.sort_by_key(|&i| (s.start[i as usize], -s.dur[i as usize]));
+    crate::sort::by_key(&mut out, |&i| (s.start[i as usize], -s.dur[i as usize]));
     let cpu = || {
         t.tracks
             .iter()
@@ -689,7 +689,9 @@ pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32
     };
     // Sorted through an index so the entries' rows can follow.
     let mut idx: Vec<usize> = (0..table.rows.len()).collect();
-    idx.sort_by(|&x, &y| row_order(SortKey::SelfCpu, &table.rows[x], &table.rows[y]));
+    crate::sort::by(&mut idx, |&x, &y| {
+        row_order(SortKey::SelfCpu, &table.rows[x], &table.rows[y])
+    });
     let mut new_pos = vec![NONE; idx.len()];
     for (p, &o) in idx.iter().enumerate() {
         new_pos[o] = p as u32;
@@ -733,7 +735,7 @@ fn new_row(t: &Trace, i: usize, step: bool, dev: bool, ua: bool) -> OpRow {
 /// Sorts descending by `key` (ascending for [`SortKey::Name`]); ties by name, then shapes, so the
 /// output is deterministic.
 pub fn sort_rows(rows: &mut [OpRow], key: SortKey) {
-    rows.sort_by(|a, b| row_order(key, a, b));
+    crate::sort::by(rows, |a, b| row_order(key, a, b));
 }
 
 fn row_order(key: SortKey, a: &OpRow, b: &OpRow) -> std::cmp::Ordering {

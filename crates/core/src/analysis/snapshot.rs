@@ -587,7 +587,9 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
             live = active.elements.iter().collect();
         }
         d.peak_blocks_count = live.len() as u64;
-        live.sort_by(|a, b| b.size.cmp(&a.size).then(a.addr.cmp(&b.addr)));
+        crate::sort::by(&mut live, |a, b| {
+            b.size.cmp(&a.size).then(a.addr.cmp(&b.addr))
+        });
         let mut ranks = FrameRanker::default();
         let frame_name = |f: Option<u32>| match f {
             Some(BEFORE_TRACE) => "<allocated before the trace>".to_owned(),
@@ -649,7 +651,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         // tying with the last one kept are formatted (a synthetic dump has ~50k groups).
         let mut keyed: Vec<(Option<u32>, (u64, u64, u64))> = groups.into_iter().collect();
         let key = |g: &(Option<u32>, (u64, u64, u64))| (g.1 .2, g.1 .1);
-        keyed.sort_unstable_by_key(|g| std::cmp::Reverse(key(g)));
+        crate::sort::by_key(&mut keyed, |g| std::cmp::Reverse(key(g)));
         if let Some(cut) = keyed.get(MAX_GROUPS.saturating_sub(1)).map(key) {
             let end = keyed
                 .iter()
@@ -669,7 +671,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
                 },
             )
             .collect();
-        groups.sort_by(|a, b| {
+        crate::sort::by(&mut groups, |a, b| {
             b.live_at_peak_bytes
                 .cmp(&a.live_at_peak_bytes)
                 .then(b.total_bytes.cmp(&a.total_bytes))
@@ -741,7 +743,9 @@ pub fn active_timeline(
             .collect()
     };
     let mut order: Vec<usize> = (0..r.elements.len()).collect();
-    order.sort_by(|&a, &b| r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b)));
+    crate::sort::by(&mut order, |&a, &b| {
+        r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b))
+    });
     let mut intervals = Vec::new();
     let (mut summarized_count, mut summarized_bytes) = (0u64, 0u64);
     for (k, &e) in order.iter().enumerate() {
@@ -759,7 +763,7 @@ pub fn active_timeline(
             summarized_bytes = summarized_bytes.saturating_add(el.size);
         }
     }
-    intervals.sort_by_key(|i| (i.start, i.addr));
+    crate::sort::by_key(&mut intervals, |i| (i.start, i.addr));
     ActiveTimeline {
         points,
         intervals,

@@ -170,7 +170,7 @@ pub fn peak_flame(s: &Snapshot, device: i64) -> PeakFlame {
                 )
             })
             .collect();
-        c.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        crate::sort::by(&mut c, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         c
     };
     let mut pending: Vec<(usize, String, u32, u64, u32)> = Vec::new();
@@ -206,6 +206,6 @@ pub fn peak_flame(s: &Snapshot, device: i64) -> PeakFlame {
         .into_iter()
         .map(|(k, n)| (live[k].addr, live[k].size, n))
         .collect();
-    out.blocks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::sort::by(&mut out.blocks, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     out
 }

@@ -41,7 +41,7 @@ pub struct AllocatorState {
 }
 
 fn finish(mut segments: Vec<SegmentState>, unplaced: u64) -> AllocatorState {
-    segments.sort_by_key(|s| (s.size, s.address));
+    crate::sort::by_key(&mut segments, |s| (s.size, s.address));
     let mut st = AllocatorState {
         reserved_bytes: segments.iter().fold(0u64, |t, s| t.saturating_add(s.size)),
         allocated_bytes: 0,
@@ -49,7 +49,7 @@ fn finish(mut segments: Vec<SegmentState>, unplaced: u64) -> AllocatorState {
         segments,
     };
     for s in &mut st.segments {
-        s.ranges.sort_by_key(|r| r.0);
+        crate::sort::by_key(&mut s.ranges, |r| r.0);
         st.allocated_bytes = s.ranges.iter().fold(st.allocated_bytes, |t, r| {
             if r.2 == RangeState::Allocated {
                 t.saturating_add(r.1)
@@ -104,7 +104,7 @@ pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
             ranges: Vec::new(),
         })
         .collect();
-    out.sort_by_key(|s| s.address);
+    crate::sort::by_key(&mut out, |s| s.address);
     let allocs = replay(s, device, false);
     let mut unplaced = 0u64;
     for e in allocs.elements.iter().filter(|e| live(e.start, e.end)) {

@@ -103,7 +103,7 @@ pub fn steps(t: &Trace) -> Vec<Step> {
             }
         })
         .collect();
-    out.sort_by_key(|x| (x.start_ns, x.slice));
+    crate::sort::by_key(&mut out, |x| (x.start_ns, x.slice));
     out
 }
 

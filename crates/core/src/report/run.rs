@@ -134,7 +134,7 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
-    v.sort_by(f64::total_cmp);
+    crate::sort::by(&mut v, f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
         v[n / 2]
@@ -243,7 +243,9 @@ fn evidence(inputs: &[RankInput], slow: usize) -> Vec<OpDelta> {
             })
         })
         .collect();
-    rows.sort_by(|a, b| b.delta_ns.total_cmp(&a.delta_ns).then(a.name.cmp(&b.name)));
+    crate::sort::by(&mut rows, |a, b| {
+        b.delta_ns.total_cmp(&a.delta_ns).then(a.name.cmp(&b.name))
+    });
     rows.truncate(EVIDENCE_ROWS);
     rows
 }

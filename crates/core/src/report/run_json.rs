@@ -38,7 +38,7 @@ impl RunJson {
 
 pub fn run_json(f: &RunFigures) -> RunJson {
     let mut rows: Vec<&super::run::RankFigures> = f.ranks.iter().collect();
-    rows.sort_by_key(|r| r.rank);
+    crate::sort::by_key(&mut rows, |r| r.rank);
     let ranks: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -194,7 +194,7 @@ pub fn run_markdown(f: &RunFigures) -> String {
     }
     s += ".\n\n| rank | step ms (mean) | compute ms | comm ms | exposed comm ms | idle ms | wait ms | arrived last | peak alloc MB | peak reserved MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     let mut rows: Vec<_> = f.ranks.iter().collect();
-    rows.sort_by_key(|r| r.rank);
+    crate::sort::by_key(&mut rows, |r| r.rank);
     let slow = f.straggler.as_ref().map(|x| x.rank);
     for r in rows {
         let (pa, pr) = match r.snapshot_peak {
@@ -253,7 +253,9 @@ pub fn run_markdown(f: &RunFigures) -> String {
     }
     if !f.collectives.is_empty() {
         let mut worst: Vec<_> = f.collectives.iter().collect();
-        worst.sort_by(|a, b| b.skew_ns.cmp(&a.skew_ns).then(a.seq.cmp(&b.seq)));
+        crate::sort::by(&mut worst, |a, b| {
+            b.skew_ns.cmp(&a.skew_ns).then(a.seq.cmp(&b.seq))
+        });
         s += &format!(
             "\n### Collectives: {} matched, {} calls unmatched; worst arrival skew first\n\n| collective | pg | seq | bytes | latency µs | skew µs | first → last rank | busbw GB/s | disagreements |\n|---|---|---:|---:|---:|---:|---|---:|---|\n",
             f.collectives.len(),

@@ -264,7 +264,7 @@ type Placed<'a> = (i64, Option<(u32, String)>, u64, Artifact, &'a Entry);
 /// give the same layout.
 pub fn recognise(entries: &[Entry]) -> RunLayout {
     let mut sorted: Vec<&Entry> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::sort::by(&mut sorted, |a, b| a.path.cmp(&b.path));
     let mut skipped = Vec::new();
     let mut ours: Vec<(&Entry, Artifact)> = Vec::new();
     for e in sorted {
@@ -314,7 +314,7 @@ pub fn recognise(entries: &[Entry]) -> RunLayout {
         placed.push((r, stage, ts, a, e));
     }
     // Traces first (they define the cycles), each rank's in time order, then the rest.
-    placed.sort_by(|x, y| {
+    crate::sort::by(&mut placed, |x, y| {
         (x.0, x.3 != Artifact::Trace, &x.1, x.2, &x.4.path).cmp(&(
             y.0,
             y.3 != Artifact::Trace,
@@ -348,7 +348,7 @@ pub fn recognise(entries: &[Entry]) -> RunLayout {
     }
     // Stages keep their own order whatever order their files were placed in.
     let stage_no = |u: &Unit| u.stage.as_deref().and_then(stage_name).map(|s| s.0);
-    units.sort_by_key(|u| (u.rank, stage_no(u), u.cycle));
+    crate::sort::by_key(&mut units, |u| (u.rank, stage_no(u), u.cycle));
     let mut last = None;
     let mut c = 0;
     for u in &mut units {

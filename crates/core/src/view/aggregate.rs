@@ -76,7 +76,7 @@ pub fn aggregate(t: &Trace, lod: &LodIndex, tracks: &[usize], (a, b): (i64, i64)
             avg_ns: total as f64 / count.max(1) as f64,
         })
         .collect();
-    out.sort_by(|x, y| {
+    crate::sort::by(&mut out, |x, y| {
         y.total_ns
             .cmp(&x.total_ns)
             .then_with(|| x.name.cmp(&y.name))

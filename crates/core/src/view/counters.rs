@@ -179,7 +179,7 @@ fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
         let mut rows: Vec<usize> = (0..m.ts.len())
             .filter(|&i| m.device_type[i] == dt && m.device_id[i] == id)
             .collect();
-        rows.sort_by_key(|&i| (m.ts[i], i));
+        crate::sort::by_key(&mut rows, |&i| (m.ts[i], i));
         let ts: Vec<i64> = rows.iter().map(|&i| m.ts[i]).collect();
         for (what, col) in [
             ("allocated", &m.total_allocated),
@@ -231,7 +231,7 @@ fn plain_counters(t: &Trace) -> Vec<CounterTrack> {
             if rows.is_empty() {
                 return None;
             }
-            rows.sort_by_key(|&i| (c.ts[i], i));
+            crate::sort::by_key(&mut rows, |&i| (c.ts[i], i));
             let ts = rows.iter().map(|&i| c.ts[i]).collect();
             let value: Vec<f64> = rows.iter().map(|&i| c.value[i]).collect();
             let max = value.iter().copied().fold(0.0, f64::max);

@@ -176,7 +176,7 @@ pub fn groups(t: &Trace, counters: &[CounterTrack]) -> Vec<Group> {
         GroupKey::Cpu(_) => 2,
     };
     let mut keyed: Vec<(GroupKey, Group)> = keys.into_iter().zip(out).collect();
-    keyed.sort_by_key(|(k, _)| rank(k));
+    crate::sort::by_key(&mut keyed, |(k, _)| rank(k));
     let mut out: Vec<Group> = keyed.into_iter().map(|(_, g)| g).collect();
     if !counters.is_empty() {
         out.push(Group {

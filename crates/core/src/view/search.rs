@@ -50,7 +50,7 @@ pub fn find(t: &Trace, m: &Matcher) -> Vec<u32> {
             out.push(i as u32);
         }
     }
-    out.sort_by_key(|&i| (t.slices.start[i as usize], i));
+    crate::sort::by_key(&mut out, |&i| (t.slices.start[i as usize], i));
     out
 }
 

@@ -34,7 +34,7 @@ pub fn step_marks(t: &Trace) -> Vec<StepMark> {
             });
         }
     }
-    out.sort_by_key(|m| (m.start, m.slice));
+    crate::sort::by_key(&mut out, |m| (m.start, m.slice));
     out
 }
 

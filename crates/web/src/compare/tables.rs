@@ -123,7 +123,7 @@ fn DiffTable(
             })
             .collect();
         if let Some((k, desc)) = sort.get() {
-            v.sort_by(|&a, &b| {
+            tracelight_core::sort::by(&mut v, |&a, &b| {
                 let (x, y) = (&rows2[a], &rows2[b]);
                 let o = match (num(x, k), num(y, k)) {
                     (Some(p), Some(q)) => p.total_cmp(&q),

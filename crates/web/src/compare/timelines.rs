@@ -31,7 +31,7 @@ fn windows(s: &SessionRef) -> Option<(usize, Vec<Win>)> {
 /// The step of `v` whose duration is the median: a typical step, not the warm-up.
 fn typical(v: &[Win]) -> usize {
     let mut idx: Vec<usize> = (0..v.len()).collect();
-    idx.sort_by_key(|&i| (v[i].2, i));
+    tracelight_core::sort::by_key(&mut idx, |&i| (v[i].2, i));
     idx.get(idx.len() / 2).copied().unwrap_or(0)
 }
 

@@ -94,7 +94,7 @@ pub fn OpMemoryTable(
     let order = Memo::new(move |_| {
         let mut v: Vec<usize> = (0..r1.len()).collect();
         if let Some((k, desc)) = sort.get() {
-            v.sort_by(|&a, &b| {
+            tracelight_core::sort::by(&mut v, |&a, &b| {
                 let (x, y) = (&r1[a], &r1[b]);
                 let o = match (value(x, k), value(y, k)) {
                     (Some(p), Some(q)) => p.cmp(&q),

@@ -50,7 +50,7 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
         (srcs.len() > 1).then(|| {
             // Buttons in device order, the default one first in `srcs`.
             let mut order: Vec<(usize, Source)> = srcs.into_iter().enumerate().collect();
-            order.sort_by_key(|(_, s)| s.device_label());
+            tracelight_core::sort::by_key(&mut order, |(_, s)| s.device_label());
             order
                 .into_iter()
                 .map(|(k, s)| {

@@ -79,6 +79,6 @@ pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys:
             }
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    tracelight_core::sort::by(&mut out, |a, b| a.0.cmp(&b.0));
     out.into_iter().map(|(_, f)| f).collect()
 }

@@ -292,7 +292,7 @@ pub fn AlignedTimelines(
     // The focus picker: in time order (as the heatmap), previous / next / the largest skew.
     let f = &m.figures;
     let mut order: Vec<usize> = (0..f.collectives.len()).collect();
-    order.sort_by_key(|&c| {
+    tracelight_core::sort::by_key(&mut order, |&c| {
         let first = f.collectives[c].parts.iter().map(|p| p.start_ns).min();
         (first.unwrap_or(0), c)
     });

@@ -67,7 +67,7 @@ pub fn flow_parts(session: &SessionRef, m: &RunModel, focus: Option<usize>) -> V
             })
         })
         .collect();
-    v.sort_by_key(|p| p.rank);
+    tracelight_core::sort::by_key(&mut v, |p| p.rank);
     v
 }
 

@@ -58,7 +58,7 @@ pub fn CollectiveTable(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
         let cs = &m1.figures.collectives;
         let mut v: Vec<usize> = (0..cs.len()).collect();
         if let Some((col, desc)) = sort.get() {
-            v.sort_by(|&a, &b| {
+            tracelight_core::sort::by(&mut v, |&a, &b| {
                 let o = match (sort_value(&cs[a], col), sort_value(&cs[b], col)) {
                     (Some(x), Some(y)) => x.total_cmp(&y),
                     _ => cell_text(&cs[a], col).cmp(&cell_text(&cs[b], col)),

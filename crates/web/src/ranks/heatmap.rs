@@ -91,10 +91,10 @@ fn draw(
 pub fn WaitHeatmap(m: Arc<RunModel>, focus: RwSignal<Option<usize>>) -> impl IntoView {
     let f = &m.figures;
     let mut ranks: Vec<usize> = (0..f.ranks.len()).collect();
-    ranks.sort_by_key(|&k| f.ranks[k].rank);
+    tracelight_core::sort::by_key(&mut ranks, |&k| f.ranks[k].rank);
     // Collectives in time order: by their earliest arrival on the aligned clock.
     let mut order: Vec<usize> = (0..f.collectives.len()).collect();
-    order.sort_by_key(|&c| {
+    tracelight_core::sort::by_key(&mut order, |&c| {
         let first = f.collectives[c].parts.iter().map(|p| p.start_ns).min();
         (first.unwrap_or(0), c)
     });

@@ -21,7 +21,7 @@ pub fn StepTable(m: Arc<RunModel>) -> impl IntoView {
     let cut = all.len().saturating_sub(MAX_STEPS);
     let steps = &all[..all.len() - cut];
     let mut ranks: Vec<usize> = (0..f.ranks.len()).collect();
-    ranks.sort_by_key(|&k| f.ranks[k].rank);
+    tracelight_core::sort::by_key(&mut ranks, |&k| f.ranks[k].rank);
     let heads = steps
         .iter()
         .map(|s| {

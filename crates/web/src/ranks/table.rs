@@ -59,7 +59,7 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         let rows = &m1.figures.ranks;
         let mut v: Vec<usize> = (0..rows.len()).collect();
         if let Some((c, desc)) = sort.get() {
-            v.sort_by(|&a, &b| {
+            tracelight_core::sort::by(&mut v, |&a, &b| {
                 let o = match (sort_value(&rows[a], c), sort_value(&rows[b], c)) {
                     (Some(x), Some(y)) => x.total_cmp(&y),
                     _ => rows[a].file.cmp(&rows[b].file),

@@ -140,7 +140,7 @@ impl Session {
         let mut v: Vec<usize> = (0..self.files.len())
             .filter(|&i| self.trace(i).is_some())
             .collect();
-        v.sort_by_key(|&i| self.trace(i).map_or(0, |t| t.rank));
+        tracelight_core::sort::by_key(&mut v, |&i| self.trace(i).map_or(0, |t| t.rank));
         v
     }
 

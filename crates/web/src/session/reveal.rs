@@ -90,7 +90,7 @@ pub fn named_slices(tf: &TraceFile, kind: Named, name: &str) -> Vec<u32> {
             .unwrap_or_default(),
         Named::Kernel => gpu_slices(t, name),
     };
-    v.sort_by_key(|&i| (t.slices.start[i as usize], i));
+    tracelight_core::sort::by_key(&mut v, |&i| (t.slices.start[i as usize], i));
     v
 }
 

@@ -40,7 +40,7 @@ pub fn follow(c: &Ctx, p: Pair) {
             .copied()
             .filter(|&i| (i as usize) < t.slices.len())
             .collect();
-        v.sort_by_key(|&i| (t.slices.start[i as usize], i));
+        tracelight_core::sort::by_key(&mut v, |&i| (t.slices.start[i as usize], i));
         // The first occurrence in the shown window, else the first: selected, window unchanged
         // (the other side shows its own occurrences in the same window).
         let (w0, w1) = p.window();

@@ -24,7 +24,7 @@ pub fn follow(c: &Ctx) {
             .copied()
             .filter(|&i| (i as usize) < t.slices.len())
             .collect();
-        v.sort_by_key(|&i| (t.slices.start[i as usize], i));
+        tracelight_core::sort::by_key(&mut v, |&i| (t.slices.start[i as usize], i));
         v.dedup();
         let cur = r.first.min(v.len().saturating_sub(1));
         let first = v.get(cur).copied();

@@ -189,7 +189,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                 .collect();
             if let Some((k, desc)) = key {
                 let fine_of = |i: usize| f.get(i).map_or("", String::as_str);
-                v.sort_by(|&a, &b| {
+                tracelight_core::sort::by(&mut v, |&a, &b| {
                     let o = match (sort_value(&rows[a], k), sort_value(&rows[b], k)) {
                         (Some(x), Some(y)) => x.total_cmp(&y),
                         _ => cell_text(&rows[a], fine_of(a), k).cmp(&cell_text(
@@ -286,7 +286,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
                 }
             }
         });
-        sums.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        tracelight_core::sort::by(&mut sums, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let bars: Vec<Bar> = sums
             .into_iter()
             .map(|(k, v)| Bar {

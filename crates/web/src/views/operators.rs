@@ -198,7 +198,7 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                 .filter(|&i| needle.is_empty() || t.rows[i].name.to_lowercase().contains(&needle))
                 .collect();
             if let Some((k, desc)) = key {
-                v.sort_by(|&a, &b| {
+                tracelight_core::sort::by(&mut v, |&a, &b| {
                     let (x, y) = (&t.rows[a], &t.rows[b]);
                     let o = match (sort_value(x, k), sort_value(y, k)) {
                         (Some(p), Some(q)) => p.total_cmp(&q),

@@ -46,7 +46,7 @@ fn bytes(d: &Diff, name: &str) -> Value {
 
 fn rows(v: &[DiffRow]) -> Vec<Value> {
     let mut v: Vec<&DiffRow> = v.iter().collect();
-    v.sort_by(|x, y| {
+    crate::sort::by(&mut v, |x, y| {
         (y.b_ns - y.a_ns)
             .abs()
             .cmp(&(x.b_ns - x.a_ns).abs())

@@ -107,7 +107,7 @@ fn lines(a: &[(String, f64)], b: &[(String, f64)]) -> Vec<Line> {
         .into_iter()
         .map(|n| Line::new(n, Some(get(a, n)), Some(get(b, n))))
         .collect();
-    out.sort_by(|x, y| {
+    crate::sort::by(&mut out, |x, y| {
         let m = |l: &Line| l.a.unwrap_or(0.0).max(l.b.unwrap_or(0.0));
         m(y).total_cmp(&m(x)).then_with(|| x.name.cmp(&y.name))
     });
@@ -273,7 +273,9 @@ pub fn verdict(d: &Diff) -> String {
         }
     }
     cands.retain(|c| c.1.abs() >= 0.01 * a.max(1.0));
-    cands.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()).then_with(|| x.0.cmp(&y.0)));
+    crate::sort::by(&mut cands, |x, y| {
+        y.1.abs().total_cmp(&x.1.abs()).then_with(|| x.0.cmp(&y.0))
+    });
     if !cands.is_empty() {
         s += ": ";
         s += &cands

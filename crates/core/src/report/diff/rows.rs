@@ -159,8 +159,8 @@ pub fn match_rows<'a>(
         }
         let (mut na, mut nb) = (Vec::new(), Vec::new());
         for (_, (mut xa, mut xb)) in by_name {
-            xa.sort_by_key(|s| (s.first_ns, s.shapes.clone()));
-            xb.sort_by_key(|s| (s.first_ns, s.shapes.clone()));
+            crate::sort::by_key(&mut xa, |s| (s.first_ns, s.shapes.clone()));
+            crate::sort::by_key(&mut xb, |s| (s.first_ns, s.shapes.clone()));
             let n = xa.len().min(xb.len());
             for k in 0..n {
                 out.push((vec![xa[k]], vec![xb[k]], Some(MatchedBy::Shapes), None));
@@ -191,12 +191,12 @@ pub fn match_rows<'a>(
         groups.entry(lca(s, side_b)).or_default().1.push(s);
     }
     for (via, (mut xa, mut xb)) in groups {
-        xa.sort_by(|x, y| {
+        crate::sort::by(&mut xa, |x, y| {
             x.first_ns
                 .cmp(&y.first_ns)
                 .then_with(|| x.name.cmp(&y.name))
         });
-        xb.sort_by(|x, y| {
+        crate::sort::by(&mut xb, |x, y| {
             x.first_ns
                 .cmp(&y.first_ns)
                 .then_with(|| x.name.cmp(&y.name))
@@ -291,7 +291,7 @@ pub fn diff_rows(
             }
         })
         .collect();
-    rows.sort_by(|x, y| {
+    crate::sort::by(&mut rows, |x, y| {
         y.delta_step_ns
             .abs()
             .total_cmp(&x.delta_step_ns.abs())

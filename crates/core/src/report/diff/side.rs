@@ -150,7 +150,7 @@ impl Side {
             op_stats(t, origin, by_shapes, &mut ops, &mut parents);
             kernel_stats(t, a, origin, &mut kernels);
         }
-        side.ranks.sort_by_key(|r| r.0);
+        crate::sort::by_key(&mut side.ranks, |r| r.0);
         side.step_ns = Spread::of(&steps_all);
         let n = side.rank_steps.max(1.0);
         let steps_n = steps_all.len().max(1) as f64;

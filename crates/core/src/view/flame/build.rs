@@ -255,7 +255,7 @@ fn finish(t: &Trace, mut b: Builder, weight: Weight) -> Flame {
         }
     };
     for k in kids.iter_mut() {
-        k.sort_unstable_by(|&x, &y| {
+        crate::sort::by(k, |&x, &y| {
             b.total[y as usize]
                 .cmp(&b.total[x as usize])
                 .then_with(|| label(x).cmp(label(y)))
