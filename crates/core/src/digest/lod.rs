@@ -111,7 +111,9 @@ pub fn timeline(t: &Trace, a: &Analysis) -> (Table, Vec<TrackInfo>, LodInfo) {
             rows.extend(slot.take());
         }
     }
-    crate::sort::by_key(&mut rows, |r| (r.track, r.start, std::cmp::Reverse(r.end), r.depth));
+    crate::sort::by_key(&mut rows, |r| {
+        (r.track, r.start, std::cmp::Reverse(r.end), r.depth)
+    });
     // Tracks that have rows, renumbered densely.
     let mut new_id = vec![NONE; t.tracks.len()];
     let mut tracks = Vec::new();
