@@ -4,6 +4,7 @@
 //! ([`columns`]). The Python package (`python/tracelight`) wraps this in `Trace` / `Run`.
 
 mod columns;
+mod exact;
 mod slices;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -157,7 +158,7 @@ impl NativeRun {
         self.json.get_or_init(|| {
             py.detach(|| match &self.run {
                 RunSource::Traces(r) => r.json(),
-                RunSource::Digests { text, .. } => serde_json::from_str(text).unwrap_or_default(),
+                RunSource::Digests { text, .. } => exact::parse(text),
             })
         })
     }
@@ -269,6 +270,13 @@ fn digest_stem(file_name: &str) -> String {
     tracelight_core::digest::stem(file_name).to_owned()
 }
 
+/// [`exact::parse`] and back to compact text: for the tests, which check it against Python's
+/// own (correctly rounded) parser.
+#[pyfunction]
+fn _exact_json(text: &str) -> String {
+    exact::parse(text).to_string()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
@@ -277,6 +285,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_run, m)?)?;
     m.add_function(wrap_pyfunction!(digest, m)?)?;
     m.add_function(wrap_pyfunction!(digest_stem, m)?)?;
+    m.add_function(wrap_pyfunction!(_exact_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

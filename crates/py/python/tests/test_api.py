@@ -178,3 +178,18 @@ def test_digest_writes_what_the_cli_writes_and_the_folder_loads_as_the_run(tmp_p
     from_traces = cli_json(kineto)
     for k in ("collectives", "straggler", "waited_for"):
         assert want[k] == from_traces[k], k
+
+
+def test_floats_of_the_cli_text_are_parsed_exactly():
+    import json
+    import random
+
+    from tracelight import _native
+
+    rng = random.Random(17)
+    # 26.618088607594938 is a value serde_json's default parser reads one bit off.
+    floats = [26.618088607594938] + [rng.uniform(-1e6, 1e6) for _ in range(5000)]
+    floats += [rng.random() * 10.0 ** rng.randint(-300, 300) for _ in range(5000)]
+    doc = {"a": floats, "b": {"z": 1.5, "y": [{"x": 0.1, "s": '-1.5e3 " 2 \\ 3'}]}, "n": -7}
+    text = json.dumps(doc, indent=2, sort_keys=True)
+    assert json.loads(_native._exact_json(text)) == doc
