@@ -39,7 +39,9 @@ def test_show_loads_the_trace_in_the_inline_viewer_and_opens_the_tab(tmp_path):
     assert got["state"] == "loaded", got
     # What the page read is what the CLI reads: the same number of events, the file's name.
     assert got["events"] == cli_json(path)["files"][0]["events"]
-    assert got["file_name"] == path.name
+    assert path.name in json.dumps(got["loaded_files"])
+    # A srcdoc frame is embed mode: the compact layout, no open bar.
+    assert got["embedded"] == 1 and got["open_bar_visible"] is False
     assert got["tab"] == "tab-kernels"
     # Only the page's own file (and the about:srcdoc frame); the trace came by postMessage.
     page_url = got["url"]
@@ -55,6 +57,8 @@ def test_show_of_a_plain_json_path_gzips_it_and_defaults_to_the_overview(tmp_pat
     assert got["errors"] == [] and got["state"] == "loaded", got
     assert got["events"] == cli_json(path)["files"][0]["events"]
     assert got["tab"] == "tab-overview"
+    # Embed mode's overview: the headline cards over a painted timeline.
+    assert got["overview_cards"] is True
 
 
 def test_show_refuses_an_unknown_tab_and_a_run():

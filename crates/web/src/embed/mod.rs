@@ -16,10 +16,15 @@ pub mod protocol;
 pub use host::{serve, Embed, Hooks};
 
 /// Embed mode ([`protocol::embed_mode`]) for this page's URL: the compact layout for an iframe.
+/// A page that is an `<iframe srcdoc>` (`about:srcdoc`: the single-file build inside a notebook
+/// cell, `tracelight.show()`) has no query or hash to say so, and is always a host's frame.
 pub fn embedded() -> bool {
     let Some(loc) = web_sys::window().map(|w| w.location()) else {
         return false;
     };
+    if loc.href().is_ok_and(|h| h == "about:srcdoc") {
+        return true;
+    }
     protocol::embed_mode(
         &loc.search().unwrap_or_default(),
         &loc.hash().unwrap_or_default(),
