@@ -8,7 +8,7 @@
 #   bash scripts/python.sh --ray      # also install Ray (~200 MB, not in CI) and run its tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-VENV="${TRACELIGHT_VENV:-.venv}"
+VENV="$(realpath -m "${TRACELIGHT_VENV:-.venv}")"
 if [ ! -x "$VENV/bin/python" ]; then
   # Debian's python3 leaves venv (ensurepip) to the python3-venv package.
   if ! python3 -c 'import ensurepip' 2>/dev/null; then
@@ -38,4 +38,4 @@ if [ "${1:-}" = "--ray" ]; then
 fi
 [ -x target/release/tracelight ] || cargo build --release -p tracelight-cli
 # From outside the source tree, so that the installed wheel is what gets imported.
-cd crates/py/python/tests && "../../../../$VENV/bin/python" -m pytest -q -p no:cacheprovider .
+cd crates/py/python/tests && "$VENV/bin/python" -m pytest -q -p no:cacheprovider .
