@@ -241,9 +241,10 @@ impl Digest {
     }
 
     /// [`Digest::read`] keeping of the header's figures only what the run figures and the Ranks
-    /// tab read ([`lite::FiguresLite`]); launch, sync, FLOP, per-op memory figures and
-    /// recommendations come back empty. The page reads digests this way: deserializing every
-    /// figure struct cost ~115 KB of wasm (serde's generated visitors), the run needs none of them.
+    /// tab read ([`lite`]); launch, sync, FLOP, per-op memory figures, recommendations and the
+    /// GPU summary's per-device and per-stream rows come back empty. The page reads digests this
+    /// way: deserializing every figure struct cost ~115 KB of wasm (serde's generated visitors),
+    /// the run needs none of them.
     pub fn read_run_only(
         header_name: &str,
         header: &[u8],
