@@ -1,8 +1,9 @@
 //! Events to the host (`{tracelight: {event, …}}`): `progress`, `loaded`, `error`, `selection`,
 //! `window`, sent to the window that last sent an accepted message, and only while the open session
-//! is the host's (see [`super::host`]).
+//! is the host's (see `super::host`).
 
-use super::host::{act, Hooks, State};
+use super::decode::Message;
+use super::state::{Hooks, State};
 use crate::session::{Nav, SessionRef, TimeWindow};
 use js_sys::{Function, Reflect};
 use leptos::prelude::*;
@@ -66,12 +67,19 @@ pub(super) fn post_loaded(state: StoredValue<State, LocalStorage>, s: &SessionRe
     );
 }
 
+/// How the host carries out one message.
+pub(super) type Act =
+    fn(StoredValue<State, LocalStorage>, Hooks, Option<Nav>, Option<TimeWindow>, Message);
+
 /// Events to the host: progress, loaded, error, selection, window.
+/// `act` carries out a command that waited for the posted trace (the host's, passed in so this
+/// module does not import the host's).
 pub(super) fn report(
     state: StoredValue<State, LocalStorage>,
     h: Hooks,
     nav: Option<Nav>,
     window: Option<TimeWindow>,
+    act: Act,
 ) {
     Effect::new(move |_| {
         let Some(p) = h.progress.get() else { return };

@@ -7,42 +7,14 @@
 use super::decode::{decode, is_ignored, Kind, Message, Open, Payload};
 use super::events::{post_loaded, post_to, report, reporting, send};
 use super::protocol::{window_ns, Origins, Reject};
+pub use super::state::Hooks;
+use super::state::State;
 use crate::load::Posted;
 use crate::platform::url::query_param;
 use crate::session::reveal::named_slices;
-use crate::session::{Nav, Notice, Progress, SessionRef, Tab, TimeWindow};
+use crate::session::{Nav, Tab, TimeWindow};
 use leptos::prelude::*;
-use std::collections::BTreeMap;
 use wasm_bindgen::JsValue;
-
-/// What the app lends the embedding: its signals and how to open a trace (as the session, or as
-/// B of Compare with `true`).
-#[derive(Clone, Copy)]
-pub struct Hooks {
-    pub session: RwSignal<Option<SessionRef>>,
-    pub compare: RwSignal<Option<SessionRef>>,
-    pub notices: RwSignal<Vec<Notice>>,
-    pub progress: RwSignal<Option<Progress>>,
-    pub open: Callback<(Posted, bool)>,
-}
-
-/// The embedding's state, kept for the page's life.
-#[derive(Default)]
-pub(super) struct State {
-    /// The window that last sent an accepted message, and its origin (events go there).
-    pub(super) host: Option<(JsValue, String)>,
-    /// Whether the open session came from the host (then it is described to it).
-    pub(super) reporting: bool,
-    /// A posted trace is loading: commands wait for it.
-    pub(super) loading: bool,
-    pub(super) queued: Vec<Message>,
-    /// A trace came without `keepApiOpen`: later traces are refused (Perfetto's rule).
-    pub(super) closed: bool,
-    /// The `url` the host gave with the session's trace and with B (reported, never fetched).
-    pub(super) urls: [Option<String>; 2],
-    pub(super) accepted: u64,
-    pub(super) ignored: BTreeMap<Reject, u64>,
-}
 
 /// The handle `App` keeps: it tells the embedding when the user opens something themselves.
 #[derive(Clone, Copy)]
@@ -138,7 +110,7 @@ pub fn serve(h: Hooks) -> Embed {
         act(state, h, nav, window, msg);
     });
     on_cleanup(move || handle.remove());
-    report(state, h, nav, window);
+    report(state, h, nav, window, act);
     Embed { state }
 }
 

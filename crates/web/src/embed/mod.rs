@@ -12,6 +12,7 @@ pub mod decode;
 mod events;
 pub mod host;
 pub mod protocol;
+mod state;
 
 pub use host::{serve, Embed, Hooks};
 

@@ -9,7 +9,8 @@ use super::aligned_data::{
     collective_of, flow_parts, focus_label, method_text, rows_json, with_ranks,
 };
 use super::aligned_paint::{paint, AScene, RULER_PX};
-use super::memory::{lanes_json, memory_text, shared_y_max};
+use super::memory::{lanes_json, shared_y_max};
+use super::run::memory_text;
 use super::run::RunModel;
 use crate::platform::canvas::dpr;
 use crate::platform::clock::{now_ms, wasm_memory_bytes};

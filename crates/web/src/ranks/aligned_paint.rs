@@ -3,12 +3,14 @@
 //! collective's kernels outlined and joined by one flow line across the ranks, the gutter with
 //! each rank's header, and the ruler on the shown clock.
 
-use super::memory::{gutter_lane, paint_lane, RankLane};
+use super::memory::RankLane;
 use crate::widgets::geometry::GUTTER_PX;
+use crate::widgets::memory_paint::{paint_data, Frame as MFrame, Overlay};
 use crate::widgets::spans::{counter, lanes, Drawn, Frame, Lanes};
 use crate::widgets::text::{TextCache, FONT};
 use crate::widgets::theme::Theme;
 use tracelight_core::model::time::format_duration;
+use tracelight_core::report::memory::format_bytes;
 use tracelight_core::view::aligned::{RankRow, RankTimeline};
 use tracelight_core::view::layout::{RowKind, GROUP_PX, LANE_PX};
 use tracelight_core::view::slice_colors::SliceColors;
@@ -275,4 +277,72 @@ fn ruler(ctx: &CanvasRenderingContext2d, sc: &AScene) {
     );
     ctx.set_fill_style_str(&th.grid);
     ctx.fill_rect(0.0, RULER_PX - 1.0, f.width, 1.0);
+}
+
+/// Paints rank `r`'s lane in the row at canvas `y` of height `h`; returns the polygons drawn.
+pub fn paint_lane(
+    ctx: &CanvasRenderingContext2d,
+    sc: &AScene,
+    r: &RankTimeline,
+    lane: &RankLane,
+    y: f64,
+    h: f64,
+) -> u32 {
+    let f = sc.frame;
+    let mf = MFrame {
+        left: f.left,
+        top: y + 4.0,
+        width: (f.width - f.left).max(1.0),
+        height: h - 8.0,
+    };
+    let Some(epoch) = lane.epoch_ns else {
+        ctx.set_fill_style_str(&sc.theme.muted);
+        let note = lane.note.as_deref().unwrap_or("");
+        let _ = ctx.fill_text(&format!("not placed: {note}"), f.left + 8.0, y + h / 2.0);
+        return 0;
+    };
+    // Shown ns -> the rank's trace ns (+ offset) -> the file's epoch ns (+ epoch).
+    let shift = r.offset_ns.saturating_add(epoch);
+    let view = (
+        f.vp.start_ns.saturating_add(shift),
+        f.vp.end_ns
+            .saturating_add(shift)
+            .max(f.vp.start_ns.saturating_add(shift) + 1),
+    );
+    let none = Overlay {
+        highlight: None,
+        pinned: None,
+        brush: None,
+    };
+    paint_data(ctx, &lane.chart, view, &mf, sc.lane_y_max, &none)
+}
+
+/// The gutter of a lane row: its label, and the file's peak under it.
+pub fn gutter_lane(
+    ctx: &CanvasRenderingContext2d,
+    sc: &AScene,
+    lane: &RankLane,
+    label: &str,
+    y: f64,
+    cache: &mut TextCache,
+) {
+    use crate::widgets::geometry::GUTTER_PX;
+    ctx.set_fill_style_str(&sc.theme.fg);
+    if let Some(t) = cache.fit(ctx, label, GUTTER_PX - 24.0) {
+        let _ = ctx.fill_text(&t, 16.0, y + 12.0);
+    }
+    ctx.set_fill_style_str(&sc.theme.muted);
+    ctx.set_font(FONT);
+    let _ = ctx.fill_text(
+        &format!("peak {}", format_bytes(lane.peak())),
+        16.0,
+        y + 27.0,
+    );
+    if lane.epoch_ns.is_some() {
+        let _ = ctx.fill_text(
+            &format!("axis 0–{}", format_bytes(sc.lane_y_max)),
+            16.0,
+            y + 42.0,
+        );
+    }
 }

@@ -118,3 +118,36 @@ impl RunModel {
         }
     }
 }
+
+/// What the view shows of the ranks' memory, in words: how many ranks have `[memory]` curves
+/// (their trace's events) and how many a memory file lane, placed or not; or that none recorded
+/// any, so an empty view is not read as "no memory used".
+pub fn memory_text(m: &RunModel) -> String {
+    let curves = m
+        .figures
+        .ranks
+        .iter()
+        .filter(|r| r.peak_allocated_bytes > 0)
+        .count();
+    let files = m.lanes.iter().flatten().count();
+    let placed = m
+        .lanes
+        .iter()
+        .flatten()
+        .filter(|l| l.epoch_ns.is_some())
+        .count();
+    if curves == 0 && files == 0 {
+        return "Memory: no rank recorded any (no [memory] events, allocator snapshot or memory timeline), so no memory rows.".to_owned();
+    }
+    let mut s = format!("Memory: {curves} rank(s) with [memory] curves from the trace");
+    if files > 0 {
+        s += &format!(
+            ", {files} with a lane from its own snapshot or memory timeline ({placed} placed on its trace's clock"
+        );
+        if files > placed {
+            s += &format!(", {} not placed: its row says why", files - placed);
+        }
+        s += ")";
+    }
+    s + "."
+}
