@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -16,15 +16,6 @@ after(async () => { await b?.close(); srv?.server.close(); });
 
 const KINETO = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
 
-/** "12.345 ms" → checked against `us` to the shown rounding. */
-function assertDur(text, us, what) {
-  const m = text.trim().match(/^(-?[\d.]+) (ns|µs|ms|s)$/);
-  assert.ok(m, `${what}: a duration, got ${JSON.stringify(text)}`);
-  const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
-  const tol = 0.5 * unit * 10 ** -((m[1].split('.')[1] || '').length) + 1;
-  assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
-}
-const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
 
 test('a folder of digests opens as the run the traces make', { skip: !fs.existsSync(KINETO) && 'corpus absent' }, async () => {
   const traces = fs.readdirSync(KINETO).filter((f) => f.endsWith('.json')).sort().map((f) => path.join(KINETO, f));

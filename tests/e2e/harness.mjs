@@ -1,5 +1,6 @@
 // Shared e2e plumbing: a static server for dist/, Chromium from Debian via playwright-core (never a
 // downloaded browser), and the CLI's answer for a file, so tests compare the page with the CLI.
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,3 +62,16 @@ export function shot(name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   return path.join(SHOTS, name);
 }
+
+/** A duration as the page prints it ("12.345 ms") checked against the CLI's `us`, to the shown
+ *  rounding (half a unit in the last digit, + 1 ns). */
+export function assertDur(text, us, what) {
+  const m = text.trim().match(/^(-?[\d.]+) (ns|µs|ms|s)$/);
+  assert.ok(m, `${what}: a duration, got ${JSON.stringify(text)}`);
+  const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+  const tol = 0.5 * unit * 10 ** -((m[1].split('.')[1] || '').length) + 1;
+  assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
+}
+
+/** The text of one cell of a virtual table (`data-testid`, row index, column key). */
+export const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -20,15 +20,6 @@ after(async () => { await b?.close(); srv?.server.close(); });
 const RUN = path.join(CORPUS, 'real/param/dlrm_8rank');
 const EXTRA = path.join(CORPUS, 'real/README.md');
 
-/** "12.345 ms" → ns, with the rounding the text allows (half a unit in the last digit). */
-function assertDur(text, us, what) {
-  const m = text.trim().match(/^(-?[\d.]+) (ns|µs|ms|s)$/);
-  assert.ok(m, `${what}: a duration, got ${JSON.stringify(text)}`);
-  const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
-  const tol = 0.5 * unit * 10 ** -((m[1].split('.')[1] || '').length) + 1;
-  assert.ok(Math.abs(Number(m[1]) * unit - us * 1e3) <= tol, `${what}: page ${text} vs CLI ${us} µs`);
-}
-const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
 /** "115.9MiB" (binary units, as the page prints bytes) → bytes, checked against `bytes` to the
  *  shown rounding (half a unit in the last digit). */
 function assertBytes(text, bytes, what) {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, cellText, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -38,7 +38,6 @@ async function open(p, files) {
   await p.getByTestId('file-input').setInputFiles(files);
   await p.getByTestId('overview').waitFor({ timeout: 120_000 });
 }
-const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
 
 test('overview, operators, kernels and GPU views show the CLI numbers for an A100 DDP trace', { skip: !fs.existsSync(NCCL) && 'corpus absent' }, async () => {
   const errors = [];
