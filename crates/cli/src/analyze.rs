@@ -151,7 +151,9 @@ pub fn report_markdown(files: &[(String, Loaded)]) -> String {
     out
 }
 
-/// `table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]`.
+/// `table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]`, or
+/// `table FILE --modules | --source-lines | --backward` for the module tree, GPU time by line of
+/// user code, forward op ↔ backward node.
 pub fn table(rest: &[String]) -> Result<String, CliError> {
     let files = positional(rest);
     let [path] = files.as_slice() else {
@@ -173,6 +175,27 @@ pub fn table(rest: &[String]) -> Result<String, CliError> {
         None => None,
     };
     let t = trace(path)?;
+    let views = [
+        rest.iter().any(|a| a == "--modules"),
+        rest.iter().any(|a| a == "--source-lines"),
+        rest.iter().any(|a| a == "--backward"),
+    ];
+    if views.iter().any(|&v| v) {
+        use tracelight_core::analysis::{autograd, modules, source};
+        use tracelight_core::report::modules as text;
+        let ag = autograd::autograd(&t);
+        let mut out = String::new();
+        if views[0] {
+            out += &text::modules_text(&modules::module_table(&t, &ag));
+        }
+        if views[1] {
+            out += &text::source_text(&source::source_table(&t, &ag));
+        }
+        if views[2] {
+            out += &text::backward_text(&autograd::backward_table(&t, &ag));
+        }
+        return Ok(out);
+    }
     let mut tab = op_table(
         &t,
         OpOptions {

@@ -11,6 +11,10 @@ pub const USAGE: &str = "usage:
                                        one JSON object with the analytics
   tracelight table FILE [--sort-by KEY] [--row-limit N] [--group-by-input-shape] [--with-flops]
                                        key_averages()-style operator table
+  tracelight table FILE --modules | --source-lines | --backward
+                                       the nn.Module tree with host/GPU time (forward and
+                                       backward), GPU time by line of user code, forward op
+                                       <-> backward node
   tracelight diff A B [--json] [--group-by-input-shape]
                                        A/B diff of two traces or run folders: per-step
                                        overview, verdict, matched ops and kernels

@@ -34,6 +34,7 @@ const SUFFIX: &str = ".expected";
 fn is_input(name: &str) -> bool {
     !(name.ends_with(SUFFIX)
         || name.ends_with(".reference.json")
+        || name.ends_with(".reference.json.gz")
         || name.ends_with(".table.txt")
         || name.ends_with(".md"))
 }

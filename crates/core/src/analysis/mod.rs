@@ -2,6 +2,7 @@
 //! per analysis. Each file names the definition it implements (DESIGN §4) and the reference it is
 //! checked against (torch `key_averages`, HTA, the TensorBoard plugin).
 
+pub mod autograd;
 pub mod collectives;
 pub mod comm_calls;
 pub mod et;
@@ -16,11 +17,13 @@ pub mod memory;
 pub mod memory_chart;
 pub mod memory_ops;
 pub mod mfu;
+pub mod modules;
 pub mod ops;
 pub mod peaks;
 pub mod recommend;
 pub mod snapshot;
 pub mod snapshot_flame;
 pub mod snapshot_state;
+pub mod source;
 pub mod steps;
 pub mod tensor_cores;

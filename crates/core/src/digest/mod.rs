@@ -101,6 +101,15 @@ pub struct Figures {
     pub sync: Vec<SyncGroup>,
     pub flops: FlopsSummary,
     pub recommendations: Vec<Recommendation>,
+    /// The module tree, source lines and forward ↔ backward (absent from older digests).
+    #[serde(default)]
+    pub modules: crate::analysis::modules::ModuleTable,
+    #[serde(default)]
+    pub sources: crate::analysis::source::SourceTable,
+    #[serde(default)]
+    pub backward: Vec<crate::analysis::autograd::BackwardRow>,
+    #[serde(default)]
+    pub backward_unmatched: u64,
 }
 
 /// The level-of-detail timeline's parameters (see [`lod`]).

@@ -185,6 +185,15 @@ pub fn rebuild(d: &Digest, name: &str) -> crate::Result<Rebuilt> {
         recommendations: f.recommendations.clone(),
         rank: d.header.rank,
         collectives,
+        // A digest keeps the tables, not the Python frames or args they came from: the pairs
+        // themselves are not rebuilt (the details panel has no trace to show them in).
+        autograd: crate::analysis::autograd::Autograd {
+            unmatched: f.backward_unmatched,
+            ..Default::default()
+        },
+        modules: f.modules.clone(),
+        sources: f.sources.clone(),
+        backward: f.backward.clone(),
         warnings: d.header.warnings.clone(),
         info: d.header.info.clone(),
     };

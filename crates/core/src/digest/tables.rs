@@ -147,6 +147,10 @@ pub fn figures(a: &Analysis) -> Figures {
         sync: a.sync.clone(),
         flops: a.flops.clone(),
         recommendations: a.recommendations.clone(),
+        modules: a.modules.clone(),
+        sources: a.sources.clone(),
+        backward: a.backward.clone(),
+        backward_unmatched: a.autograd.unmatched,
     }
 }
 

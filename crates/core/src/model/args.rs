@@ -160,6 +160,62 @@ impl ArgsArena {
         String::from_utf8(out).ok().map(Cow::Owned)
     }
 
+    /// The value text of the top-level `key` in a record, as written (a string keeps its quotes
+    /// and escapes), without writing the record out: the analyses that read one or two args of
+    /// every op (sequence numbers, `CallFrom`) would otherwise allocate a string per op. Only
+    /// scalar values are found (a number, a string, `true`…); `None` when the key is absent.
+    pub fn value(&self, r: (u32, u32), key: &str) -> Option<&[u8]> {
+        let &id = self.key_ids.get(key.as_bytes())?;
+        let want = id.to_le_bytes();
+        let b = self.get(r)?;
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != KEY {
+                i += 1;
+                continue;
+            }
+            let found = b.get(i + 1..i + 3) == Some(&want[..]);
+            i += 3;
+            if !found {
+                continue;
+            }
+            let rest = b.get(i..)?;
+            let end = if rest.first() == Some(&b'"') {
+                let mut k = 1;
+                while k < rest.len() && rest[k] != b'"' {
+                    k += if rest[k] == b'\\' { 2 } else { 1 };
+                }
+                (k + 1).min(rest.len())
+            } else {
+                rest.iter()
+                    .position(|&c| matches!(c, b',' | b'}' | b']') || c == KEY)
+                    .unwrap_or(rest.len())
+            };
+            return Some(&rest[..end]);
+        }
+        None
+    }
+
+    /// The integer value of the top-level `key` (see [`ArgsArena::value`]).
+    pub fn int_value(&self, r: (u32, u32), key: &str) -> Option<i64> {
+        std::str::from_utf8(self.value(r, key)?)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// The string value of the top-level `key` without its quotes; `None` for a non-string or one
+    /// with escapes (file names and line numbers have none).
+    pub fn str_value(&self, r: (u32, u32), key: &str) -> Option<&str> {
+        let v = self.value(r, key)?;
+        let inner = v.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+        if inner.contains(&b'\\') {
+            return None;
+        }
+        std::str::from_utf8(inner).ok()
+    }
+
     /// The bytes of a record returned by [`ArgsArena::push`].
     pub fn get(&self, (off, len): (u32, u32)) -> Option<&[u8]> {
         let k = self
@@ -198,6 +254,21 @@ mod tests {
         assert_eq!(a.text(r3).unwrap(), r#"{"k\u0001":"\u0001"}"#);
         // Two distinct keys stored; each later use costs 3 bytes.
         assert_eq!(a.keys.len(), 3);
+        assert_eq!(a.int_value(r1, "Ev Idx"), Some(897));
+        assert_eq!(a.int_value(r1, "Python id"), Some(12));
+        assert_eq!(a.int_value(r2, "Python id"), None);
+        assert_eq!(a.int_value(r2, "name"), None);
+        assert_eq!(a.int_value(r2, "nope"), None);
+        let p4: [(&[u8], &[u8]); 3] = [
+            (b"CallFrom", b"\"model.py:12\""),
+            (b"Python id", b"-3"),
+            (b"s", b"\"a\\\"b\""),
+        ];
+        let r4 = a.push_object(60, p4.iter().copied());
+        assert_eq!(a.str_value(r4, "CallFrom"), Some("model.py:12"));
+        assert_eq!(a.int_value(r4, "Python id"), Some(-3));
+        assert_eq!(a.value(r4, "s"), Some(&b"\"a\\\"b\""[..]));
+        assert_eq!(a.str_value(r4, "s"), None);
         assert_eq!(r1.1 as usize, 1 + 3 + 2 + 1 + 3 + 3 + 1);
         for r in [r1, r2, r3] {
             let v: serde_json::Value = serde_json::from_str(&a.text(r).unwrap()).unwrap();

@@ -410,6 +410,24 @@ impl Trace {
         self.args_text(self.slices.args[i])
     }
 
+    /// An integer arg of slice `i` that has no column (`Sequence number`, `Python id`…).
+    pub fn slice_arg_int(&self, i: usize, key: &str) -> Option<i64> {
+        let r = *self.slices.args.get(i)?;
+        if r.1 == 0 {
+            return None;
+        }
+        self.args.int_value(r, key)
+    }
+
+    /// A string arg of slice `i` that has no column (`CallFrom`), unescaped text only.
+    pub fn slice_arg_str(&self, i: usize, key: &str) -> Option<&str> {
+        let r = *self.slices.args.get(i)?;
+        if r.1 == 0 {
+            return None;
+        }
+        self.args.str_value(r, key)
+    }
+
     pub fn args_text(&self, r: (u32, u32)) -> std::borrow::Cow<'_, str> {
         if r.1 == 0 {
             return "{}".into();

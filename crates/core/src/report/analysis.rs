@@ -3,6 +3,7 @@
 //! read it (`json`, `run`) depend on it, not on each other.
 
 use crate::analysis::{
+    autograd::{autograd, backward_table, Autograd, BackwardRow},
     collectives::{calls, Call},
     gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
     kernels::{categories, fine_category_with, kernel_table, Categories, FineRule, KernelTable},
@@ -10,8 +11,10 @@ use crate::analysis::{
     memory::{memory_summary, DeviceMemory},
     memory_ops::{op_memory_table, OpMemoryRow},
     mfu::{summarize, FlopsSummary},
+    modules::{module_table, ModuleTable},
     ops::{op_table, OpOptions, OpTable},
     recommend::{recommend, Recommendation},
+    source::{source_table, SourceTable},
     steps::{steps, Step},
 };
 use crate::model::Trace;
@@ -39,6 +42,14 @@ pub struct Analysis {
     pub rank: Option<i64>,
     /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
     pub collectives: Vec<Call>,
+    /// Forward ↔ backward pairs ([`crate::analysis::autograd`]), kept for the details panel.
+    pub autograd: Autograd,
+    /// The nn.Module tree ([`crate::analysis::modules`]).
+    pub modules: ModuleTable,
+    /// GPU and host time by line of user code ([`crate::analysis::source`]).
+    pub sources: SourceTable,
+    /// Forward op ↔ backward node, merged by names.
+    pub backward: Vec<BackwardRow>,
     /// What the user must know (truncation, dropped or repaired data).
     pub warnings: Vec<String>,
     /// Expected of the producer (flows without a partner …): no figure changes.
@@ -68,7 +79,12 @@ impl Analysis {
         let sync = sync_groups(&sync_points(t));
         let flops = summarize(t, gpu.window_ns);
         let recommendations = recommend(t, &gpu, &steps, &memory, &launch, &sync, &kernels);
+        let ag = autograd(t);
         Analysis {
+            modules: module_table(t, &ag),
+            sources: source_table(t, &ag),
+            backward: backward_table(t, &ag),
+            autograd: ag,
             path: path.to_owned(),
             events: t.event_count,
             ops,

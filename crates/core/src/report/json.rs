@@ -145,6 +145,11 @@ pub fn trace_json(a: &Analysis) -> Value {
         "flops": a.flops,
         "launch": launch_json(a),
         "recommendations": a.recommendations,
+        "modules": super::modules::modules_json(&a.modules),
+        "modules_outside_gpu_us": us(a.modules.outside_gpu_ns),
+        "source_lines": super::modules::source_json(&a.sources),
+        "backward": super::modules::backward_json(&a.backward),
+        "backward_unmatched": a.autograd.unmatched,
     })
 }
 

@@ -6,6 +6,7 @@ pub mod et;
 pub mod facts;
 pub mod json;
 pub mod memory;
+pub mod modules;
 pub mod run;
 pub mod run_json;
 pub mod run_steps;

@@ -1,0 +1,246 @@
+//! Text and JSON of the module view, "group by source line" and forward ↔ backward
+//! (`tracelight table FILE --modules | --source-lines | --backward`, `analyze --json`'s `modules`,
+//! `source_lines`, `backward`). Times in the JSON are µs as floats, like the rest of the contract.
+
+use super::table::format_time_us;
+use crate::analysis::autograd::BackwardRow;
+use crate::analysis::modules::ModuleTable;
+use crate::analysis::source::SourceTable;
+use serde_json::{json, Value};
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1e3
+}
+
+fn t(ns: i64) -> String {
+    if ns == 0 {
+        "-".into()
+    } else {
+        format_time_us(us(ns))
+    }
+}
+
+/// Right-aligned columns after a left-aligned first one, as wide as their widest cell.
+fn layout(head: &[&str], rows: &[Vec<String>]) -> String {
+    let n = head.len();
+    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (k, c) in r.iter().enumerate().take(n) {
+            w[k] = w[k].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (k, c) in cells.iter().enumerate() {
+            let pad = w[k].saturating_sub(c.chars().count());
+            if k == 0 {
+                s += c;
+                s += &" ".repeat(pad);
+            } else {
+                s += "  ";
+                s += &" ".repeat(pad);
+                s += c;
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let total: usize = w.iter().sum::<usize>() + 2 * (n - 1);
+    let rule = "-".repeat(total) + "\n";
+    let mut out = rule.clone();
+    out += &line(&head.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
+    out += &rule;
+    for r in rows {
+        out += &line(r);
+    }
+    out += &rule;
+    out
+}
+
+/// The module tree as text, indented by depth.
+pub fn modules_text(m: &ModuleTable) -> String {
+    if m.rows.is_empty() {
+        return "No nn.Module frames in this trace: record it with with_stack=True \
+                (torch >= 2.0 writes a frame per module call).\n"
+            .into();
+    }
+    let rows: Vec<Vec<String>> = m
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                format!("{}{}", "  ".repeat(r.depth as usize), r.name),
+                r.calls.to_string(),
+                t(r.host_ns),
+                t(r.host_self_ns),
+                t(r.gpu_ns),
+                t(r.backward_gpu_ns),
+                t(r.backward_host_ns),
+                r.kernels.to_string(),
+                r.occupancy_pct.map_or("-".into(), |o| format!("{o:.1}%")),
+            ]
+        })
+        .collect();
+    let mut out = layout(
+        &[
+            "Module",
+            "Calls",
+            "Host total",
+            "Host self",
+            "GPU fwd",
+            "GPU bwd",
+            "Host bwd",
+            "Kernels",
+            "Occupancy",
+        ],
+        &rows,
+    );
+    out += &format!(
+        "GPU time outside any module: {} of {}\n",
+        t(m.outside_gpu_ns),
+        t(m.total_gpu_ns)
+    );
+    out
+}
+
+pub fn modules_json(m: &ModuleTable) -> Value {
+    Value::Array(
+        m.rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "path": r.path,
+                    "name": r.name,
+                    "class": r.class,
+                    "parent": r.parent,
+                    "depth": r.depth,
+                    "calls": r.calls,
+                    "host_us": us(r.host_ns),
+                    "host_self_us": us(r.host_self_ns),
+                    "ops": r.ops,
+                    "gpu_us": us(r.gpu_ns),
+                    "gpu_self_us": us(r.gpu_self_ns),
+                    "backward_host_us": us(r.backward_host_ns),
+                    "backward_host_self_us": us(r.backward_host_self_ns),
+                    "backward_gpu_us": us(r.backward_gpu_ns),
+                    "backward_gpu_self_us": us(r.backward_gpu_self_ns),
+                    "kernels": r.kernels,
+                    "occupancy_pct": r.occupancy_pct,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// "Group by source line" as text.
+pub fn source_text(s: &SourceTable) -> String {
+    if s.rows.is_empty() {
+        return "No Python frames of user code in this trace: record it with with_stack=True.\n"
+            .into();
+    }
+    let rows: Vec<Vec<String>> = s
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.source.label(),
+                r.ops.to_string(),
+                t(r.host_ns),
+                t(r.backward_host_ns),
+                r.kernels.to_string(),
+                t(r.gpu_ns),
+                t(r.backward_gpu_ns),
+            ]
+        })
+        .collect();
+    let mut out = layout(
+        &[
+            "Source line",
+            "Ops",
+            "Host",
+            "Host bwd",
+            "Kernels",
+            "GPU fwd",
+            "GPU bwd",
+        ],
+        &rows,
+    );
+    out += &format!(
+        "GPU time not reached from user code: {}; without a launching call: {}\n",
+        t(s.unattributed_gpu_ns),
+        t(s.unlaunched_gpu_ns)
+    );
+    out
+}
+
+pub fn source_json(s: &SourceTable) -> Value {
+    json!({
+        "rows": s.rows.iter().map(|r| json!({
+            "file": r.source.file,
+            "line": r.source.line,
+            "function": r.source.function,
+            "exact_line": r.source.exact,
+            "label": r.source.label(),
+            "ops": r.ops,
+            "host_us": us(r.host_ns),
+            "backward_host_us": us(r.backward_host_ns),
+            "kernels": r.kernels,
+            "gpu_us": us(r.gpu_ns),
+            "backward_gpu_us": us(r.backward_gpu_ns),
+        })).collect::<Vec<_>>(),
+        "unattributed_gpu_us": us(s.unattributed_gpu_ns),
+        "unlaunched_gpu_us": us(s.unlaunched_gpu_ns),
+    })
+}
+
+/// Forward ↔ backward as text.
+pub fn backward_text(rows: &[BackwardRow]) -> String {
+    if rows.is_empty() {
+        return "No backward nodes paired with forward ops (no `Sequence number` args, or no \
+                backward in the window).\n"
+            .into();
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.forward.clone(),
+                r.backward.clone(),
+                r.pairs.to_string(),
+                t(r.forward_host_ns),
+                t(r.forward_gpu_ns),
+                t(r.backward_host_ns),
+                t(r.backward_gpu_ns),
+            ]
+        })
+        .collect();
+    layout(
+        &[
+            "Forward op",
+            "Backward node",
+            "Pairs",
+            "Host fwd",
+            "GPU fwd",
+            "Host bwd",
+            "GPU bwd",
+        ],
+        &cells,
+    )
+}
+
+pub fn backward_json(rows: &[BackwardRow]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                json!({
+                    "forward": r.forward,
+                    "backward": r.backward,
+                    "pairs": r.pairs,
+                    "forward_host_us": us(r.forward_host_ns),
+                    "forward_gpu_us": us(r.forward_gpu_ns),
+                    "backward_host_us": us(r.backward_host_ns),
+                    "backward_gpu_us": us(r.backward_gpu_ns),
+                })
+            })
+            .collect(),
+    )
+}
