@@ -12,10 +12,11 @@
 //! `aten::matmul`, `aten::linear` and `aten::convolution` are not counted themselves: they dispatch
 //! to the ops above, which are, and counting both would double the total.
 //!
-//! MFU (each op against the peak of its own dtype and math unit) is in [`super::mfu`], the peak
-//! table in [`super::peaks`]; both are re-exported here for older callers.
+//! This is the op table's `flops` column (torch's own numbers). MFU and the roofline count FLOPs
+//! per op family in [`super::op_cost`] (the same formulas, plus attention backward and
+//! convolution backward), each op against the peak of its own math ([`super::math_unit`],
+//! [`super::devices`]).
 
-pub use super::peaks::{dtype_of, peak_for, Peak, PEAKS};
 use crate::model::{StrId, Trace};
 use serde::Serialize;
 

@@ -1,54 +1,26 @@
-//! Achieved TFLOPS and MFU (DESIGN §4 "Achieved TFLOPS / MFU"), with the peak of each op's own
-//! math: its dtype and whether it ran on tensor cores.
+//! Achieved TFLOPS and MFU (DESIGN §4 "Achieved TFLOPS / MFU"), each op against the peak of its
+//! own math — dtype and math unit, decided in [`super::math_unit`] from its inputs, the kernels
+//! it launched and the trace's TF32 mode ([`super::roofline::call_costs`]); peaks from the
+//! device table ([`super::devices`]).
 //!
-//! The dtype of an op comes from its `Input type` arg; where the arg is silent, or where the
-//! kernels it launched say more than the inputs do, from the names of those kernels
-//! ([`kernel_math`]): fp32 inputs run by `cutlass_80_tensorop_s1688gemm` or `…_tf32…` kernels
-//! used TF32 tensor cores (PyTorch's `allow_tf32`, on by default for cuDNN and in many
-//! frameworks), and `…bf16…` / `…h16816…` kernels under fp32 ops are autocast. Before this the
-//! A100 rank-0-of-16 trace (every GEMM a TF32 tensor-core kernel) was measured against the fp32
-//! SIMT peak, 19.5 TFLOPS instead of 156.
+//! The FLOPs are the ones torch counts (key_averages' `flops` column for GEMMs, `conv2d`, `mul`
+//! and `add`, `FlopCounterMode` for attention and convolution backward; the trace's own `flops`
+//! arg where an older torch wrote one), over the outermost op of each family
+//! ([`super::op_cost`]), so nothing is counted twice.
 //!
-//! MFU with mixed dtypes is the time the FLOPs would take at each op's own peak, over the
+//! MFU with mixed math is the time the FLOPs would take at each op's own peak, over the
 //! window: `Σ flops_i / peak_i ÷ window`. The overall peak shown is the one that makes
-//! `achieved ÷ peak` equal that (the FLOP-weighted harmonic mean of the peaks used).
+//! `achieved ÷ peak` equal that (the FLOP-weighted harmonic mean of the peaks used). On the
+//! A100 rank-0-of-16 trace that blend is 103 TFLOPS: 92.6 % of the FLOPs are fp32 GEMMs under
+//! TF32 (156), the rest `mul`/`add` on the SIMT units (19.5).
 
-use super::flops::{slice_flops, FlopsSource};
-use super::kernels::enclosing_op;
-use super::peaks::{dtype_of, peak_for, Peak};
-use crate::model::{SliceKind, StrId, Trace, NONE};
+use super::devices::{device_of, Device};
+use super::flops::FlopsSource;
+use super::math_unit::{peak, Math};
+use super::roofline::{call_costs, unit_slug, CallCost};
+use crate::model::{StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-/// The math a GEMM/convolution kernel name says it used: `bf16`, `fp8`, `fp16` or `tf32`
-/// (tensor cores), `None` when the name does not say (`ampere_sgemm`, `nvjet_tst`, …).
-pub fn kernel_math(name: &str) -> Option<&'static str> {
-    let l = name.to_ascii_lowercase();
-    let has = |subs: &[&str]| subs.iter().any(|s| l.contains(s));
-    if has(&["bf16"]) {
-        Some("bf16")
-    } else if has(&["fp8", "e4m3", "e5m2"]) {
-        Some("fp8")
-    } else if has(&["f16", "fp16", "half", "h884", "h1688", "h16816"]) {
-        Some("fp16")
-    } else if has(&["tf32", "s1688", "s16816", "tensorop_s"]) {
-        Some("tf32")
-    } else {
-        None
-    }
-}
-
-/// The dtype an op's FLOPs ran at, from its inputs and the kernels it launched.
-fn op_dtype(input_type: &str, kernel_hint: Option<&'static str>) -> &'static str {
-    let input = (!input_type.trim_matches(|c| "[]\" ,".contains(c)).is_empty())
-        .then(|| dtype_of(input_type));
-    match (input, kernel_hint) {
-        // Kernels outrank fp32 inputs: TF32 tensor cores or autocast to a half type.
-        (Some("fp32") | None, Some(h)) => h,
-        (Some(d), _) => d,
-        (None, None) => "fp32",
-    }
-}
 
 /// One op name's FLOPs and the peak they were measured against.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -60,6 +32,9 @@ pub struct OpMfu {
     pub device_ns: i64,
     /// The dtype that carries most of this op's FLOPs (`tf32` = fp32 inputs on tensor cores).
     pub dtype: String,
+    /// The math unit of that peak (`tensor_core`, `simt`).
+    #[serde(default)]
+    pub unit: String,
     /// The peak used for those FLOPs (TFLOPS), `None` on an unknown device.
     pub peak_tflops: Option<f64>,
     /// FLOPs ÷ device time.
@@ -76,6 +51,15 @@ pub struct DtypeFlops {
     pub peak_tflops: Option<f64>,
     /// Whether that peak is a tensor-core (matrix unit) one.
     pub tensor_cores: bool,
+}
+
+/// FLOPs per math (dtype and unit) with their peak, the parts of the headline blend.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct MathFlops {
+    pub dtype: String,
+    pub unit: String,
+    pub flops: f64,
+    pub peak_tflops: Option<f64>,
 }
 
 /// Whole-trace FLOP figures.
@@ -97,6 +81,14 @@ pub struct FlopsSummary {
     pub mfu: Option<f64>,
     /// FLOPs per dtype and the peak used for each, by FLOPs descending.
     pub by_dtype: Vec<DtypeFlops>,
+    /// FLOPs per math (dtype and unit) and its peak: the parts of the blend, by FLOPs descending.
+    #[serde(default)]
+    pub by_math: Vec<MathFlops>,
+    /// The device table row the peaks come from, and its source.
+    #[serde(default)]
+    pub device_table: Option<String>,
+    #[serde(default)]
+    pub device_source: Option<String>,
     /// Per op name with FLOPs, by FLOPs descending then name.
     pub per_op: Vec<OpMfu>,
     /// How many op calls got FLOPs from each source.
@@ -109,91 +101,82 @@ struct Acc {
     calls: u64,
     flops: f64,
     dev_ns: i64,
-    by_dtype: Vec<(&'static str, f64)>,
+    by_math: Vec<(Math, f64)>,
 }
 
-fn add_dtype(v: &mut Vec<(&'static str, f64)>, d: &'static str, f: f64) {
-    match v.iter_mut().find(|x| x.0 == d) {
+fn add_math(v: &mut Vec<(Math, f64)>, m: Math, f: f64) {
+    match v.iter_mut().find(|x| x.0 == m) {
         Some(x) => x.1 += f,
-        None => v.push((d, f)),
+        None => v.push((m, f)),
     }
 }
 
-fn dominant(v: &[(&'static str, f64)]) -> Option<&'static str> {
+fn dominant(v: &[(Math, f64)]) -> Option<Math> {
     v.iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
         .map(|x| x.0)
 }
 
-/// Kernel-name hints per op slice: the math of the longest-running GEMM-like kernel each op (and
-/// every op around it) launched.
-fn kernel_hints(t: &Trace) -> FxHashMap<u32, (&'static str, i64)> {
-    let s = &t.slices;
-    let g = &t.gpu;
-    let mut out: FxHashMap<u32, FxHashMap<&'static str, i64>> = FxHashMap::default();
-    for r in 0..g.slice.len() {
-        let k = g.slice[r] as usize;
-        if s.kind[k] != SliceKind::Kernel {
-            continue;
-        }
-        let Some(m) = kernel_math(t.str(s.name[k])) else {
-            continue;
-        };
-        let mut op = enclosing_op(t, g.launch[r]);
-        while op != NONE {
-            *out.entry(op).or_default().entry(m).or_default() += s.dur[k];
-            op = enclosing_op(t, op);
-        }
-    }
-    out.into_iter()
-        .filter_map(|(op, m)| {
-            m.into_iter()
-                .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-                .map(|x| (op, x))
-        })
-        .collect()
-}
-
-/// FLOPs over every op, achieved TFLOPS against device time and the window, MFU against
-/// [`super::peaks::PEAKS`] for each op's dtype. `window_ns` is the ProfilerStep window (see
+/// FLOPs over every op, achieved TFLOPS against device time and the window, MFU against the
+/// device table's peak of each op's math. `window_ns` is the ProfilerStep window (see
 /// [`super::gpu`]). A trace without a known accelerator has no peak and no MFU.
 pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
-    let ops = super::ops::op_tree(t);
-    let hints = kernel_hints(t);
-    let device = t.meta.devices.first().map(|d| d.name.clone());
-    let peak: Option<&Peak> = device.as_deref().and_then(peak_for);
+    let tree = super::ops::op_tree(t);
+    summarize_calls(t, &call_costs(t, &tree), window_ns)
+}
+
+/// [`summarize`] over call costs already computed.
+pub fn summarize_calls(t: &Trace, calls: &[CallCost], window_ns: i64) -> FlopsSummary {
+    let props = t.meta.devices.first();
+    let dev: Option<&Device> = props.and_then(device_of);
+    summarize_on(t, calls, window_ns, dev)
+}
+
+/// [`summarize_calls`] against a given table row.
+pub fn summarize_on(
+    t: &Trace,
+    calls: &[CallCost],
+    window_ns: i64,
+    dev: Option<&Device>,
+) -> FlopsSummary {
     let mut total = 0.0;
     let mut with_dev_flops = 0.0;
     let mut dev_ns = 0i64;
-    let mut by_dtype: Vec<(&'static str, f64)> = Vec::new();
+    let mut by_math: Vec<(Math, f64)> = Vec::new();
     let mut per_op: FxHashMap<StrId, Acc> = FxHashMap::default();
     let mut counts = [0u64; 4];
-    for (k, &i) in ops.slice.iter().enumerate() {
-        let (f, src) = slice_flops(t, i as usize);
+    for c in calls {
+        let f = c.mfu_flops;
         if f <= 0.0 {
             continue;
         }
+        let src = if c.from_trace_arg {
+            FlopsSource::Trace
+        } else if matches!(c.family, super::op_cost::Family::Attention)
+            || t.str(t.slices.name[c.slice as usize]) == "aten::convolution_backward"
+        {
+            FlopsSource::FlopCounter
+        } else {
+            FlopsSource::Torch
+        };
         counts[src as usize] += 1;
         total += f;
-        let dev = ops.device_total[k] - ops.repeated_device[k];
-        if dev > 0 {
+        if c.device_ns > 0 {
             with_dev_flops += f;
-            dev_ns += dev;
+            dev_ns += c.device_ns;
         }
-        let hint = hints.get(&i).map(|h| h.0);
-        let dt = op_dtype(t.str(t.slices.input_types[i as usize]), hint);
-        add_dtype(&mut by_dtype, dt, f);
-        let a = per_op.entry(t.slices.name[i as usize]).or_default();
+        add_math(&mut by_math, c.math, f);
+        let a = per_op.entry(t.slices.name[c.slice as usize]).or_default();
         a.calls += 1;
         a.flops += f;
-        a.dev_ns += dev.max(0);
-        add_dtype(&mut a.by_dtype, dt, f);
+        a.dev_ns += c.device_ns;
+        add_math(&mut a.by_math, c.math, f);
     }
-    let peak_of = |d: &str| peak.and_then(|p| p.tflops(d)).filter(|p| *p > 0.0);
-    // Σ flops / peak over dtypes, in TFLOP/TFLOPS = s·1e12 units; only when every dtype has one.
-    let ideal: Option<f64> = by_dtype
+    let peak_of = |m: Math| dev.map(|d| peak(d, m).0).filter(|p| *p > 0.0);
+    // Σ flops / peak over maths, in TFLOP/TFLOPS = s·1e12 units; only when every math has one.
+    let ideal: Option<f64> = by_math
         .iter()
-        .map(|(d, f)| peak_of(d).map(|p| f / p))
+        .map(|(m, f)| peak_of(*m).map(|p| f / p))
         .sum();
     let achieved_window = (window_ns > 0 && total > 0.0).then(|| total / window_ns as f64 / 1e3);
     let overall_peak = ideal.filter(|x| *x > 0.0).map(|x| total / x);
@@ -201,18 +184,32 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
         (Some(a), Some(p)) if dev_ns > 0 => Some(a / p),
         _ => None,
     };
-    let dom = dominant(&by_dtype);
-    let peak_source = match (peak, overall_peak) {
-        (Some(p), Some(_)) => Some(describe_peak(p, &by_dtype)),
+    let dom = dominant(&by_math);
+    let peak_source = match (dev, overall_peak) {
+        (Some(d), Some(_)) => Some(describe_peak(d, &by_math)),
         _ => None,
     };
-    let mut by_dtype_out: Vec<DtypeFlops> = by_dtype
+    // By dtype (the older view): a dtype's peak is its math's; several units → FLOP-weighted.
+    let mut dts: Vec<(&'static str, f64, f64, bool)> = Vec::new();
+    for (m, f) in &by_math {
+        let ideal_part = peak_of(*m).map_or(f64::NAN, |p| f / p);
+        let tc = m.unit == super::math_unit::Unit::TensorCore;
+        match dts.iter_mut().find(|x| x.0 == m.dtype.as_str()) {
+            Some(x) => {
+                x.1 += f;
+                x.2 += ideal_part;
+                x.3 |= tc;
+            }
+            None => dts.push((m.dtype.as_str(), *f, ideal_part, tc)),
+        }
+    }
+    let mut by_dtype_out: Vec<DtypeFlops> = dts
         .iter()
-        .map(|(d, f)| DtypeFlops {
+        .map(|(d, f, ideal, tc)| DtypeFlops {
             dtype: (*d).to_owned(),
             flops: *f,
-            peak_tflops: peak_of(d),
-            tensor_cores: peak.is_some_and(|p| p.tensor_cores(d)),
+            peak_tflops: (ideal.is_finite() && *ideal > 0.0).then(|| f / ideal),
+            tensor_cores: *tc,
         })
         .collect();
     crate::sort::by(&mut by_dtype_out, |a, b| {
@@ -220,18 +217,37 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
             .total_cmp(&a.flops)
             .then_with(|| a.dtype.cmp(&b.dtype))
     });
+    let mut by_math_out: Vec<MathFlops> = by_math
+        .iter()
+        .map(|(m, f)| MathFlops {
+            dtype: m.dtype.as_str().to_owned(),
+            unit: unit_slug(m.unit).to_owned(),
+            flops: *f,
+            peak_tflops: peak_of(*m),
+        })
+        .collect();
+    crate::sort::by(&mut by_math_out, |a, b| {
+        b.flops
+            .total_cmp(&a.flops)
+            .then_with(|| a.dtype.cmp(&b.dtype))
+            .then_with(|| a.unit.cmp(&b.unit))
+    });
     let mut per_op: Vec<OpMfu> = per_op
         .into_iter()
         .map(|(name, a)| {
-            let d = dominant(&a.by_dtype).unwrap_or("fp32");
-            let p = peak_of(d);
+            let m = dominant(&a.by_math).unwrap_or(Math {
+                dtype: super::math_unit::Dtype::Fp32,
+                unit: super::math_unit::Unit::Simt,
+            });
+            let p = peak_of(m);
             let achieved = (a.dev_ns > 0).then(|| a.flops / a.dev_ns as f64 / 1e3);
             OpMfu {
                 name: t.str(name).to_owned(),
                 calls: a.calls,
                 flops: a.flops,
                 device_ns: a.dev_ns,
-                dtype: d.to_owned(),
+                dtype: m.dtype.as_str().to_owned(),
+                unit: unit_slug(m.unit).to_owned(),
                 peak_tflops: p,
                 achieved_tflops: achieved,
                 mfu: achieved.zip(p).map(|(x, p)| x / p),
@@ -247,12 +263,15 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
         total_flops: total,
         achieved_tflops_device: (dev_ns > 0).then(|| with_dev_flops / dev_ns as f64 / 1e3),
         achieved_tflops_window: achieved_window,
-        dominant_dtype: dom.map(str::to_owned),
-        device,
+        dominant_dtype: dom.map(|m| m.dtype.as_str().to_owned()),
+        device: t.meta.devices.first().map(|d| d.name.clone()),
         peak_tflops: overall_peak,
         peak_source,
         mfu,
         by_dtype: by_dtype_out,
+        by_math: by_math_out,
+        device_table: dev.map(|d| d.name.to_owned()),
+        device_source: dev.map(|d| d.source.to_owned()),
         per_op,
         by_source: [
             FlopsSource::Trace,
@@ -266,60 +285,15 @@ pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
     }
 }
 
-/// `A100 dense tf32 156 (tensor cores)`, or every dtype's peak joined with ` + ` when mixed.
-fn describe_peak(p: &Peak, by_dtype: &[(&'static str, f64)]) -> String {
-    let mut v: Vec<&(&str, f64)> = by_dtype.iter().collect();
+/// `A100 SXM4 80GB dense: tf32 on tensor cores 156 + fp32 on SIMT 19.5`.
+fn describe_peak(d: &Device, by_math: &[(Math, f64)]) -> String {
+    let mut v: Vec<&(Math, f64)> = by_math.iter().collect();
     crate::sort::by(&mut v, |a, b| {
-        b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
+        b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0))
     });
     let parts: Vec<String> = v
         .iter()
-        .map(|(d, _)| {
-            let tc = if p.tensor_cores(d) {
-                " (tensor cores)"
-            } else {
-                ""
-            };
-            let x = p.tflops(d).unwrap_or(0.0);
-            format!("{d} {x}{tc}")
-        })
+        .map(|(m, _)| format!("{} {}", m.label(), peak(d, *m).0))
         .collect();
-    format!("{} dense {}", p.matches, parts.join(" + "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kernel_names_say_which_math_ran() {
-        let tf32 = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>";
-        assert_eq!(kernel_math(tf32), Some("tf32"));
-        assert_eq!(
-            kernel_math("sm80_xmma_gemm_f32f32_tf32f32_f32_nn"),
-            Some("tf32")
-        );
-        assert_eq!(
-            kernel_math("ampere_bf16_s16816gemm_bf16_128x128"),
-            Some("bf16")
-        );
-        assert_eq!(
-            kernel_math("ampere_fp16_s16816gemm_fp16_64x64"),
-            Some("fp16")
-        );
-        assert_eq!(kernel_math("volta_h884gemm_64x64_nn"), Some("fp16"));
-        assert_eq!(kernel_math("ampere_sgemm_128x64_nn"), None);
-        assert_eq!(kernel_math("volta_sgemm_128x64_nt"), None);
-        assert_eq!(kernel_math("nvjet_tst_128x256_64x4"), None);
-    }
-
-    #[test]
-    fn inputs_rank_below_kernels_only_for_fp32() {
-        assert_eq!(op_dtype("[\"float\", \"float\"]", Some("tf32")), "tf32");
-        assert_eq!(op_dtype("[\"float\", \"float\"]", None), "fp32");
-        assert_eq!(op_dtype("[\"float\"]", Some("bf16")), "bf16");
-        assert_eq!(op_dtype("[\"c10::BFloat16\"]", Some("tf32")), "bf16");
-        assert_eq!(op_dtype("", Some("fp16")), "fp16");
-        assert_eq!(op_dtype("[]", None), "fp32");
-    }
+    format!("{} dense: {}", d.name, parts.join(" + "))
 }

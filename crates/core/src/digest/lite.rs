@@ -180,6 +180,7 @@ fn header(v: &Value, name: &str) -> crate::Result<Header> {
                 launch: Default::default(),
                 sync: Vec::new(),
                 flops: Default::default(),
+                roofline: Default::default(),
                 recommendations: Vec::new(),
                 modules: Default::default(),
                 sources: Default::default(),

@@ -100,6 +100,9 @@ pub struct Figures {
     pub launch: LaunchStats,
     pub sync: Vec<SyncGroup>,
     pub flops: FlopsSummary,
+    /// Absent in digests written before the roofline existed.
+    #[serde(default)]
+    pub roofline: crate::analysis::roofline::Roofline,
     pub recommendations: Vec<Recommendation>,
     /// The module tree, source lines and forward ↔ backward (absent from older digests).
     #[serde(default)]

@@ -182,6 +182,7 @@ pub fn rebuild(d: &Digest, name: &str) -> crate::Result<Rebuilt> {
         launch: f.launch.clone(),
         sync: f.sync.clone(),
         flops: f.flops.clone(),
+        roofline: f.roofline.clone(),
         recommendations: f.recommendations.clone(),
         rank: d.header.rank,
         collectives,

@@ -146,6 +146,7 @@ pub fn figures(a: &Analysis) -> Figures {
         launch: a.launch.clone(),
         sync: a.sync.clone(),
         flops: a.flops.clone(),
+        roofline: a.roofline.clone(),
         recommendations: a.recommendations.clone(),
         modules: a.modules.clone(),
         sources: a.sources.clone(),

@@ -10,10 +10,11 @@ use crate::analysis::{
     launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
     memory::{memory_summary, DeviceMemory},
     memory_ops::{op_memory_table, OpMemoryRow},
-    mfu::{summarize, FlopsSummary},
+    mfu::{summarize_calls, FlopsSummary},
     modules::{module_table, ModuleTable},
-    ops::{op_table, OpOptions, OpTable},
+    ops::{op_table_indexed, OpOptions, OpTable},
     recommend::{recommend, Recommendation},
+    roofline::{call_costs, roofline, Roofline},
     source::{source_table, SourceTable},
     steps::{steps, Step},
 };
@@ -38,6 +39,8 @@ pub struct Analysis {
     pub launch: LaunchStats,
     pub sync: Vec<SyncGroup>,
     pub flops: FlopsSummary,
+    /// Per op (name and shapes) and kernel: FLOPs, bytes, intensity, bound, % of roof.
+    pub roofline: Roofline,
     pub recommendations: Vec<Recommendation>,
     pub rank: Option<i64>,
     /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
@@ -69,7 +72,8 @@ impl Analysis {
     }
 
     pub fn of(path: &str, t: &Trace) -> Analysis {
-        let ops = op_table(t, OpOptions::default());
+        let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
+        let costs = call_costs(t, &tree);
         let kernels = kernel_table(t);
         let cats = categories(&kernels);
         let gpu = gpu_summary(t);
@@ -77,7 +81,8 @@ impl Analysis {
         let memory = memory_summary(t);
         let launch = launch_stats(t);
         let sync = sync_groups(&sync_points(t));
-        let flops = summarize(t, gpu.window_ns);
+        let flops = summarize_calls(t, &costs, gpu.window_ns);
+        let roofline = roofline(t, &tree, &costs);
         let recommendations = recommend(t, &gpu, &steps, &memory, &launch, &sync, &kernels);
         let ag = autograd(t);
         Analysis {
@@ -98,6 +103,7 @@ impl Analysis {
             launch,
             sync,
             flops,
+            roofline,
             recommendations,
             rank: t
                 .meta

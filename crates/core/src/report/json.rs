@@ -30,6 +30,7 @@ fn ops_json(a: &Analysis) -> Vec<Value> {
                 "flops": r.flops,
                 "flops_source": r.flops_source,
                 "on_device": r.on_device,
+                "pct_of_roof": a.roofline.op(&r.name).and_then(|x| x.rating.pct_of_roof),
             })
         })
         .collect()
@@ -51,9 +52,83 @@ fn kernels_json(a: &Analysis) -> Vec<Value> {
                 "fine_category": k.fine_category,
                 "tensor_cores": k.tensor_cores.map(|t| t.slug()),
                 "launching_op": k.launching_op,
+                "pct_of_roof": a.roofline.kernel(&k.name).and_then(|x| x.rating.pct_of_roof),
             })
         })
         .collect()
+}
+
+/// One roofline group (an op with its shapes, or a kernel) as the JSON writes it.
+fn roof_json(
+    name: &str,
+    shapes: Option<&str>,
+    family: Option<&str>,
+    x: &crate::analysis::roofline::RoofOp,
+) -> Value {
+    let mut o = json!({
+        "name": name,
+        "calls": x.calls,
+        "flops": x.flops,
+        "bytes": x.bytes,
+        "device_us": us(x.device_ns),
+        "dtype": x.dtype,
+        "unit": x.unit,
+        "ran_on": x.ran_on,
+        "intensity": x.intensity,
+        "achieved_tflops": x.achieved_tflops,
+        "achieved_gbs": x.achieved_gbs,
+        "peak_tflops": x.rating.peak_tflops,
+        "roof_tflops": x.rating.roof_tflops,
+        "bound": x.rating.bound,
+        "pct_of_roof": x.rating.pct_of_roof,
+    });
+    if let Value::Object(m) = &mut o {
+        if let Some(s) = shapes {
+            m.insert("shapes".into(), json!(s));
+        }
+        if let Some(f) = family {
+            m.insert("family".into(), json!(f));
+        }
+    }
+    o
+}
+
+/// The roofline (see [`crate::analysis::roofline`]): the device row, per op and shapes, per
+/// kernel.
+fn roofline_json(a: &Analysis) -> Value {
+    let r = &a.roofline;
+    let kernels: Vec<Value> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            let as_op = crate::analysis::roofline::RoofOp {
+                name: k.name.clone(),
+                shapes: String::new(),
+                family: String::new(),
+                calls: k.calls,
+                flops: k.flops,
+                bytes: k.bytes,
+                device_ns: k.device_ns,
+                dtype: k.dtype.clone(),
+                unit: k.unit.clone(),
+                ran_on: k.ran_on.clone(),
+                intensity: k.intensity,
+                achieved_tflops: k.achieved_tflops,
+                achieved_gbs: k.achieved_gbs,
+                rating: k.rating,
+            };
+            roof_json(&k.name, None, None, &as_op)
+        })
+        .collect();
+    json!({
+        "device": r.device,
+        "covered_us": us(r.covered_ns),
+        "launched_us": us(r.launched_ns),
+        "transfer_calls": r.transfer_calls,
+        "transfer_us": us(r.transfer_ns),
+        "ops": r.ops.iter().map(|x| roof_json(&x.name, Some(&x.shapes), Some(&x.family), x)).collect::<Vec<_>>(),
+        "kernels": kernels,
+    })
 }
 
 fn temporal_json(t: &Temporal) -> Value {
@@ -143,6 +218,7 @@ pub fn trace_json(a: &Analysis) -> Value {
             "ops": a.memory_ops,
         },
         "flops": a.flops,
+        "roofline": roofline_json(a),
         "launch": launch_json(a),
         "recommendations": a.recommendations,
         "modules": super::modules::modules_json(&a.modules),
