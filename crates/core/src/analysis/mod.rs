@@ -11,6 +11,7 @@ pub mod et_link;
 pub mod flops;
 pub mod gaps;
 pub mod gpu;
+pub mod graphs;
 pub mod intervals;
 pub mod kernels;
 pub mod launch;

@@ -393,6 +393,39 @@ pub fn source_table(t: &Trace, ag: &Autograd) -> SourceTable {
     out
 }
 
+/// The slices a source-line row stands for: the top-level ops run from that line in forward,
+/// in slice order ("show in timeline").
+pub fn source_slices(t: &Trace, ag: &Autograd, line: &SourceLine) -> Vec<u32> {
+    let s = &t.slices;
+    let mut memo: FxHashMap<u32, bool> = FxHashMap::default();
+    let mut out = Vec::new();
+    for i in 0..s.len() {
+        if s.kind[i] != SliceKind::CpuOp || ag.anchor[i] != NONE {
+            continue;
+        }
+        let mut p = s.parent[i];
+        let mut top = true;
+        while p != NONE {
+            if s.kind[p as usize] == SliceKind::CpuOp {
+                top = false;
+                break;
+            }
+            p = s.parent[p as usize];
+        }
+        if !top {
+            continue;
+        }
+        let f = innermost_open_frame(t, i);
+        let hit = *memo
+            .entry(f)
+            .or_insert_with(|| source_line(t, ag, i).as_ref() == Some(line));
+        if hit {
+            out.push(i as u32);
+        }
+    }
+    out
+}
+
 /// Whether slice `i` is a module's call frame (`nn.Module: Linear_0`).
 pub fn is_module_frame(t: &Trace, i: usize) -> bool {
     t.slices.kind[i] == SliceKind::PythonFunction
@@ -489,6 +522,8 @@ mod tests {
         assert_eq!((m.ops, m.gpu_ns), (1, 10_000));
         assert_eq!(tab.rows[0].source.label(), "model.py:42 forward");
         assert_eq!(tab.unlaunched_gpu_ns, 7_000);
+        assert_eq!(source_slices(&t, &ag, &fwd), [find("aten::addmm") as u32]);
+        assert_eq!(source_slices(&t, &ag, &mul), [find("aten::mul") as u32]);
         assert_eq!(tab.unattributed_gpu_ns, 0);
     }
 }

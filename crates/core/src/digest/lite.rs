@@ -186,6 +186,8 @@ fn header(v: &Value, name: &str) -> crate::Result<Header> {
                 sources: Default::default(),
                 backward: Vec::new(),
                 backward_unmatched: 0,
+                graphs: Default::default(),
+                health: Default::default(),
             },
             warnings: strings(v, "warnings")?,
             info: strings(v, "info")?,

@@ -113,6 +113,10 @@ pub struct Figures {
     pub backward: Vec<crate::analysis::autograd::BackwardRow>,
     #[serde(default)]
     pub backward_unmatched: u64,
+    #[serde(default)]
+    pub graphs: crate::analysis::graphs::Graphs,
+    #[serde(default)]
+    pub health: crate::analysis::graphs::GpuHealth,
 }
 
 /// The level-of-detail timeline's parameters (see [`lod`]).

@@ -195,6 +195,8 @@ pub fn rebuild(d: &Digest, name: &str) -> crate::Result<Rebuilt> {
         modules: f.modules.clone(),
         sources: f.sources.clone(),
         backward: f.backward.clone(),
+        graphs: f.graphs.clone(),
+        health: f.health.clone(),
         warnings: d.header.warnings.clone(),
         info: d.header.info.clone(),
     };

@@ -152,6 +152,8 @@ pub fn figures(a: &Analysis) -> Figures {
         sources: a.sources.clone(),
         backward: a.backward.clone(),
         backward_unmatched: a.autograd.unmatched,
+        graphs: a.graphs.clone(),
+        health: a.health.clone(),
     }
 }
 

@@ -6,6 +6,7 @@ use crate::analysis::{
     autograd::{autograd, backward_table, Autograd, BackwardRow},
     collectives::{calls, Call},
     gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
+    graphs::{gpu_health, graphs, GpuHealth, Graphs},
     kernels::{categories, fine_category_with, kernel_table, Categories, FineRule, KernelTable},
     launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
     memory::{memory_summary, DeviceMemory},
@@ -53,6 +54,10 @@ pub struct Analysis {
     pub sources: SourceTable,
     /// Forward op ↔ backward node, merged by names.
     pub backward: Vec<BackwardRow>,
+    /// CUDA graph replays ([`crate::analysis::graphs`]).
+    pub graphs: Graphs,
+    /// How much GPU time the op tables attribute, and why not the rest.
+    pub health: GpuHealth,
     /// What the user must know (truncation, dropped or repaired data).
     pub warnings: Vec<String>,
     /// Expected of the producer (flows without a partner …): no figure changes.
@@ -89,6 +94,8 @@ impl Analysis {
             modules: module_table(t, &ag),
             sources: source_table(t, &ag),
             backward: backward_table(t, &ag),
+            graphs: graphs(t),
+            health: gpu_health(t),
             autograd: ag,
             path: path.to_owned(),
             events: t.event_count,

@@ -226,6 +226,8 @@ pub fn trace_json(a: &Analysis) -> Value {
         "source_lines": super::modules::source_json(&a.sources),
         "backward": super::modules::backward_json(&a.backward),
         "backward_unmatched": a.autograd.unmatched,
+        "cuda_graphs": super::modules::graphs_json(&a.graphs),
+        "gpu_health": super::modules::health_json(&a.health),
     })
 }
 

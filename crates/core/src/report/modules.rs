@@ -4,6 +4,7 @@
 
 use super::table::format_time_us;
 use crate::analysis::autograd::BackwardRow;
+use crate::analysis::graphs::{GpuHealth, Graphs};
 use crate::analysis::modules::ModuleTable;
 use crate::analysis::source::SourceTable;
 use serde_json::{json, Value};
@@ -243,4 +244,39 @@ pub fn backward_json(rows: &[BackwardRow]) -> Value {
             })
             .collect(),
     )
+}
+
+/// CUDA graph replays: totals and one row per launch.
+pub fn graphs_json(g: &Graphs) -> Value {
+    json!({
+        "launches": g.launches.len(),
+        "kernels": g.kernels,
+        "gpu_us": us(g.gpu_ns),
+        "idle_in_replay_us": us(g.idle_ns),
+        "replays": g.launches.iter().map(|l| json!({
+            "op": l.op,
+            "start_us": us(l.start_ns),
+            "kernels": l.kernels,
+            "gpu_us": us(l.gpu_ns),
+            "span_us": us(l.span_ns),
+            "busy_us": us(l.busy_ns),
+            "idle_us": us(l.idle_ns),
+            "graph_id": l.graph_id,
+            "nodes": l.nodes,
+            "streams": l.streams,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Where the GPU time is attributed, and the reader's repairs.
+pub fn health_json(h: &GpuHealth) -> Value {
+    json!({
+        "gpu_us": us(h.gpu_ns),
+        "in_op_us": us(h.in_op_ns),
+        "graph_replay_us": us(h.graph_ns),
+        "outside_op_us": us(h.outside_op_ns),
+        "no_launch_us": us(h.no_launch_ns),
+        "overlapping_on_stream": h.overlapping_on_stream,
+        "reader": h.reader,
+    })
 }

@@ -157,6 +157,95 @@ pub fn details(t: &Trace, i: usize) -> Option<SliceDetails> {
     })
 }
 
+/// Where a slice comes from in the user's code: its Python stack with call lines, module,
+/// source line, and forward ↔ backward (see `analysis::{autograd, modules, source}`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provenance {
+    /// torch's stack of the slice (a kernel's: its launch's; in backward: the forward op's),
+    /// innermost first.
+    pub frames: Vec<crate::analysis::source::Frame>,
+    /// `TinyNet_0/Block_1/Linear_7`, from the module frames of the stack.
+    pub module: Option<String>,
+    /// The line of user code (`model.py:42 forward`).
+    pub source: Option<String>,
+    /// For a slice in backward (or a kernel launched there): the forward op it differentiates.
+    pub forward_op: Option<u32>,
+    /// For a forward op: its backward nodes (the `evaluate_function` wrappers), in time order.
+    pub backward_nodes: Vec<u32>,
+    /// GPU time launched inside those backward nodes.
+    pub backward_gpu_ns: Ns,
+    /// The stack as text to copy: one frame a line, `file:line` of its call where known.
+    pub stack_text: String,
+}
+
+pub fn provenance(t: &Trace, ag: &crate::analysis::autograd::Autograd, i: usize) -> Provenance {
+    use crate::analysis::source::{frames, source_line, MODULE_PREFIX};
+    let s = &t.slices;
+    let fr = if i < s.len() {
+        frames(t, ag, i)
+    } else {
+        Vec::new()
+    };
+    let mods: Vec<&str> = fr
+        .iter()
+        .rev()
+        .filter_map(|f| f.name.strip_prefix(MODULE_PREFIX))
+        .collect();
+    let forward_op = (i < s.len())
+        .then(|| ag.anchor_of(t, i))
+        .filter(|&a| a != NONE);
+    // A forward op lists its nodes; so does the op that encloses it (aten::linear for addmm).
+    let mut backward_nodes: Vec<u32> = Vec::new();
+    if forward_op.is_none() && i < s.len() && s.kind[i] == SliceKind::CpuOp {
+        let end = s.end(i);
+        let mut k = i;
+        while k < s.len() && s.track[k] == s.track[i] && (k == i || s.start[k] < end) {
+            for b in ag.backward_of(k as u32) {
+                let p = s.parent[b as usize];
+                if p == NONE || ag.forward_of(p) != Some(k as u32) {
+                    backward_nodes.push(b);
+                }
+            }
+            k += 1;
+        }
+    }
+    backward_nodes.sort_unstable();
+    backward_nodes.dedup();
+    let mut backward_gpu_ns = 0;
+    if !backward_nodes.is_empty() {
+        let fwd: Vec<u32> = backward_nodes
+            .iter()
+            .filter_map(|&b| ag.forward_of(b))
+            .collect();
+        for r in 0..t.gpu.slice.len() {
+            let l = t.gpu.launch[r];
+            if l != NONE && fwd.contains(&ag.anchor[l as usize]) {
+                backward_gpu_ns += s.dur[t.gpu.slice[r] as usize];
+            }
+        }
+    }
+    let stack_text = fr
+        .iter()
+        .map(|f| match &f.call_from {
+            Some(c) => format!("{}  (called from {c})", f.name),
+            None => f.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Provenance {
+        module: (!mods.is_empty()).then(|| mods.join("/")),
+        source: (i < s.len())
+            .then(|| source_line(t, ag, i))
+            .flatten()
+            .map(|l| l.label()),
+        frames: fr,
+        forward_op,
+        backward_nodes,
+        backward_gpu_ns,
+        stack_text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +290,14 @@ mod tests {
             .iter()
             .any(|(k, v)| k == "Input Dims" && v == "[[2,3],[3,4]]"));
         assert!(details(&t, 999).is_none());
+        // Provenance: the kernel's stack is its launch's, with no module or backward.
+        let ag = crate::analysis::autograd::autograd(&t);
+        let p = provenance(&t, &ag, k);
+        assert_eq!(p.frames.len(), 1);
+        assert_eq!(p.source.as_deref(), Some("model.py(10): forward"));
+        assert_eq!(p.module, None);
+        assert_eq!(p.forward_op, None);
+        assert!(p.backward_nodes.is_empty());
+        assert_eq!(p.stack_text, "model.py(10): forward");
     }
 }
