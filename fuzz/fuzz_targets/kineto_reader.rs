@@ -1,13 +1,16 @@
 //! Fuzzes the streaming Kineto JSON reader directly, without gzip or format sniffing, so the fuzzer
 //! reaches the scanner and the model builder at once. Like the `kineto` target it reads each input
 //! whole and in small pushes (sizes drawn from the first byte), and with the two-thread reader the
-//! CLI uses, and requires the same outcome.
+//! CLI uses, and requires the same outcome; then reads it in shards cut at places drawn from the
+//! first byte (event boundaries and arbitrary bytes: a wrong cut must be noticed by the merge) and
+//! requires the same model, every column and warning, or the same error.
 //! Run: `cargo +nightly fuzz run kineto_reader fuzz/corpus/kineto -- -dict=fuzz/kineto.dict`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::mem::discriminant;
-use tracelight_core::ingest::kineto::KinetoReader;
+use tracelight_core::ingest::kineto::cut::find_cut;
+use tracelight_core::ingest::kineto::{read_in_shards, KinetoReader};
 use tracelight_core::model::Trace;
 use tracelight_core::{Error, ErrorKind};
 
@@ -59,6 +62,52 @@ fn read(data: &[u8], seed: Option<u8>, threaded: bool) -> Outcome {
     outcome(r.finish())
 }
 
+/// Everything the model holds, as text (the interner through its strings).
+fn model(r: Result<Trace, Error>) -> Result<String, String> {
+    let t = r.map_err(|e| e.to_string())?;
+    let strings: Vec<&str> = (0..t.strings.len() as u32)
+        .map(|i| t.str(tracelight_core::model::StrId(i)))
+        .collect();
+    let args: Vec<String> = (0..t.slices.len())
+        .map(|i| t.slice_args_stored(i).into_owned())
+        .collect();
+    Ok(format!(
+        "{strings:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{args:?}{} {}",
+        t.meta,
+        t.processes,
+        t.tracks,
+        t.slices,
+        t.gpu,
+        t.flops,
+        t.instants,
+        t.memory,
+        t.counters,
+        t.flows,
+        t.warnings,
+        t.event_count,
+        t.bytes_read
+    ))
+}
+
+/// Up to four cuts: event boundaries found from positions drawn from `seed`, and arbitrary bytes.
+fn cuts(data: &[u8], seed: u8) -> Vec<usize> {
+    let mut k = u32::from(seed) | 1;
+    let mut out = Vec::new();
+    for n in 0..4 {
+        k = k.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let at = 1 + (k >> 8) as usize % data.len().max(2);
+        let c = if n % 2 == 0 {
+            find_cut(&data[..at.min(data.len())], 1, usize::MAX)
+        } else {
+            Some(at)
+        };
+        out.extend(c);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&seed, _)) = data.split_first() else {
         return;
@@ -68,4 +117,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(whole, split, "slice boundaries changed the outcome");
     let threaded = read(data, Some(seed), true);
     assert_eq!(whole, threaded, "the two-thread reader disagrees");
+    let cuts = cuts(data, seed);
+    let mut r = KinetoReader::new();
+    let one = r.push(data).and_then(|()| r.finish());
+    let (sharded, _) = read_in_shards(data, &cuts);
+    assert_eq!(model(one), model(sharded), "the sharded reader disagrees at {cuts:?}");
 });

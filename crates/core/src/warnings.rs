@@ -48,6 +48,25 @@ pub enum WarningKind {
     Other,
 }
 
+impl WarningKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [WarningKind; 13] = [
+        WarningKind::Truncated,
+        WarningKind::MalformedEvent,
+        WarningKind::MissingDuration,
+        WarningKind::NegativeDuration,
+        WarningKind::OverlappingSlices,
+        WarningKind::UnsupportedPhase,
+        WarningKind::UnpairedFlow,
+        WarningKind::UnmatchedEnd,
+        WarningKind::BadMetadata,
+        WarningKind::BadTime,
+        WarningKind::InvalidUtf8,
+        WarningKind::DuplicateKey,
+        WarningKind::Other,
+    ];
+}
+
 /// How much a warning matters to the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +163,60 @@ impl Warnings {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+
+    /// Adds `n` warnings of `kind`, each with an empty example, as though the first had been seen
+    /// when the first `kinds_before` kinds were known: the sharded reader's merge
+    /// (`ingest/kineto/shard.rs`) learns only then which of a shard's `E` events stay unmatched, and
+    /// the kinds must keep the order the one-thread reader gives them.
+    pub fn add_as_of(&mut self, kind: WarningKind, kinds_before: usize, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let at = kinds_before.min(self.items.len());
+        let i = match self.items.iter().position(|w| w.kind == kind) {
+            Some(p) if p < at => p,
+            Some(p) => {
+                let w = self.items.remove(p);
+                self.items.insert(at, w);
+                at
+            }
+            None => {
+                self.items.insert(
+                    at,
+                    Warning {
+                        kind,
+                        severity: kind.severity(),
+                        count: 0,
+                        message: kind.describe(),
+                        examples: Vec::new(),
+                    },
+                );
+                at
+            }
+        };
+        let w = &mut self.items[i];
+        w.count += n;
+        while w.examples.len() < EXAMPLES_PER_KIND && (w.examples.len() as u64) < w.count {
+            w.examples.push(String::new());
+        }
+    }
+
+    /// Appends a kind with its count and examples as recorded elsewhere (a model moved between
+    /// wasm instances, `model/wire.rs`).
+    pub fn push_counted(&mut self, kind: WarningKind, count: u64, examples: Vec<String>) {
+        self.items.push(Warning {
+            kind,
+            severity: kind.severity(),
+            count,
+            message: kind.describe(),
+            examples,
+        });
+    }
+
+    /// Kinds seen so far.
+    pub fn kinds(&self) -> usize {
+        self.items.len()
     }
 
     pub fn extend(&mut self, other: &Warnings) {

@@ -7,9 +7,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tracelight_core::ingest::{load_bytes, Loaded, Loader};
-use tracelight_core::model::{SliceKind, StrId, Trace, TrackKind, NONE};
+use tracelight_core::model::{SliceKind, Trace, TrackKind, NONE};
 use tracelight_core::warnings::WarningKind;
 use tracelight_core::ErrorKind;
+
+mod common;
+use common::assert_same_model;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 
@@ -278,64 +281,6 @@ fn corpus_traces() -> Vec<(String, u64)> {
     // A script run that lost files fails here rather than testing fewer.
     assert_eq!(files.len(), 35);
     files
-}
-
-/// Two models are the same: every slice column, string, stored args text, and (through their
-/// `Debug` form) every other table, the metadata and the warnings.
-fn assert_same_model(a: &Trace, b: &Trace, what: &str) {
-    let (x, y) = (&a.slices, &b.slices);
-    assert!(
-        x.start == y.start && x.dur == y.dur && x.track == y.track,
-        "{what}: slices"
-    );
-    assert!(
-        x.name == y.name && x.cat == y.cat && x.kind == y.kind,
-        "{what}: names"
-    );
-    assert!(
-        x.depth == y.depth && x.parent == y.parent,
-        "{what}: nesting"
-    );
-    assert!(
-        x.external_id == y.external_id && x.correlation == y.correlation && x.rf_id == y.rf_id,
-        "{what}: ids"
-    );
-    assert!(
-        x.input_dims == y.input_dims && x.input_types == y.input_types && x.args == y.args,
-        "{what}: args"
-    );
-    assert_eq!(a.strings.len(), b.strings.len(), "{what}: strings");
-    for i in 0..a.strings.len() as u32 {
-        assert_eq!(a.str(StrId(i)), b.str(StrId(i)), "{what}: string {i}");
-    }
-    for i in 0..x.len() {
-        assert_eq!(
-            a.slice_args_stored(i),
-            b.slice_args_stored(i),
-            "{what}: args of slice {i}"
-        );
-    }
-    let rest = |t: &Trace| {
-        format!(
-            "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{} {}",
-            t.meta,
-            t.processes,
-            t.tracks,
-            t.gpu,
-            t.flops,
-            t.instants,
-            t.memory,
-            t.counters,
-            t.flows,
-            t.warnings,
-            t.event_count,
-            t.bytes_read
-        )
-    };
-    assert!(
-        rest(a) == rest(b),
-        "{what}: tables, metadata or warnings differ"
-    );
 }
 
 fn load_threaded(bytes: &[u8], piece: usize) -> Box<Trace> {

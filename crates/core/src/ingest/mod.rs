@@ -18,7 +18,7 @@ use crate::model::Trace;
 use crate::warnings::WarningKind;
 use chakra::ChakraReader;
 use gzip::{Gunzip, GzError};
-use kineto::KinetoReader;
+use kineto::{KinetoReader, ParallelReader};
 use memory_timeline::MemoryTimeline;
 use snapshot::Snapshot;
 pub use sniff::Format;
@@ -56,6 +56,8 @@ impl Loaded {
 enum Inner {
     Sniffing(Vec<u8>),
     Kineto(Box<KinetoReader>),
+    /// Kineto read in shards on every core ([`Loader::threaded`]).
+    Parallel(Box<ParallelReader>),
     Chakra(Box<ChakraReader>),
     /// Snapshot and memory-timeline bytes, decoded at `finish`.
     Buffered(Format, Vec<u8>),
@@ -73,8 +75,10 @@ pub struct Loader {
     decoded_bytes: u64,
     /// A platform inflater (see [`Loader::push_inflated`]) reported the gzip stream cut short.
     inflated_truncated: bool,
-    /// Build Kineto models on a second thread ([`KinetoReader::threaded`]).
-    threaded: bool,
+    /// Read Kineto traces on this many threads ([`Loader::threaded`]); 0 or 1: on this one.
+    threads: usize,
+    /// Decoded bytes per shard of the threaded reader.
+    shard_bytes: usize,
     /// [`Loader::size_hint`]: bytes expected, 0 when unknown.
     size_hint: u64,
     /// Whitespace bytes at the end of the decoded stream so far (see [`MAX_WHITESPACE_RUN`]).
@@ -92,15 +96,30 @@ impl Loader {
             raw_bytes: 0,
             decoded_bytes: 0,
             inflated_truncated: false,
-            threaded: false,
+            threads: 0,
+            shard_bytes: kineto::SHARD_BYTES,
             size_hint: 0,
             ws_run: 0,
         }
     }
 
-    /// Reads Kineto traces with two threads (native callers: the CLI); the model is the same.
-    pub fn threaded(mut self) -> Self {
-        self.threaded = true;
+    /// Reads Kineto traces on every core (native callers: the CLI, the Python package): the
+    /// stream is cut into shards read in parallel and merged ([`ParallelReader`]); the model is
+    /// the one-thread reader's. Where threads cannot start (wasm) it is that reader.
+    pub fn threaded(self) -> Self {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.threads(n)
+    }
+
+    /// [`Loader::threaded`] with `n` reading threads (tests, benchmarks).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// [`Loader::threads`] with shards of about `bytes` (tests: many shards from a small file).
+    pub fn shard_bytes(mut self, bytes: usize) -> Self {
+        self.shard_bytes = bytes;
         self
     }
 
@@ -128,6 +147,7 @@ impl Loader {
     pub fn events(&self) -> u64 {
         match &self.inner {
             Inner::Kineto(r) => r.events(),
+            Inner::Parallel(r) => r.events(),
             Inner::Chakra(r) => r.nodes(),
             Inner::Sniffing(_) | Inner::Buffered(..) => 0,
         }
@@ -201,6 +221,7 @@ impl Loader {
         self.decoded_bytes += data.len() as u64;
         match &mut self.inner {
             Inner::Kineto(r) => r.push(data),
+            Inner::Parallel(r) => r.push(data),
             Inner::Chakra(r) => r.push(data),
             Inner::Buffered(_, buf) => push_buffered(buf, data),
             Inner::Sniffing(head) => {
@@ -246,11 +267,14 @@ impl Loader {
         // Only the first SNIFF_BYTES decide, however large the slice that brought them.
         match sniff::sniff(&head[..head.len().min(sniff::SNIFF_BYTES)]) {
             Ok(Format::Kineto) => {
-                let mut r = Box::new(if self.threaded {
-                    KinetoReader::threaded()
-                } else {
-                    KinetoReader::new()
-                });
+                if self.threads > 1 {
+                    if let Some(mut p) = ParallelReader::start(self.threads, self.shard_bytes) {
+                        p.push(&head)?;
+                        self.inner = Inner::Parallel(Box::new(p));
+                        return Ok(());
+                    }
+                }
+                let mut r = Box::new(KinetoReader::new());
                 r.push(&head)?;
                 self.inner = Inner::Kineto(r);
                 Ok(())
@@ -299,17 +323,19 @@ impl Loader {
             }
         }
         self.decide()?;
-        match std::mem::replace(&mut self.inner, Inner::Sniffing(Vec::new())) {
-            Inner::Kineto(r) => {
-                let mut t = r.finish()?;
-                if gz_truncated && t.warnings.count(WarningKind::Truncated) == 0 {
-                    let at = self.raw_bytes;
-                    t.warnings.add(WarningKind::Truncated, || {
-                        format!("gzip stream ends early at compressed byte {at}")
-                    });
-                }
-                Ok(Loaded::Trace(Box::new(t)))
+        let kineto = |t: Result<Trace>| -> Result<Loaded> {
+            let mut t = t?;
+            if gz_truncated && t.warnings.count(WarningKind::Truncated) == 0 {
+                let at = self.raw_bytes;
+                t.warnings.add(WarningKind::Truncated, || {
+                    format!("gzip stream ends early at compressed byte {at}")
+                });
             }
+            Ok(Loaded::Trace(Box::new(t)))
+        };
+        match std::mem::replace(&mut self.inner, Inner::Sniffing(Vec::new())) {
+            Inner::Kineto(r) => kineto(r.finish()),
+            Inner::Parallel(r) => kineto(r.finish()),
             Inner::Chakra(r) => {
                 let mut et = r.finish()?;
                 if gz_truncated && et.warnings.count(WarningKind::Truncated) == 0 {

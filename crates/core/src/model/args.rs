@@ -135,6 +135,53 @@ impl ArgsArena {
         r
     }
 
+    /// This arena's key id for each of `other`'s keys, in `other`'s order (the order they were
+    /// first used there), adding those it lacks; `None` for keys past a full table.
+    pub fn key_map(&mut self, other: &ArgsArena) -> Vec<Option<u16>> {
+        other.keys.iter().map(|k| self.key_id(k)).collect()
+    }
+
+    /// Appends record `r` of `other`, its key references translated by `map` (from
+    /// [`ArgsArena::key_map`]): the record `push_object` would have written here. Merging the
+    /// sharded reader's arenas this way gives the one-thread reader's arena, offsets included.
+    pub fn copy_record(
+        &mut self,
+        other: &ArgsArena,
+        r: (u32, u32),
+        map: &[Option<u16>],
+    ) -> (u32, u32) {
+        if r.1 == 0 {
+            return (0, 0);
+        }
+        let Some(b) = other.get(r) else {
+            return (0, 0);
+        };
+        self.push(b.len(), |out| {
+            let mut i = 0;
+            while let Some(k) = memchr::memchr(KEY, &b[i..]) {
+                out.extend_from_slice(&b[i..i + k]);
+                i += k;
+                let Some(id) = b.get(i + 1..i + 3) else {
+                    break;
+                };
+                let id = u16::from_le_bytes([id[0], id[1]]) as usize;
+                match map.get(id).copied().flatten() {
+                    Some(new) => {
+                        out.push(KEY);
+                        out.extend_from_slice(&new.to_le_bytes());
+                    }
+                    None => {
+                        out.push(b'"');
+                        put(out, other.keys.get(id).map_or(&[][..], |k| &k[..]));
+                        out.extend_from_slice(b"\":");
+                    }
+                }
+                i += 3;
+            }
+            out.extend_from_slice(&b[i..]);
+        })
+    }
+
     /// The text of a record, keys written out again; `None` when the record is not UTF-8.
     pub fn text(&self, r: (u32, u32)) -> Option<Cow<'_, str>> {
         let b = self.get(r)?;
@@ -225,6 +272,36 @@ impl ArgsArena {
         let (start, b) = &self.blocks[k];
         let a = (off - start) as usize;
         b.get(a..a + len as usize)
+    }
+
+    /// The key table, in id order (for `model/wire.rs`).
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.keys.iter().map(|k| &k[..])
+    }
+
+    /// The blocks: each one's offset and bytes (for `model/wire.rs`).
+    pub fn blocks(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.blocks.iter().map(|(s, b)| (*s, &b[..]))
+    }
+
+    /// An arena from its key table and blocks as [`ArgsArena::keys`] and [`ArgsArena::blocks`]
+    /// gave them; `None` when they do not fit together (keys repeated or too many, blocks not
+    /// contiguous, past 4 GiB).
+    pub fn from_parts(keys: Vec<Box<[u8]>>, blocks: Vec<(u32, Vec<u8>)>) -> Option<ArgsArena> {
+        let mut a = ArgsArena::default();
+        for k in &keys {
+            if a.key_id(k)? as usize + 1 != a.keys.len() {
+                return None;
+            }
+        }
+        for (start, b) in blocks {
+            if start != a.len {
+                return None;
+            }
+            a.len = start.checked_add(u32::try_from(b.len()).ok()?)?;
+            a.blocks.push((start, b));
+        }
+        Some(a)
     }
 
     pub fn heap_bytes(&self) -> usize {

@@ -6,6 +6,7 @@ pub mod exec_trace;
 pub mod strings;
 pub mod time;
 mod trace;
+pub mod wire;
 
 pub use strings::{Interner, StrId};
 pub use time::Ns;

@@ -17,6 +17,43 @@ pub(super) struct FlowEnd {
     pub track: u32,
     /// `bp: "e"`: binds to the enclosing slice rather than the next one.
     pub enclosing: bool,
+    /// `id` was a string: then it is `StrId | 1 << 62` of that string (remapped when shards merge).
+    pub named: bool,
+}
+
+/// An `E` a shard could not match ([`Builder::shard`]).
+pub(super) struct UnmatchedEnd {
+    pub track: u32,
+    pub ts: Option<Ns>,
+    /// Warning kinds known when it was read (where its warning goes if it stays unmatched).
+    pub kinds_before: u32,
+}
+
+/// Process metadata as read; a field is `None` until an event sets it (so a later shard's
+/// events override exactly the fields they set).
+#[derive(Default, Clone, Copy)]
+pub(super) struct ProcMeta {
+    pub name: Option<StrId>,
+    pub labels: Option<StrId>,
+    pub sort_index: Option<Option<i64>>,
+}
+
+/// Thread metadata as read; see [`ProcMeta`].
+#[derive(Default, Clone, Copy)]
+pub(super) struct ThreadMeta {
+    pub name: Option<StrId>,
+    pub sort_index: Option<Option<i64>>,
+}
+
+/// Top-level keys a builder assigned ([`Builder::top_set`]), so a shard that read the keys after
+/// `traceEvents` overrides exactly those.
+pub(super) mod top {
+    pub const SCHEMA: u8 = 1;
+    pub const NAME: u8 = 2;
+    pub const UNIT: u8 = 4;
+    pub const BASE_TIME: u8 = 8;
+    pub const DEVICES: u8 = 16;
+    pub const DISTRIBUTED: u8 = 32;
 }
 
 #[derive(Default)]
@@ -28,9 +65,16 @@ pub(super) struct Builder {
     pub cat_kind: Vec<Option<SliceKind>>,
     pub open: FxHashMap<u32, Vec<u32>>,
     pub flow_ends: Vec<FlowEnd>,
-    pub process_names: FxHashMap<IdVal, (StrId, StrId, Option<i64>)>,
-    pub thread_names: FxHashMap<(IdVal, IdVal), (StrId, Option<i64>)>,
+    pub process_names: FxHashMap<IdVal, ProcMeta>,
+    pub thread_names: FxHashMap<(IdVal, IdVal), ThreadMeta>,
     pub counter_series: FxHashMap<(IdVal, StrId), u32>,
+    /// Reads a shard that starts after the stream's first byte ([`super::KinetoReader::shard`]):
+    /// an `E` with no open `B` on its track is kept in [`Builder::unmatched_ends`] rather than
+    /// warned about, since a `B` of an earlier shard may close it.
+    pub shard: bool,
+    pub unmatched_ends: Vec<UnmatchedEnd>,
+    /// Which top-level keys were assigned ([`top`]).
+    pub top_set: u8,
     scratch: String,
     /// Offset of the event being ingested, for warnings.
     at: u64,
@@ -87,7 +131,7 @@ impl Builder {
         }
     }
 
-    fn track(&mut self, pid: IdVal, tid: IdVal) -> u32 {
+    pub(super) fn track(&mut self, pid: IdVal, tid: IdVal) -> u32 {
         if let Some(&t) = self.track_of.get(&(pid, tid)) {
             return t;
         }
@@ -154,18 +198,30 @@ impl Builder {
             });
             return;
         };
-        match key {
-            b"schemaVersion" => meta.schema_version = val.as_i64(),
-            b"traceName" => meta.trace_name = val.as_str().map(str::to_owned),
-            b"displayTimeUnit" => meta.display_time_unit = val.as_str().map(str::to_owned),
+        let set = match key {
+            b"schemaVersion" => {
+                meta.schema_version = val.as_i64();
+                top::SCHEMA
+            }
+            b"traceName" => {
+                meta.trace_name = val.as_str().map(str::to_owned);
+                top::NAME
+            }
+            b"displayTimeUnit" => {
+                meta.display_time_unit = val.as_str().map(str::to_owned);
+                top::UNIT
+            }
             b"baseTimeNanoseconds" => {
-                meta.base_time_ns = val.as_i64().or_else(|| val.as_u64().map(|u| u as i64))
+                meta.base_time_ns = val.as_i64().or_else(|| val.as_u64().map(|u| u as i64));
+                top::BASE_TIME
             }
-            b"deviceProperties" | b"computeProperties" => {
-                if let Some(list) = val.as_array() {
+            b"deviceProperties" | b"computeProperties" => match val.as_array() {
+                Some(list) => {
                     meta.devices = list.iter().map(device_props).collect();
+                    top::DEVICES
                 }
-            }
+                None => 0,
+            },
             b"distributedInfo" => {
                 meta.distributed = Some(DistributedInfo {
                     rank: val.get("rank").and_then(int_of),
@@ -175,9 +231,11 @@ impl Builder {
                         .and_then(|b| b.as_str())
                         .map(str::to_owned),
                 });
+                top::DISTRIBUTED
             }
-            _ => {}
-        }
+            _ => 0,
+        };
+        self.top_set |= set;
     }
 
     pub fn ingest(&mut self, ev: &Ev<'_>, buf: &[u8], pairs: &[ArgPair], at: u64) {
@@ -297,7 +355,23 @@ impl Builder {
         let tid = self.idval(ev.tid);
         let track = self.track(pid, tid);
         let ts = self.ts(ev);
-        match (self.open.get_mut(&track).and_then(Vec::pop), ts) {
+        let open = self.open.get_mut(&track).and_then(Vec::pop);
+        if open.is_none() && self.shard {
+            let kinds_before = self.trace.warnings.kinds() as u32;
+            self.unmatched_ends.push(UnmatchedEnd {
+                track,
+                ts,
+                kinds_before,
+            });
+            return;
+        }
+        self.close(open, ts);
+    }
+
+    /// Ends slice `open` (an index into the staged slices) at `ts`; without both, the `E` is
+    /// unmatched.
+    pub(super) fn close(&mut self, open: Option<u32>, ts: Option<Ns>) {
+        match (open, ts) {
             (Some(i), Some(t)) => {
                 let i = i as usize;
                 self.staged
@@ -348,8 +422,10 @@ impl Builder {
         let tid = self.idval(ev.tid);
         let track = self.track(pid, tid);
         let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
+        let mut named = false;
         let id = match ev.id {
             Some([b'"', rest @ .., b'"']) => parse_int(rest).unwrap_or_else(|| {
+                named = true;
                 i64::from(self.trace.strings.intern(&String::from_utf8_lossy(rest)).0) | (1 << 62)
             }),
             Some(t) => parse_int(t).unwrap_or(NO_ID),
@@ -363,6 +439,7 @@ impl Builder {
             ts,
             track,
             enclosing,
+            named,
         });
     }
 
@@ -386,25 +463,25 @@ impl Builder {
         match which {
             b"process_name" => {
                 let n = text(self, a.name);
-                self.process_names.entry(pid).or_default().0 = n;
+                self.process_names.entry(pid).or_default().name = Some(n);
             }
             b"process_labels" => {
                 let n = text(self, a.labels);
-                self.process_names.entry(pid).or_default().1 = n;
+                self.process_names.entry(pid).or_default().labels = Some(n);
             }
             b"process_sort_index" => {
                 let s = a.sort_index.and_then(parse_int);
-                self.process_names.entry(pid).or_default().2 = s;
+                self.process_names.entry(pid).or_default().sort_index = Some(s);
             }
             b"thread_name" => {
                 let tid = self.idval(ev.tid);
                 let n = text(self, a.name);
-                self.thread_names.entry((pid, tid)).or_default().0 = n;
+                self.thread_names.entry((pid, tid)).or_default().name = Some(n);
             }
             b"thread_sort_index" => {
                 let tid = self.idval(ev.tid);
                 let s = a.sort_index.and_then(parse_int);
-                self.thread_names.entry((pid, tid)).or_default().1 = s;
+                self.thread_names.entry((pid, tid)).or_default().sort_index = Some(s);
             }
             _ => {}
         }

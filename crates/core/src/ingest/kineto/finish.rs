@@ -43,21 +43,20 @@ impl Builder {
         self.trace.processes = pids
             .into_iter()
             .map(|pid| {
-                let (name, labels, sort_index) =
-                    self.process_names.get(&pid).copied().unwrap_or_default();
+                let m = self.process_names.get(&pid).copied().unwrap_or_default();
                 Process {
                     pid,
-                    name,
-                    labels,
-                    sort_index,
+                    name: m.name.unwrap_or_default(),
+                    labels: m.labels.unwrap_or_default(),
+                    sort_index: m.sort_index.flatten(),
                 }
             })
             .collect();
         for t in 0..self.trace.tracks.len() {
             let (pid, tid) = (self.trace.tracks[t].pid, self.trace.tracks[t].tid);
-            if let Some(&(name, sort)) = self.thread_names.get(&(pid, tid)) {
-                self.trace.tracks[t].name = name;
-                self.trace.tracks[t].sort_index = sort;
+            if let Some(m) = self.thread_names.get(&(pid, tid)) {
+                self.trace.tracks[t].name = m.name.unwrap_or_default();
+                self.trace.tracks[t].sort_index = m.sort_index.flatten();
             }
         }
     }

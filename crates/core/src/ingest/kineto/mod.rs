@@ -14,8 +14,11 @@
 //! keeps only the unfinished tail of the last event, so memory is the model plus one slice.
 
 mod build;
+pub mod cut;
 mod event;
 mod finish;
+mod parallel;
+mod shard;
 mod staged;
 mod threaded;
 
@@ -24,6 +27,8 @@ use crate::ingest::json::{Cursor, Stop};
 use crate::model::Trace;
 use crate::warnings::WarningKind;
 use build::Builder;
+pub use parallel::{ParallelReader, SHARD_BYTES};
+pub use shard::{read_in_shards, Shard};
 use threaded::Pipe;
 
 /// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a

@@ -1,0 +1,316 @@
+//! The sharded reader (the stream cut into parts read on their own, then merged) builds exactly
+//! the one-thread reader's model — every column, string, args text, table, warning and error —
+//! wherever the cuts fall: at every byte of hand-built traces that put B/E pairs, flows, string
+//! ids, counters, metadata, top-level keys and warnings on both sides of a cut; at event boundaries
+//! and arbitrary bytes of every Kineto trace in the corpus; and through the thread pool the CLI
+//! uses. The one-thread reader is the reference here: its own tests check it against torch, HTA
+//! and python's json module.
+
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::assert_same_model;
+use std::io::Read;
+use tracelight_core::ingest::kineto::cut::find_cut;
+use tracelight_core::ingest::kineto::{read_in_shards, read_kineto};
+use tracelight_core::ingest::{Loaded, Loader};
+use tracelight_core::model::Trace;
+use tracelight_core::Result;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+
+/// B/E pairs and a flow with a string id across cuts, counters, memory and plain instants,
+/// metadata given twice (the later wins), top-level keys after `traceEvents`, and warnings whose
+/// kinds' order depends on an `E` matched only across a cut.
+const TRICKY: &str = r#"{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "GPU", "totalGlobalMem": 100}],
+ "traceEvents": [
+  {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "first"}},
+  {"ph": "M", "name": "process_sort_index", "pid": 7, "tid": 0, "args": {"sort_index": 5}},
+  {"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 1, "args": {"sort_index": 9}},
+  {"ph": "B", "name": "outer", "cat": "user_annotation", "pid": 7, "tid": 1, "ts": 10.0},
+  {"ph": "B", "name": "closed later", "pid": 7, "tid": 3, "ts": 10.1},
+  {"ph": "B", "name": "inner", "cat": "user_annotation", "pid": 7, "tid": 1, "ts": 10.25, "args": {"k": [1, {"x": "}, {"}]}},
+  {"ph": "s", "id": "abc", "cat": "fwdbwd", "pid": 7, "tid": 1, "ts": 10.5, "name": "fb"},
+  {"ph": "E", "pid": 7, "tid": 1, "ts": 12.0},
+  {"ph": "X", "name": "bad ts", "pid": 7, "tid": 1, "ts": "NaN", "dur": 1},
+  {"ph": "C", "name": "mem", "pid": 7, "ts": 12, "args": {"used": 5, "free": 3}},
+  {"ph": "i", "name": "[memory]", "pid": 7, "tid": 1, "ts": 13, "args": {"Device Type": 1, "Device Id": 0, "Addr": 5, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 128}},
+  {"ph": "i", "name": "mark", "s": "t", "pid": 7, "tid": 1, "ts": 13.5, "args": {"note": "a \"quoted\" {brace}", "Ev Idx": 3}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": "stream 7", "ts": 14, "dur": 1,
+   "args": {"device": 0, "stream": 7, "correlation": 3, "grid": [1, 1, 1], "block": [32, 1, 1], "queued": 0}},
+  {"ph": "f", "id": "abc", "cat": "fwdbwd", "pid": 7, "tid": 1, "ts": 25.5, "bp": "e", "name": "fb"},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 1, "ts": 13.9, "dur": 0.5, "args": {"correlation": 3, "cbid": 211, "Ev Idx": 4}},
+  {"ph": "C", "name": "mem", "pid": 7, "ts": 15, "args": {"used": 6, "free": 2}},
+  {"ph": "E", "pid": 7, "tid": 1, "ts": 30.0},
+  {"ph": "E", "pid": 7, "tid": 1, "ts": 31.0},
+  5,
+  {"ph": "Q", "pid": 7, "tid": 1, "ts": 1},
+  {"ph": "X", "name": "twice", "name": "again", "cat": "cpu_op", "pid": 7, "tid": 1, "ts": 25, "dur": 1, "args": {"External id": 9, "Input Dims": [[2, 3]], "Sequence number": 4}},
+  {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "second"}},
+  {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1, "args": {"name": "main"}},
+  {"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 1, "args": {"sort_index": 3}},
+  {"ph": "M", "name": "process_sort_index", "pid": 7, "tid": 0, "args": {"sort_index": 2}},
+  {"ph": "X", "name": "no dur", "cat": "cpu_op", "pid": "host", "tid": "25738", "ts": 40},
+  {"ph": "B", "name": "left open", "pid": 8, "tid": 8, "ts": 41},
+  {"ph": "E", "pid": 7, "tid": 3, "ts": 42},
+  {"ph": "B", "name": "left open too", "pid": 7, "tid": 3, "ts": 43},
+ ],
+ "traceName": "t", "displayTimeUnit": "ns", "baseTimeNanoseconds": 5,
+ "distributedInfo": {"rank": 1, "world_size": 2, "backend": "nccl"}
+}"#;
+
+/// An `E` matched only across a cut, then another kind of warning, then an `E` with nothing open:
+/// the one-thread reader lists the kinds in that order (bad time, then unmatched end).
+const WARNING_ORDER: &str = r#"{"traceEvents": [
+  {"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 1},
+  {"ph": "E", "pid": 1, "tid": 1, "ts": 2},
+  {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": "x", "dur": 1},
+  {"ph": "E", "pid": 1, "tid": 1, "ts": 3},
+  {"ph": "E", "pid": 1, "tid": 2, "ts": 4}
+]}"#;
+
+/// An `E` with nothing open (its warning kind comes first), then a bad time, then an `E` that
+/// closes a `B` but has no usable time (its unmatched-end warning is counted at once).
+const WARNING_ORDER_2: &str = r#"{"traceEvents": [
+  {"ph": "E", "pid": 1, "tid": 9, "ts": 1},
+  {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": "x", "dur": 1},
+  {"ph": "B", "name": "c", "pid": 1, "tid": 1, "ts": 5},
+  {"ph": "E", "pid": 1, "tid": 1, "ts": "y"}
+]}"#;
+
+/// A bare array (2020 files), minified.
+const BARE: &str = r#"[{"ph":"X","cat":"Operator","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"X","cat":"Runtime","name":"b","pid":1,"tid":1,"ts":2,"dur":1,"args":{"correlation":7}},{"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":"stream 7","ts":3,"dur":1,"args":{"correlation":7}}, {"ph":"s","id":7,"pid":1,"tid":1,"ts":2,"cat":"async","name":"f"},{"ph":"f","id":7,"pid":0,"tid":"stream 7","ts":3,"cat":"async","name":"f"}]"#;
+
+/// Invalid JSON the one-thread reader reads anyway: a raw newline inside a name, followed by what
+/// looks like the start of an event. A cut there is wrong; the merge must notice.
+const RAW_NEWLINE: &str = "{\"traceEvents\": [\n  {\"ph\": \"X\", \"name\": \"a\n  {\\\"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},\n  {\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 1}\n]}";
+
+fn one_thread(bytes: &[u8]) -> Result<Trace> {
+    read_kineto(bytes)
+}
+
+/// The sharded result equals the one-thread result: the same model, or the same error. Returns
+/// how many cuts were merged as event boundaries.
+fn check(bytes: &[u8], cuts: &[usize], one: &Result<Trace>, what: &str) -> usize {
+    let (sharded, merged) = read_in_shards(bytes, cuts);
+    match (one, &sharded) {
+        (Ok(a), Ok(b)) => assert_same_model(b, a, &format!("{what}, cuts {cuts:?}")),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}, cuts {cuts:?}"),
+        (a, b) => panic!(
+            "{what}, cuts {cuts:?}: one thread {:?}, sharded {:?}",
+            a.as_ref()
+                .map(|t| t.slices.len())
+                .map_err(|e| e.to_string()),
+            b.as_ref()
+                .map(|t| t.slices.len())
+                .map_err(|e| e.to_string()),
+        ),
+    }
+    merged
+}
+
+/// A deterministic stream of numbers (no `rand` for tests).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+#[test]
+fn one_cut_anywhere_in_hand_built_traces_gives_the_one_thread_model() {
+    let cut_short = &TRICKY[..TRICKY.find("\"left open\"").unwrap()];
+    let broken = TRICKY.replace("\"ph\": \"Q\"", "\"ph\": ]");
+    for (what, text) in [
+        ("tricky", TRICKY),
+        ("warning order", WARNING_ORDER),
+        ("warning order 2", WARNING_ORDER_2),
+        ("bare", BARE),
+        ("raw newline", RAW_NEWLINE),
+        ("truncated", cut_short),
+        ("syntax error", &broken),
+    ] {
+        let bytes = text.as_bytes();
+        let one = one_thread(bytes);
+        let mut merged = 0;
+        for c in 1..bytes.len() {
+            merged += check(bytes, &[c], &one, what);
+        }
+        // Some cuts were event boundaries and merged (the rest read again in order): at least
+        // one per event of these traces but the first, and never every byte.
+        let events = text.matches("\"ph\"").count();
+        assert!(
+            merged >= events - 1 && merged < bytes.len() / 4,
+            "{what}: {merged} merged"
+        );
+    }
+    // The cases above hold what they claim.
+    let t = one_thread(TRICKY.as_bytes()).unwrap();
+    assert!(
+        t.warnings
+            .count(tracelight_core::warnings::WarningKind::UnmatchedEnd)
+            >= 2
+    );
+    assert!(!t.flows.from.is_empty() && !t.counters.ts.is_empty() && !t.memory.ts.is_empty());
+    assert_eq!(t.meta.trace_name.as_deref(), Some("t"));
+    let order: Vec<_> = one_thread(WARNING_ORDER.as_bytes())
+        .unwrap()
+        .warnings
+        .iter()
+        .map(|w| w.kind)
+        .collect();
+    use tracelight_core::warnings::WarningKind::{BadTime, UnmatchedEnd};
+    assert_eq!(order, [BadTime, UnmatchedEnd]);
+    let order: Vec<_> = one_thread(WARNING_ORDER_2.as_bytes())
+        .unwrap()
+        .warnings
+        .iter()
+        .map(|w| w.kind)
+        .collect();
+    assert_eq!(order, [UnmatchedEnd, BadTime]);
+    assert!(one_thread(broken.as_bytes()).is_err());
+    assert_eq!(one_thread(RAW_NEWLINE.as_bytes()).unwrap().slices.len(), 2);
+}
+
+#[test]
+fn many_cuts_at_once_give_the_one_thread_model() {
+    let mut rng = Lcg(7);
+    for text in [TRICKY, WARNING_ORDER, WARNING_ORDER_2, BARE, RAW_NEWLINE] {
+        let bytes = text.as_bytes();
+        let one = one_thread(bytes);
+        for _ in 0..400 {
+            let n = 2 + rng.below(6);
+            let mut cuts: Vec<usize> = (0..n).map(|_| 1 + rng.below(bytes.len() - 1)).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            check(bytes, &cuts, &one, "many cuts");
+        }
+        // Every event boundary at once: each shard holds one event.
+        let mut cuts = Vec::new();
+        let mut end = bytes.len();
+        while let Some(c) = find_cut(&bytes[..end], 1, usize::MAX) {
+            cuts.push(c);
+            end = c;
+        }
+        cuts.reverse();
+        let merged = check(bytes, &cuts, &one, "every boundary");
+        if text != RAW_NEWLINE {
+            assert_eq!(merged, cuts.len(), "every boundary merged");
+        }
+    }
+}
+
+/// Every Kineto trace of the corpus, decompressed. A debug build (CI's `cargo test`) reads 2 MB
+/// at most of each (a cut file: what precedes the cut is kept, with a warning), since the
+/// unoptimized reader takes ~90 s for the whole 444 MB; `cargo test --release` reads them whole.
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let list: serde_json::Value =
+        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
+    for rel in list["files"].as_object().unwrap().keys() {
+        let raw = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+            let mut v = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut v)
+                .expect(rel);
+            v
+        } else {
+            raw
+        };
+        let keep = if cfg!(debug_assertions) {
+            2 << 20
+        } else {
+            usize::MAX
+        };
+        out.push((rel.clone(), bytes[..bytes.len().min(keep)].to_vec()));
+    }
+    out
+}
+
+#[test]
+fn cuts_at_event_boundaries_and_arbitrary_bytes_of_every_corpus_trace() {
+    if std::fs::metadata(CORPUS).is_err() {
+        println!("note: {CORPUS} absent; skipping");
+        return;
+    }
+    let mut rng = Lcg(11);
+    for (rel, bytes) in corpus() {
+        let one = one_thread(&bytes);
+        assert!(one.is_ok(), "{rel}");
+        // Event boundaries spread over the events (the cuts the sharded reader makes)...
+        let events = bytes
+            .windows(14)
+            .position(|w| w == b"\"traceEvents\":")
+            .map_or(0, |p| p + 14);
+        let mut cuts = Vec::new();
+        for k in 1..12 {
+            let target = events + (bytes.len() - events) * k / 12;
+            if let Some(c) = find_cut(&bytes[..target], events, 1 << 16) {
+                cuts.push(c);
+            }
+        }
+        cuts.dedup();
+        // Kineto starts every event on a line: each such cut is a boundary, merged.
+        assert_eq!(
+            check(&bytes, &cuts, &one, &rel),
+            cuts.len(),
+            "{rel}: cuts merged"
+        );
+        // ...and cuts anywhere (inside strings, numbers, the header): read again in order.
+        let blind: Vec<usize> = {
+            let mut v: Vec<usize> = (0..3).map(|_| 1 + rng.below(bytes.len() - 1)).collect();
+            v.sort_unstable();
+            v
+        };
+        check(&bytes, &blind, &one, &rel);
+    }
+}
+
+#[test]
+fn the_thread_pool_reads_the_corpus_as_one_thread_does() {
+    if std::fs::metadata(CORPUS).is_err() {
+        println!("note: {CORPUS} absent; skipping");
+        return;
+    }
+    for (rel, bytes) in corpus() {
+        let Ok(one) = one_thread(&bytes) else {
+            panic!("{rel}")
+        };
+        // Shards of 64 KiB, pushed in 100 KB slices: tens of shards per file on three threads.
+        let mut l = Loader::new("unknown").threads(3).shard_bytes(64 << 10);
+        for piece in bytes.chunks(100_000) {
+            l.push(piece).unwrap();
+        }
+        let Ok(Loaded::Trace(t)) = l.finish() else {
+            panic!("{rel}")
+        };
+        assert_same_model(&t, &one, &rel);
+    }
+}
+
+/// A model moved between wasm instances (`model::wire`, the page's reader workers) arrives whole:
+/// every column, string, args text, table and warning.
+#[test]
+fn a_model_survives_its_wire_encoding() {
+    let mut models = vec![("tricky".to_owned(), one_thread(TRICKY.as_bytes()).unwrap())];
+    if std::fs::metadata(CORPUS).is_ok() {
+        for (rel, bytes) in corpus() {
+            models.push((rel, one_thread(&bytes).unwrap()));
+        }
+    }
+    for (what, t) in &models {
+        let mut d = tracelight_core::model::wire::Decoder::default();
+        for s in tracelight_core::model::wire::encode(t) {
+            d.push(&s).unwrap();
+        }
+        assert_same_model(&d.finish().unwrap(), t, what);
+    }
+}
