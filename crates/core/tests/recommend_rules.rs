@@ -210,3 +210,65 @@ fn peak_memory_near_capacity_fires_with_the_op_at_peak() {
         .any(|(k, v)| k == "reserved_share" && (*v - 0.96).abs() < 1e-9));
     assert_eq!(r.slices.len(), 1);
 }
+
+/// The GPU waits 795 µs of a 1 ms step for the optimizer on the host and 50 µs for a pageable
+/// host-to-device copy: both idle-cause rules fire with their share of the step and the
+/// interval to step through.
+#[test]
+fn idle_causes_fire_their_rules_with_the_intervals() {
+    let v = vec![
+        step(),
+        launch(0.0, 5.0, 1),
+        kernel("ampere_bf16_s16816gemm", 0.0, 100.0, 1),
+        x(
+            "user_annotation",
+            "Optimizer.step#AdamW.step",
+            "1",
+            100.0,
+            800.0,
+            "",
+        ),
+        launch(895.0, 5.0, 2),
+        kernel("ampere_bf16_s16816gemm", 900.0, 40.0, 2),
+        x(
+            "cuda_runtime",
+            "cudaMemcpy",
+            "1",
+            940.0,
+            50.0,
+            r#""correlation":3"#,
+        ),
+        x(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            "7",
+            990.0,
+            10.0,
+            r#""device":0,"stream":7,"correlation":3"#,
+        ),
+    ];
+    let t = load(&v, "");
+    let a = Analysis::of("t.json", &t);
+    let opt = a
+        .recommendations
+        .iter()
+        .find(|r| r.rule == RuleId::OptimizerHost)
+        .unwrap();
+    let share = |r: &tracelight_core::analysis::recommend::Recommendation| {
+        r.numbers
+            .iter()
+            .find(|n| n.0 == "gpu_waits_share")
+            .unwrap()
+            .1
+    };
+    assert!((share(opt) - 0.795).abs() < 1e-9, "{}", share(opt));
+    assert_eq!(opt.ranges, vec![(100_000, 895_000)]);
+    assert!(opt.detail.contains("Optimizer.step#AdamW.step"));
+    let h2d = a
+        .recommendations
+        .iter()
+        .find(|r| r.rule == RuleId::H2dCopy)
+        .unwrap();
+    assert!((share(h2d) - 0.05).abs() < 1e-9);
+    assert_eq!(h2d.ranges, vec![(940_000, 990_000)]);
+}

@@ -521,6 +521,54 @@ mod tests {
         assert_eq!(device_named("h100 sxm").map(|d| d.memory_gbs), Some(3350.0));
     }
 
+    /// `docs/definitions.md` prints this table; every row there must say what the code holds.
+    #[test]
+    fn the_docs_table_is_the_code_table() {
+        let doc = include_str!("../../../../docs/definitions.md");
+        let num = |cell: &str| -> Option<f64> {
+            let c = cell.trim();
+            if c.starts_with('–') {
+                return None;
+            }
+            c.split_whitespace().next()?.parse().ok()
+        };
+        for d in DEVICES {
+            let Some(line) = doc.lines().find(|l| {
+                l.strip_prefix("| ")
+                    .and_then(|r| r.split(" |").next())
+                    .is_some_and(|n| n == d.name || n == format!("{} (per GCD)", d.name))
+            }) else {
+                panic!("{} is not in docs/definitions.md", d.name)
+            };
+            let cells: Vec<&str> = line.split('|').skip(2).collect();
+            let per = |x: Option<f64>| x.map(|v| d.per_device(v));
+            let want = [
+                per(d.matrix.fp64),
+                per(d.matrix.tf32),
+                per(d.matrix.bf16),
+                per(d.matrix.fp16),
+                per(d.matrix.fp8),
+                per(d.vector.fp64),
+                Some(d.per_device(d.vector.fp32)),
+                Some(d.bandwidth_gbs()),
+            ];
+            for (k, w) in want.iter().enumerate() {
+                let got = num(cells[k]);
+                assert!(
+                    match (got, w) {
+                        (Some(a), Some(b)) => (a - b).abs() < 1e-6,
+                        (None, None) => true,
+                        _ => false,
+                    },
+                    "{} column {k}: docs {got:?}, code {w:?}",
+                    d.name
+                );
+            }
+            let src = d.source.split([',', ';']).next().unwrap_or("");
+            assert!(cells[8].contains(src), "{}: {src}", d.name);
+        }
+    }
+
     /// Every row is complete enough for a roofline: a positive vector fp32 peak and bandwidth,
     /// and a source.
     #[test]

@@ -254,6 +254,9 @@ pub struct KernelRow {
     /// The op that launched the most time of this kernel (innermost cpu_op/user_annotation around
     /// the launch call), if any.
     pub launching_op: Option<String>,
+    /// How close it came to the roofline where its launching op's FLOPs and bytes are known
+    /// ([`super::roofline`]); filled in by the analysis that has the roofline.
+    pub pct_of_roof: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -332,6 +335,7 @@ pub fn kernel_table(t: &Trace) -> KernelTable {
                 grid: is_kernel.then_some(g.grid[r]),
                 block: is_kernel.then_some(g.block[r]),
                 registers: (is_kernel && g.registers[r] > 0).then_some(g.registers[r]),
+                pct_of_roof: None,
                 occupancy_pct: None,
                 launching_op: None,
             });

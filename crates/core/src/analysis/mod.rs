@@ -12,6 +12,7 @@ pub mod flops;
 pub mod gaps;
 pub mod gpu;
 pub mod graphs;
+pub mod idle;
 pub mod intervals;
 pub mod kernels;
 pub mod launch;

@@ -467,6 +467,9 @@ pub struct OpRow {
     pub device_mem_bytes: i64,
     pub flops: f64,
     pub flops_source: FlopsSource,
+    /// How close its calls came to the roofline ([`super::roofline`]), filled in by the analysis
+    /// that has the roofline; `None` without a known family, device time or device.
+    pub pct_of_roof: Option<f64>,
 }
 
 impl OpRow {
@@ -644,6 +647,7 @@ pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32
             device_mem_bytes: dev_b,
             flops: 0.0,
             flops_source: FlopsSource::None,
+            pct_of_roof: None,
         };
         rows.push(row);
     }
@@ -729,6 +733,7 @@ fn new_row(t: &Trace, i: usize, step: bool, dev: bool, ua: bool) -> OpRow {
         device_mem_bytes: 0,
         flops: 0.0,
         flops_source: FlopsSource::None,
+        pct_of_roof: None,
     }
 }
 

@@ -181,6 +181,7 @@ fn header(v: &Value, name: &str) -> crate::Result<Header> {
                 sync: Vec::new(),
                 flops: Default::default(),
                 roofline: Default::default(),
+                idle: Default::default(),
                 recommendations: Vec::new(),
                 modules: Default::default(),
                 sources: Default::default(),

@@ -103,6 +103,8 @@ pub struct Figures {
     /// Absent in digests written before the roofline existed.
     #[serde(default)]
     pub roofline: crate::analysis::roofline::Roofline,
+    #[serde(default)]
+    pub idle: crate::analysis::idle::IdleCauses,
     pub recommendations: Vec<Recommendation>,
     /// The module tree, source lines and forward ↔ backward (absent from older digests).
     #[serde(default)]

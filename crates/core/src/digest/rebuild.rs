@@ -183,6 +183,7 @@ pub fn rebuild(d: &Digest, name: &str) -> crate::Result<Rebuilt> {
         sync: f.sync.clone(),
         flops: f.flops.clone(),
         roofline: f.roofline.clone(),
+        idle: f.idle.clone(),
         recommendations: f.recommendations.clone(),
         rank: d.header.rank,
         collectives,

@@ -21,6 +21,17 @@ fn table(cols: Vec<C>) -> Table {
     Table::new(cols).unwrap_or_default()
 }
 
+/// A nullable fraction as a `double` column: NaN stands for none (digests before the roofline
+/// have no such column, which reads as none too).
+fn opt_f64(it: impl Iterator<Item = Option<f64>>) -> V {
+    V::F64(it.map(|x| x.unwrap_or(f64::NAN)).collect())
+}
+
+fn read_opt_f64<'a>(t: &'a Table, name: &str) -> impl Fn(usize) -> Option<f64> + 'a {
+    let v = t.f64s(name).ok();
+    move |k| v.and_then(|v| v.get(k).copied()).filter(|x| !x.is_nan())
+}
+
 fn flops_source(s: FlopsSource) -> &'static str {
     match s {
         FlopsSource::None => "none",
@@ -58,6 +69,7 @@ fn ops(t: &OpTable) -> Table {
             "flops_source",
             strs(r.iter().map(|o| flops_source(o.flops_source))),
         ),
+        C::new("pct_of_roof", opt_f64(r.iter().map(|o| o.pct_of_roof))),
     ])
 }
 
@@ -86,6 +98,7 @@ fn kernels(t: &KernelTable) -> Table {
             r.iter().map(|k| k.tensor_cores.map(TensorCores::slug)),
         ),
         C::nullable_str("launching_op", r.iter().map(|k| k.launching_op.as_deref())),
+        C::new("pct_of_roof", opt_f64(r.iter().map(|k| k.pct_of_roof))),
     ])
 }
 
@@ -146,8 +159,27 @@ pub fn figures(a: &Analysis) -> Figures {
         launch: a.launch.clone(),
         sync: a.sync.clone(),
         flops: a.flops.clone(),
-        roofline: a.roofline.clone(),
-        recommendations: a.recommendations.clone(),
+        roofline: crate::analysis::roofline::Roofline {
+            // Per shape, per op name and per kernel are tables' worth of rows; a digest keeps
+            // the device and the coverage here and each row's % of roof in its table.
+            ops: Vec::new(),
+            by_name: Vec::new(),
+            kernels: Vec::new(),
+            ..a.roofline.clone()
+        },
+        // The intervals are for stepping through a timeline; the totals stay.
+        idle: crate::analysis::idle::IdleCauses {
+            intervals: Vec::new(),
+            ..a.idle.clone()
+        },
+        recommendations: a
+            .recommendations
+            .iter()
+            .map(|r| crate::analysis::recommend::Recommendation {
+                ranges: Vec::new(),
+                ..r.clone()
+            })
+            .collect(),
         modules: a.modules.clone(),
         sources: a.sources.clone(),
         backward: a.backward.clone(),
@@ -184,6 +216,7 @@ pub fn read_ops(t: &Table, grouped: bool) -> Result<Vec<OpRow>, String> {
         i("device_mem_bytes")?,
     );
     let (flops, src) = (t.f64s("flops")?, t.strs("flops_source")?);
+    let roof = read_opt_f64(t, "pct_of_roof");
     Ok((0..t.rows)
         .map(|k| OpRow {
             name: name.get(k).to_owned(),
@@ -206,6 +239,7 @@ pub fn read_ops(t: &Table, grouped: bool) -> Result<Vec<OpRow>, String> {
                 "flop_counter" => FlopsSource::FlopCounter,
                 _ => FlopsSource::None,
             },
+            pct_of_roof: roof(k),
         })
         .collect())
 }
@@ -225,6 +259,7 @@ pub fn read_kernels(t: &Table) -> Result<Vec<KernelRow>, String> {
     );
     let (avg, pct) = (t.f64s("avg_ns")?, t.f64s("pct_of_gpu")?);
     let (tc, op) = (t.opt_str("tensor_cores")?, t.opt_str("launching_op")?);
+    let roof = read_opt_f64(t, "pct_of_roof");
     Ok((0..t.rows)
         .map(|k| KernelRow {
             name: name.get(k).to_owned(),
@@ -247,6 +282,7 @@ pub fn read_kernels(t: &Table) -> Result<Vec<KernelRow>, String> {
             registers: None,
             occupancy_pct: None,
             launching_op: op(k),
+            pct_of_roof: roof(k),
         })
         .collect())
 }

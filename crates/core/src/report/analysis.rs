@@ -7,6 +7,7 @@ use crate::analysis::{
     collectives::{calls, Call},
     gpu::{gpu_summary, temporal_hta_compat, GpuSummary, Temporal},
     graphs::{gpu_health, graphs, GpuHealth, Graphs},
+    idle::{idle_causes, IdleCauses},
     kernels::{categories, fine_category_with, kernel_table, Categories, FineRule, KernelTable},
     launch::{launch_stats, sync_groups, sync_points, LaunchStats, SyncGroup},
     memory::{memory_summary, DeviceMemory},
@@ -14,7 +15,7 @@ use crate::analysis::{
     mfu::{summarize_calls, FlopsSummary},
     modules::{module_table, ModuleTable},
     ops::{op_table_indexed, OpOptions, OpTable},
-    recommend::{recommend, Recommendation},
+    recommend::{recommend, Inputs, Recommendation},
     roofline::{call_costs, roofline, Roofline},
     source::{source_table, SourceTable},
     steps::{steps, Step},
@@ -40,6 +41,8 @@ pub struct Analysis {
     pub launch: LaunchStats,
     pub sync: Vec<SyncGroup>,
     pub flops: FlopsSummary,
+    /// Why the GPU is idle: each idle interval's cause, per device, stream, step and trace.
+    pub idle: IdleCauses,
     /// Per op (name and shapes) and kernel: FLOPs, bytes, intensity, bound, % of roof.
     pub roofline: Roofline,
     pub recommendations: Vec<Recommendation>,
@@ -77,9 +80,9 @@ impl Analysis {
     }
 
     pub fn of(path: &str, t: &Trace) -> Analysis {
-        let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
+        let (mut ops, tree, _) = op_table_indexed(t, OpOptions::default());
         let costs = call_costs(t, &tree);
-        let kernels = kernel_table(t);
+        let mut kernels = kernel_table(t);
         let cats = categories(&kernels);
         let gpu = gpu_summary(t);
         let steps = steps(t);
@@ -88,7 +91,23 @@ impl Analysis {
         let sync = sync_groups(&sync_points(t));
         let flops = summarize_calls(t, &costs, gpu.window_ns);
         let roofline = roofline(t, &tree, &costs);
-        let recommendations = recommend(t, &gpu, &steps, &memory, &launch, &sync, &kernels);
+        for r in &mut ops.rows {
+            r.pct_of_roof = roofline.op(&r.name).and_then(|x| x.rating.pct_of_roof);
+        }
+        for k in &mut kernels.rows {
+            k.pct_of_roof = roofline.kernel(&k.name).and_then(|x| x.rating.pct_of_roof);
+        }
+        let idle = idle_causes(t, &steps);
+        let recommendations = recommend(&Inputs {
+            t,
+            gpu: &gpu,
+            steps: &steps,
+            memory: &memory,
+            launch: &launch,
+            sync: &sync,
+            kernels: &kernels,
+            idle: &idle,
+        });
         let ag = autograd(t);
         Analysis {
             modules: module_table(t, &ag),
@@ -110,6 +129,7 @@ impl Analysis {
             launch,
             sync,
             flops,
+            idle,
             roofline,
             recommendations,
             rank: t

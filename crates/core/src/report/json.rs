@@ -30,7 +30,7 @@ fn ops_json(a: &Analysis) -> Vec<Value> {
                 "flops": r.flops,
                 "flops_source": r.flops_source,
                 "on_device": r.on_device,
-                "pct_of_roof": a.roofline.op(&r.name).and_then(|x| x.rating.pct_of_roof),
+                "pct_of_roof": r.pct_of_roof,
             })
         })
         .collect()
@@ -52,7 +52,7 @@ fn kernels_json(a: &Analysis) -> Vec<Value> {
                 "fine_category": k.fine_category,
                 "tensor_cores": k.tensor_cores.map(|t| t.slug()),
                 "launching_op": k.launching_op,
-                "pct_of_roof": a.roofline.kernel(&k.name).and_then(|x| x.rating.pct_of_roof),
+                "pct_of_roof": k.pct_of_roof,
             })
         })
         .collect()
@@ -128,6 +128,56 @@ fn roofline_json(a: &Analysis) -> Value {
         "transfer_us": us(r.transfer_ns),
         "ops": r.ops.iter().map(|x| roof_json(&x.name, Some(&x.shapes), Some(&x.family), x)).collect::<Vec<_>>(),
         "kernels": kernels,
+    })
+}
+
+/// `{cause: µs}` of a [`crate::analysis::idle::ByCause`].
+fn by_cause_json(v: &crate::analysis::idle::ByCause) -> Value {
+    let mut m = serde_json::Map::new();
+    for (c, ns) in v {
+        m.insert(c.slug().to_owned(), json!(us(*ns)));
+    }
+    Value::Object(m)
+}
+
+/// Why the GPU is idle (see [`crate::analysis::idle`]): per cause for the trace, per device,
+/// stream and step, and the kept intervals.
+fn idle_json(a: &Analysis) -> Value {
+    let i = &a.idle;
+    let causes: Vec<Value> = i
+        .causes
+        .iter()
+        .map(|c| {
+            json!({
+                "cause": c.cause.slug(),
+                "us": us(c.ns),
+                "share_of_window": c.share,
+                "intervals": c.intervals,
+                "top": c.top.iter().map(|(n, ns)| json!({"name": n, "us": us(*ns)})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "window_us": us(i.window_ns()),
+        "window_from_steps": i.window_from_steps,
+        "idle_us": us(i.idle_ns),
+        "causes": causes,
+        "devices": i.devices.iter().map(|d| json!({
+            "device": d.device, "busy_us": us(d.busy_ns), "idle_us": us(d.idle_ns),
+            "causes": by_cause_json(&d.by_cause),
+        })).collect::<Vec<_>>(),
+        "streams": i.streams.iter().map(|d| json!({
+            "device": d.device, "stream": d.stream, "idle_us": us(d.idle_ns),
+            "causes": by_cause_json(&d.by_cause),
+        })).collect::<Vec<_>>(),
+        "steps": i.steps.iter().map(|d| json!({
+            "name": d.name, "dur_us": us(d.dur_ns), "idle_us": us(d.idle_ns),
+            "causes": by_cause_json(&d.by_cause),
+        })).collect::<Vec<_>>(),
+        "intervals": i.intervals.iter().map(|x| json!({
+            "device": x.device, "start_us": us(x.start_ns), "dur_us": us(x.end_ns - x.start_ns),
+            "cause": x.cause.slug(), "evidence": x.evidence,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -219,6 +269,7 @@ pub fn trace_json(a: &Analysis) -> Value {
         },
         "flops": a.flops,
         "roofline": roofline_json(a),
+        "idle_causes": idle_json(a),
         "launch": launch_json(a),
         "recommendations": a.recommendations,
         "modules": super::modules::modules_json(&a.modules),

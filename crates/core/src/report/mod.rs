@@ -12,3 +12,4 @@ pub mod run_json;
 pub mod run_steps;
 pub mod summary;
 pub mod table;
+pub mod why;

@@ -139,6 +139,8 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
             let _ = writeln!(s, "No GPU kernels in this trace.");
         }
     }
+    s.push_str(&super::why::idle_markdown(a));
+    s.push_str(&super::why::roofline_markdown(a));
     let _ = writeln!(s, "\n## Top operators (by self CPU)\n\n| op | calls | self CPU | CPU total | self device | device total |\n|---|---:|---:|---:|---:|---:|");
     for r in a.ops.rows.iter().filter(|r| !r.on_device).take(10) {
         let _ = writeln!(

@@ -1,8 +1,12 @@
 //! Recommendations: rules over the other analyses, each fired with the numbers that fired it and
-//! the slice ids to look at. Thresholds are the usual rules of thumb (TensorBoard plugin's
-//! "Performance Recommendation", HTA's docs) and are constants here so they are easy to find.
+//! the slice ids (or, for idle time, the intervals) to look at. Thresholds are the usual rules of
+//! thumb (TensorBoard plugin's "Performance Recommendation", HTA's docs) and are constants here so
+//! they are easy to find. The rules on idle causes are in [`idle`].
+
+mod idle;
 
 use super::gpu::GpuSummary;
+use super::idle::{Cause, IdleCauses};
 use super::kernels::KernelTable;
 use super::launch::{LaunchStats, SyncGroup};
 use super::memory::DeviceMemory;
@@ -37,6 +41,14 @@ pub enum RuleId {
     NoTensorCores,
     ExposedComm,
     MemoryNearCapacity,
+    /// The GPU waits for host-to-device copies.
+    H2dCopy,
+    /// The GPU waits for the optimizer on the host.
+    OptimizerHost,
+    /// The GPU waits for CPU ops and Python between launches.
+    HostBound,
+    /// The GPU waits while the host sits in a blocking collective.
+    CollectiveWait,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -48,41 +60,85 @@ pub struct Recommendation {
     pub numbers: Vec<(String, f64)>,
     /// Slices to look at (at most 20).
     pub slices: Vec<u32>,
+    /// Idle intervals to look at (`[start, end)` ns; the longest of their cause), for rules on
+    /// idle time.
+    #[serde(default)]
+    pub ranges: Vec<(i64, i64)>,
+}
+
+/// What the rules read: the other analyses of one trace.
+pub struct Inputs<'a> {
+    pub t: &'a Trace,
+    pub gpu: &'a GpuSummary,
+    pub steps: &'a [Step],
+    pub memory: &'a [DeviceMemory],
+    pub launch: &'a LaunchStats,
+    pub sync: &'a [SyncGroup],
+    pub kernels: &'a KernelTable,
+    pub idle: &'a IdleCauses,
 }
 
 /// Fires every rule that applies, in [`RuleId`] order.
-pub fn recommend(
-    t: &Trace,
-    gpu: &GpuSummary,
-    steps: &[Step],
-    memory: &[DeviceMemory],
-    launch: &LaunchStats,
-    sync: &[SyncGroup],
-    kernels: &KernelTable,
-) -> Vec<Recommendation> {
+pub fn recommend(i: &Inputs) -> Vec<Recommendation> {
+    let Inputs {
+        t,
+        gpu,
+        steps,
+        memory,
+        launch,
+        sync,
+        kernels,
+        idle: idle_causes,
+    } = *i;
     let mut out = Vec::new();
     let step_total: i64 = steps.iter().map(|s| s.dur_ns).sum();
     let dl: i64 = steps.iter().map(|s| s.parts_ns[5]).sum();
-    if step_total > 0 && dl as f64 / step_total as f64 > DATALOADER_SHARE {
-        let share = dl as f64 / step_total as f64;
+    let waits = |c: Cause| idle::share(idle_causes, c);
+    let dl_wait = waits(Cause::DataLoading);
+    let dl_share = if step_total > 0 {
+        dl as f64 / step_total as f64
+    } else {
+        0.0
+    };
+    if dl_share > DATALOADER_SHARE || dl_wait >= idle::WAIT_SHARE {
+        let mut numbers = vec![
+            ("dataloader_share".into(), dl_share),
+            ("dataloader_us".into(), dl as f64 / 1e3),
+        ];
+        let detail = if dl_wait >= idle::WAIT_SHARE {
+            numbers.push(("gpu_waits_share".into(), dl_wait));
+            format!(
+                "{:.1}% of {} the GPU waits for the data loader ({}); raise num_workers, use pin_memory=True, persistent_workers and prefetch_factor, move decoding and augmentation off the main process.",
+                100.0 * dl_wait,
+                idle::of_what(idle_causes),
+                idle::evidence(idle_causes, Cause::DataLoading)
+            )
+        } else {
+            format!(
+                "DataLoader time is {:.1}% of step time; raise num_workers, use pin_memory and prefetching.",
+                100.0 * dl_share
+            )
+        };
         out.push(Recommendation {
             rule: RuleId::DataLoader,
             title: "Input pipeline takes a large share of the step".into(),
-            detail: format!(
-                "DataLoader time is {:.1}% of step time; raise num_workers, use pin_memory and prefetching.",
-                100.0 * share
-            ),
-            numbers: vec![("dataloader_share".into(), share), ("dataloader_us".into(), dl as f64 / 1e3)],
+            detail,
+            numbers,
             slices: slices_named(t, |n| n.contains("DataLoader")),
+            ranges: idle_causes.ranges(Cause::DataLoading),
         });
     }
     if let Some(u) = gpu.utilization {
         if u < GPU_IDLE_UTIL {
+            let why = idle_causes
+                .headline()
+                .map(|h| format!(" {h}."))
+                .unwrap_or_default();
             out.push(Recommendation {
                 rule: RuleId::GpuIdle,
                 title: "GPU is idle much of the time".into(),
                 detail: format!(
-                    "GPU utilization is {:.1}% of the {} window; the GPU waits on the host. Look at the idle gaps and the CPU work between kernels.",
+                    "GPU utilization is {:.1}% of the {} window; the GPU waits on the host.{why} The rules below say what to change for each cause.",
                     100.0 * u,
                     if gpu.window_from_steps { "ProfilerStep" } else { "trace" }
                 ),
@@ -92,25 +148,45 @@ pub fn recommend(
                     ("window_us".into(), gpu.window_ns as f64 / 1e3),
                 ],
                 slices: Vec::new(),
+                ranges: Vec::new(),
             });
         }
     }
     let sync_ns: i64 = sync.iter().map(|g| g.total_ns).sum();
-    if gpu.window_ns > 0 && sync_ns as f64 / gpu.window_ns as f64 > SYNC_SHARE {
+    let sync_wait = waits(Cause::DeviceSync);
+    if gpu.window_ns > 0
+        && !sync.is_empty()
+        && (sync_ns as f64 / gpu.window_ns as f64 > SYNC_SHARE
+            || sync_wait >= idle::SYNC_WAIT_SHARE)
+    {
         let top = &sync[0];
         out.push(Recommendation {
             rule: RuleId::SyncPoints,
             title: "Host-device synchronization stalls the CPU".into(),
             detail: format!(
-                "{} sync calls take {:.1}% of the window; the largest is {} from {} ({} calls). Avoid .item()/.cpu()/print of CUDA tensors in the loop.",
+                "{} sync calls take {:.1}% of the window; the largest is {} from {} ({} calls).{} Avoid .item()/.cpu()/print of CUDA tensors in the loop; log every N steps, keep metrics on the GPU.",
                 sync.iter().map(|g| g.count).sum::<u64>(),
                 100.0 * sync_ns as f64 / gpu.window_ns as f64,
                 top.name,
                 top.op.as_deref().unwrap_or("no op"),
-                top.count
+                top.count,
+                if sync_wait > 0.0 {
+                    format!(
+                        " After they return the GPU sits idle until the host queues work again: {:.1}% of {}.",
+                        100.0 * sync_wait,
+                        idle::of_what(idle_causes)
+                    )
+                } else {
+                    String::new()
+                }
             ),
-            numbers: vec![("sync_us".into(), sync_ns as f64 / 1e3), ("sync_calls".into(), sync.iter().map(|g| g.count).sum::<u64>() as f64)],
+            numbers: vec![
+                ("sync_us".into(), sync_ns as f64 / 1e3),
+                ("sync_calls".into(), sync.iter().map(|g| g.count).sum::<u64>() as f64),
+                ("gpu_waits_share".into(), sync_wait),
+            ],
             slices: sync.iter().flat_map(|g| g.slices.iter().copied()).take(20).collect(),
+            ranges: idle_causes.ranges(Cause::DeviceSync),
         });
     }
     let kernel_count: u64 = kernels
@@ -119,18 +195,28 @@ pub fn recommend(
         .filter(|k| k.kind == SliceKind::Kernel)
         .map(|k| k.calls)
         .sum();
-    if kernel_count >= 10 && launch.short_kernels as f64 / kernel_count as f64 > SHORT_KERNEL_SHARE
+    let lb_wait = waits(Cause::LaunchBound);
+    if kernel_count >= 10
+        && (launch.short_kernels as f64 / kernel_count as f64 > SHORT_KERNEL_SHARE
+            || lb_wait >= idle::LAUNCH_WAIT_SHARE)
     {
         let share = launch.short_kernels as f64 / kernel_count as f64;
         out.push(Recommendation {
             rule: RuleId::LaunchBound,
             title: "Many small kernels: launch bound".into(),
             detail: format!(
-                "{:.0}% of kernels run shorter than the CPU call that launched them; fuse ops (torch.compile), use CUDA graphs or larger batches.",
-                100.0 * share
+                "{:.0}% of kernels run shorter than the CPU call that launched them; {:.1}% of {} the GPU waits on launches. Fuse ops (torch.compile), use CUDA graphs or larger batches.",
+                100.0 * share,
+                100.0 * lb_wait,
+                idle::of_what(idle_causes)
             ),
-            numbers: vec![("short_kernel_share".into(), share), ("short_kernels".into(), launch.short_kernels as f64)],
+            numbers: vec![
+                ("short_kernel_share".into(), share),
+                ("short_kernels".into(), launch.short_kernels as f64),
+                ("gpu_waits_share".into(), lb_wait),
+            ],
             slices: launch.short_kernel_slices.clone(),
+            ranges: idle_causes.ranges(Cause::LaunchBound),
         });
     }
     let fp32: i64 = kernels
@@ -150,6 +236,7 @@ pub fn recommend(
             ),
             numbers: vec![("fp32_gemm_share".into(), share), ("fp32_gemm_us".into(), fp32 as f64 / 1e3)],
             slices: slices_named(t, is_fp32_simt_gemm),
+            ranges: Vec::new(),
         });
     }
     let span = gpu.temporal.kernel_span_ns;
@@ -165,6 +252,7 @@ pub fn recommend(
             ),
             numbers: vec![("exposed_comm_share".into(), share), ("exposed_comm_us".into(), gpu.overlap.exposed_comm_ns as f64 / 1e3)],
             slices: slices_named(t, |n| n.starts_with("nccl")),
+            ranges: Vec::new(),
         });
     }
     for m in memory {
@@ -184,9 +272,11 @@ pub fn recommend(
                 ),
                 numbers: vec![("reserved_share".into(), share), ("peak_reserved_bytes".into(), m.peak_reserved_bytes as f64)],
                 slices: m.peak_op_slice.into_iter().collect(),
+                ranges: Vec::new(),
             });
         }
     }
+    idle::rules(idle_causes, &mut out);
     out
 }
 
