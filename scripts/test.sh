@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
-NATIVE=(-p tracelight-core -p tracelight-cli -p tracelight-synth -p tracelight-digest)
+NATIVE=(-p tracelight-core -p tracelight-cli -p tracelight-synth -p tracelight-digest -p tracelight-testkit)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, page, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, page, shot, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -21,7 +21,7 @@ const [A, B] = [REL_A, REL_B].map((r) => path.join(CORPUS, r));
 const num = (loc, attr) => loc.getAttribute(attr).then(Number);
 const near = (ns, us, what, tol = 1) => assert.ok(Math.abs(ns - us * 1e3) <= tol, `${what}: page ${ns} ns vs CLI ${us} µs`);
 
-test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: !(fs.existsSync(A) && fs.existsSync(B)) && 'corpus absent' }, async () => {
+test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: corpusSkip(A, B) }, async () => {
   const c = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json'], { maxBuffer: 256 << 20 }).toString());
   const errors = [];
   const p = await page(b, errors);
@@ -138,7 +138,7 @@ test('a trace dropped on the compare target becomes B; A stays open', async () =
 
 const MEM_A = 'generated/lstm_mem.1795343595561069429.pt.trace.json';
 const MEM_B = 'generated/lstm_mem.1795343595695003232.pt.trace.json';
-test('two traces with [memory]: A and B overlaid, peaks as the CLI diff', { skip: !fs.existsSync(path.join(CORPUS, MEM_A)) && 'corpus absent' }, async () => {
+test('two traces with [memory]: A and B overlaid, peaks as the CLI diff', { skip: corpusSkip(path.join(CORPUS, MEM_A)) }, async () => {
   const c = JSON.parse(execFileSync(BIN, ['diff', path.join(CORPUS, MEM_A), path.join(CORPUS, MEM_B), '--json']).toString());
   const errors = [];
   const p = await page(b, errors);
@@ -153,7 +153,7 @@ test('two traces with [memory]: A and B overlaid, peaks as the CLI diff', { skip
 });
 
 const RN = 'generated/resnet_all.1795343593430138415';
-test('two sessions with memory timelines: each category of A and B overlaid, peaks as python reads them', { skip: !fs.existsSync(path.join(CORPUS, RN + '.memory_timeline.json')) && 'corpus absent' }, async () => {
+test('two sessions with memory timelines: each category of A and B overlaid, peaks as python reads them', { skip: corpusSkip(path.join(CORPUS, RN + '.memory_timeline.json')) }, async () => {
   // B is A's files under other names: by construction every category's peak is the same on both.
   const [trace, timeline] = ['.pt.trace.json.gz', '.memory_timeline.json'].map((s) => path.join(CORPUS, RN + s));
   const [times, sizes] = JSON.parse(fs.readFileSync(timeline, 'utf8'));

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -17,7 +17,7 @@ after(async () => { await b?.close(); srv?.server.close(); });
 const KINETO = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
 
 
-test('a folder of digests opens as the run the traces make', { skip: !fs.existsSync(KINETO) && 'corpus absent' }, async () => {
+test('a folder of digests opens as the run the traces make', { skip: corpusSkip(KINETO) }, async () => {
   const traces = fs.readdirSync(KINETO).filter((f) => f.endsWith('.json')).sort().map((f) => path.join(KINETO, f));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-digests-'));
   execFileSync(path.join(ROOT, 'target', 'release', 'tracelight'), ['digest', ...traces, '-o', dir]);

@@ -10,7 +10,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, browser, cli, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, shot, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 const DEMO = path.join(ROOT, 'web/demo/demo.pt.trace.json.gz');
 const STREAMED = path.join(CORPUS, 'real/hta/nccl_data_a100_rank0of2.json.gz');
@@ -176,7 +176,7 @@ test('a host page opens a posted buffer, moves the window, reveals a kernel and 
   await p.close();
 });
 
-test('a host page streams a trace in (a transferred ReadableStream) with progress; the summary matches the CLI', { skip: !fs.existsSync(STREAMED) && 'corpus absent' }, async () => {
+test('a host page streams a trace in (a transferred ReadableStream) with progress; the summary matches the CLI', { skip: corpusSkip(STREAMED) }, async () => {
   const errors = [];
   const { p } = await open(errors);
   await p.evaluate(() => window.handshake());

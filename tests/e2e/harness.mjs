@@ -9,10 +9,28 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CORPUS = path.resolve(ROOT, '../shared/corpus');
+export const CORPUS = path.resolve(ROOT, process.env.TRACELIGHT_CORPUS || '../shared/corpus');
 export const DIST = path.resolve(ROOT, process.env.DIST || 'dist');
 export const SHOTS = path.join(ROOT, 'target', 'e2e');
 export const BENCH = path.join(ROOT, 'bench-data');
+
+/** Set (to anything but empty, 0 or false) in CI: a missing corpus file fails instead of skipping. */
+export const REQUIRE_CORPUS = ['TRACELIGHT_REQUIRE_CORPUS', 'CI'].some((k) => {
+  const v = process.env[k];
+  return !!v && v !== '0' && v !== 'false';
+});
+
+/**
+ * The `skip` option of a test that reads corpus files: false when they all exist; else the reason,
+ * naming the first missing file — or, where the corpus is required (CI), an error naming it, so the
+ * run fails instead of passing without the reference checks.
+ */
+export function corpusSkip(...files) {
+  const missing = files.find((f) => !fs.existsSync(f));
+  if (!missing) return false;
+  if (REQUIRE_CORPUS) throw new Error(`corpus file ${missing} is missing (TRACELIGHT_REQUIRE_CORPUS/CI is set)`);
+  return `corpus absent: ${missing}`;
+}
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.gz': 'application/gzip', '.json': 'application/json' };
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -15,7 +15,7 @@ after(async () => { await b?.close(); srv?.server.close(); });
 
 const TRACE = path.join(CORPUS, 'real/hta/nccl_data_a100_rank0of2.json.gz');
 
-test('a corpus trace uploaded through the file input shows the CLI event count, tracks and a painted timeline', { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
+test('a corpus trace uploaded through the file input shows the CLI event count, tracks and a painted timeline', { skip: corpusSkip(TRACE) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   await p.goto(srv.base + '/');
@@ -86,7 +86,7 @@ test('an unreadable file shows an error naming it, and the trace already open st
   await p.close();
 });
 
-for (const inflate of ['browser', 'wasm']) test(`a cut .json.gz inflated by ${inflate === 'browser' ? 'DecompressionStream in the reader worker' : 'flate2 in wasm'} keeps exactly what the CLI keeps, with a warning`, { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
+for (const inflate of ['browser', 'wasm']) test(`a cut .json.gz inflated by ${inflate === 'browser' ? 'DecompressionStream in the reader worker' : 'flate2 in wasm'} keeps exactly what the CLI keeps, with a warning`, { skip: corpusSkip(TRACE) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   await p.goto(srv.base + '/?inflate=' + inflate);
@@ -119,7 +119,7 @@ for (const inflate of ['browser', 'wasm']) test(`a cut .json.gz inflated by ${in
 
 test('a folder of rank files opens as one session, ranks from distributedInfo', async (t) => {
   const dir = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
-  if (!fs.existsSync(dir)) { t.skip('corpus absent'); return; }
+  const why = corpusSkip(dir); if (why) { t.skip(why); return; }
   const errors = [];
   const p = await page(b, errors);
   await p.goto(srv.base + '/');

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+import { serve, browser, cli, page, shot, CORPUS, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -46,7 +46,7 @@ async function checkDevice(p, d, label) {
 
 for (const name of ['cs336_silmont_tiny_mem_snapshot.pickle', 'cs336_nothanmin_memory_snapshot.pickle', 'ftcourse_2024-06_memory_snapshot.pickle']) {
   const file = SNAP(name);
-  test(`snapshot ${name}: peak active, peak reserved, segments and largest-at-peak equal the CLI`, { skip: !fs.existsSync(file) && 'corpus absent' }, async () => {
+  test(`snapshot ${name}: peak active, peak reserved, segments and largest-at-peak equal the CLI`, { skip: corpusSkip(file) }, async () => {
     const errors = [];
     const p = await open(file, errors);
     const d = defaultDevice(cli(file).snapshot.devices);
@@ -63,7 +63,7 @@ for (const name of ['cs336_silmont_tiny_mem_snapshot.pickle', 'cs336_nothanmin_m
 // The real "4-device" dumps have 4 device_traces but data on one device only: the page opens that
 // one. The synthetic snapshot has data on two devices (device 1 with expandable segments).
 const FOURDEV = SNAP('sqattn_2025-05_cuda_memory_snapshot.pickle');
-test('a snapshot with 4 device slots opens the device that has data, with its CLI numbers', { skip: !fs.existsSync(FOURDEV) && 'corpus absent' }, async () => {
+test('a snapshot with 4 device slots opens the device that has data, with its CLI numbers', { skip: corpusSkip(FOURDEV) }, async () => {
   const errors = [];
   const p = await open(FOURDEV, errors);
   const all = cli(FOURDEV).snapshot.devices;
@@ -74,7 +74,7 @@ test('a snapshot with 4 device slots opens the device that has data, with its CL
 });
 
 const MULTI = path.join(CORPUS, 'generated/snapshots/synthetic_snapshot_seed23.pickle');
-test('a snapshot with two devices switches devices and each shows its own CLI numbers', { skip: !fs.existsSync(MULTI) && 'corpus absent' }, async () => {
+test('a snapshot with two devices switches devices and each shows its own CLI numbers', { skip: corpusSkip(MULTI) }, async () => {
   const errors = [];
   const p = await open(MULTI, errors);
   const devices = cli(MULTI).snapshot.devices.filter((d) => d.trace_entries > 0 || d.segments > 0);
@@ -90,7 +90,7 @@ test('a snapshot with two devices switches devices and each shows its own CLI nu
   await p.close();
 });
 
-test('hover shows an allocation with its size and stack, click pins it, a drag zooms and Reset restores', { skip: !fs.existsSync(SNAP('cs336_silmont_tiny_mem_snapshot.pickle')) && 'corpus absent' }, async () => {
+test('hover shows an allocation with its size and stack, click pins it, a drag zooms and Reset restores', { skip: corpusSkip(SNAP('cs336_silmont_tiny_mem_snapshot.pickle')) }, async () => {
   const errors = [];
   const p = await open(SNAP('cs336_silmont_tiny_mem_snapshot.pickle'), errors);
   const c = p.getByTestId('mem-chart');
@@ -121,7 +121,7 @@ test('hover shows an allocation with its size and stack, click pins it, a drag z
 });
 
 const TIMELINE = path.join(CORPUS, 'generated/resnet_all.1795343593430138415.memory_timeline.json');
-test('a memory timeline shows stacked categories and the CLI peak total', { skip: !fs.existsSync(TIMELINE) && 'corpus absent' }, async () => {
+test('a memory timeline shows stacked categories and the CLI peak total', { skip: corpusSkip(TIMELINE) }, async () => {
   const errors = [];
   const p = await open(TIMELINE, errors);
   const want = cli(TIMELINE).memory_timeline[0].peak.peak_total_bytes;
@@ -133,7 +133,7 @@ test('a memory timeline shows stacked categories and the CLI peak total', { skip
 });
 
 const MEMTRACE = path.join(CORPUS, 'real/hta/v100_rank1of2_profile_memory.json.gz');
-test('a trace with [memory] events shows the peak allocated the CLI reports', { skip: !fs.existsSync(MEMTRACE) && 'corpus absent' }, async () => {
+test('a trace with [memory] events shows the peak allocated the CLI reports', { skip: corpusSkip(MEMTRACE) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   await p.goto(srv.base + '/');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, browser, page, shot, CORPUS } from './harness.mjs';
+import { serve, browser, page, shot, CORPUS, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -17,7 +17,7 @@ const TRACE = path.join(GEN, 'resnet_all.1795343593430138415.pt.trace.json.gz');
 const TIMELINE = path.join(GEN, 'resnet_all.1795343593430138415.memory_timeline.json');
 const OTHER = path.join(GEN, 'lstm_mem.1795343595561069429.pt.trace.json');
 
-test('a trace and its own memory timeline line up on the trace clock', { skip: !fs.existsSync(TRACE) && 'corpus absent' }, async () => {
+test('a trace and its own memory timeline line up on the trace clock', { skip: corpusSkip(TRACE) }, async () => {
   const base = JSON.parse(zlib.gunzipSync(fs.readFileSync(TRACE)).toString()).baseTimeNanoseconds;
   assert.ok(base > 0);
   const errors = [];
@@ -38,7 +38,7 @@ test('a trace and its own memory timeline line up on the trace clock', { skip: !
   await p.close();
 });
 
-test('a memory timeline from another run is not drawn against the trace, and the lane says why', { skip: !fs.existsSync(OTHER) && 'corpus absent' }, async () => {
+test('a memory timeline from another run is not drawn against the trace, and the lane says why', { skip: corpusSkip(OTHER) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   await p.goto(srv.base + '/');

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+import { serve, browser, cli, page, shot, CORPUS, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -27,7 +27,7 @@ async function openMemory(file, errors) {
 
 // A CPU-only trace: [memory] events without Total Reserved.
 const CPU = path.join(CORPUS, 'generated/lstm_mem.1795343595561069429.pt.trace.json');
-test('CPU [memory] trace: the op table equals the CLI, no reserved figure, no MB, the peak op opens in the timeline', { skip: !fs.existsSync(CPU) && 'corpus absent' }, async () => {
+test('CPU [memory] trace: the op table equals the CLI, no reserved figure, no MB, the peak op opens in the timeline', { skip: corpusSkip(CPU) }, async () => {
   const errors = [];
   const p = await openMemory(CPU, errors);
   const m = cli(CPU).memory;
@@ -80,7 +80,7 @@ test('CPU [memory] trace: the op table equals the CLI, no reserved figure, no MB
 
 // A GPU trace with profile_memory: reserved recorded, shown, and equal to the CLI.
 const GPU = path.join(CORPUS, 'real/hta/v100_rank1of2_profile_memory.json.gz');
-test('GPU [memory] trace: reserved is shown (recorded) and the CUDA op table equals the CLI', { skip: !fs.existsSync(GPU) && 'corpus absent' }, async () => {
+test('GPU [memory] trace: reserved is shown (recorded) and the CUDA op table equals the CLI', { skip: corpusSkip(GPU) }, async () => {
   const errors = [];
   const p = await openMemory(GPU, errors);
   const m = cli(GPU).memory;

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, CORPUS } from './harness.mjs';
+import { serve, browser, cli, page, shot, CORPUS, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -14,7 +14,7 @@ after(async () => { await b?.close(); srv?.server.close(); });
 const SNAP = path.join(CORPUS, 'real/snapshots/cs336_nothanmin_memory_snapshot.pickle');
 const num = async (l, a) => Number(await l.getAttribute(a));
 
-test('snapshot: flame at the peak sums to the peak, a frame lists its blocks, the scrubber rebuilds the state at the peak and at the dump', { skip: !fs.existsSync(SNAP) && 'corpus absent' }, async () => {
+test('snapshot: flame at the peak sums to the peak, a frame lists its blocks, the scrubber rebuilds the state at the peak and at the dump', { skip: corpusSkip(SNAP) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   await p.setViewportSize({ width: 1440, height: 900 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, ROOT, CORPUS } from './harness.mjs';
+import { serve, browser, ROOT, CORPUS, corpusSkip } from './harness.mjs';
 
 const DEMO = path.join(ROOT, 'web/demo/demo.pt.trace.json.gz');
 const B = path.join(CORPUS, 'real/hta/simple_add_a100_kineto.json.gz');
@@ -29,7 +29,7 @@ const hits = [];
 before(async () => { app = await serve(); other = await otherOrigin(hits); b = await browser(); });
 after(async () => { await b?.close(); app?.server.close(); other?.server.close(); });
 
-test('a full session makes no request outside the page origin but the explicit ?url=', { skip: !fs.existsSync(B) && 'corpus absent' }, async () => {
+test('a full session makes no request outside the page origin but the explicit ?url=', { skip: corpusSkip(B) }, async () => {
   const errors = [];
   const requests = [];
   const sockets = [];

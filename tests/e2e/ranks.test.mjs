@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, assertDur, cellText, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -36,7 +36,7 @@ const settledHashFile = async (p, n) => {
   return hashFile(p);
 };
 
-test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: !fs.existsSync(RUN) && 'corpus absent' }, async () => {
+test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corpusSkip(RUN) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   const c = cli(RUN);

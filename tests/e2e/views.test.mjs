@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, cellText, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, cellText, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -39,7 +39,7 @@ async function open(p, files) {
   await p.getByTestId('overview').waitFor({ timeout: 120_000 });
 }
 
-test('overview, operators, kernels and GPU views show the CLI numbers for an A100 DDP trace', { skip: !fs.existsSync(NCCL) && 'corpus absent' }, async () => {
+test('overview, operators, kernels and GPU views show the CLI numbers for an A100 DDP trace', { skip: corpusSkip(NCCL) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   const c = cli(NCCL);
@@ -131,7 +131,7 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   await p.close();
 });
 
-test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text as the CLI', { skip: !fs.existsSync(RESNET) && 'corpus absent' }, async () => {
+test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text as the CLI', { skip: corpusSkip(RESNET) }, async () => {
   const errors = [];
   const ctx = await b.newContext({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const p = await ctx.newPage();
@@ -168,7 +168,7 @@ test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text a
   await ctx.close();
 });
 
-test('eight DLRM rank files at once: the GPU tab points to the Ranks tab, whose rows are the CLI\'s ranks', { skip: !fs.existsSync(DLRM) && 'corpus absent' }, async () => {
+test('eight DLRM rank files at once: the GPU tab points to the Ranks tab, whose rows are the CLI\'s ranks', { skip: corpusSkip(DLRM) }, async () => {
   // The per-rank figures have one home, the Ranks tab (its figures are checked against the CLI in
   // ranks.test.mjs); the GPU tab keeps only a pointer there.
   const errors = [];
@@ -222,7 +222,7 @@ test('a 12 000-row operator table stays virtual, sorts, and is driven by the key
 });
 
 const LSTM = path.join(CORPUS, 'generated/lstm_mem.1795343595561069429.pt.trace.json');
-test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Memory, MFU from an entered peak', { skip: !fs.existsSync(LSTM) && 'corpus absent' }, async () => {
+test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Memory, MFU from an entered peak', { skip: corpusSkip(LSTM) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   const c = cli(LSTM);

@@ -7,18 +7,16 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
-
 #[test]
 fn closed_pipe_exits_quietly_without_panic() {
     // 178 kB of JSON: far more than a pipe holds (64 KiB on Linux), so the writer is still writing
     // when the reader goes away and must see EPIPE.
-    let file =
-        format!("{REAL}/param/dlrm_8rank/kineto/worker0_step_12.1694128201545.pt.trace.json");
-    if !std::path::Path::new(&file).exists() {
-        println!("note: {file} not found; skipping");
+    let Some(file) = tracelight_testkit::path(
+        "real/param/dlrm_8rank/kineto/worker0_step_12.1694128201545.pt.trace.json",
+    ) else {
         return;
-    }
+    };
+    let file = file.to_string_lossy().into_owned();
     let mut child = Command::new(env!("CARGO_BIN_EXE_tracelight"))
         .args(["analyze", &file, "--json"])
         .stdout(Stdio::piped())

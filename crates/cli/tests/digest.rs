@@ -9,8 +9,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
-
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tracelight"))
         .args(args)
@@ -102,17 +100,16 @@ fn strip_lists(v: &Value) -> Value {
 
 #[test]
 fn dlrm_digests_answer_as_the_traces_do() {
-    let kineto = Path::new(CORPUS).join("param/dlrm_8rank/kineto");
-    if !kineto.is_dir() {
-        println!("note: {} absent; skipping", kineto.display());
+    let Some(kineto) = tracelight_testkit::path("real/param/dlrm_8rank/kineto") else {
         return;
-    }
+    };
     let out = tmp("dlrm");
     let mut traces: Vec<PathBuf> = std::fs::read_dir(&kineto)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     traces.sort();
+    tracelight_testkit::checked("DLRM ranks", traces.len(), 8);
     let mut args = vec!["digest".to_owned()];
     args.extend(traces.iter().map(|p| p.display().to_string()));
     args.extend(["-o".to_owned(), out.display().to_string()]);
@@ -208,8 +205,7 @@ fn hand_built_run_late_rank_found_from_digests_alone() {
 #[test]
 fn bad_inputs_name_the_file() {
     let dir = tmp("bad");
-    let snap = Path::new(CORPUS).join("hta/memory_timeline.raw.json.gz");
-    if snap.is_file() {
+    if let Some(snap) = tracelight_testkit::path("real/hta/memory_timeline.raw.json.gz") {
         let out = run(&[
             "digest",
             snap.to_str().unwrap(),

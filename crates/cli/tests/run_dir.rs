@@ -8,16 +8,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
-
 fn dlrm() -> Option<PathBuf> {
-    let p = Path::new(CORPUS).join("param/dlrm_8rank");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("note: {} absent; skipping", p.display());
-        None
-    }
+    tracelight_testkit::path("real/param/dlrm_8rank")
 }
 
 fn tracelight(args: &[&str]) -> String {
@@ -210,8 +202,12 @@ fn check_dlrm_ets(dir: &Path, et: &[Value]) {
 
 #[test]
 fn nemo_layout_folder_assembled_from_the_corpus() {
-    let Some(dlrm) = dlrm() else { return };
-    let snap = Path::new(CORPUS).join("snapshots/cs336_silmont_tiny_mem_snapshot.pickle");
+    let (Some(dlrm), Some(snap)) = (
+        dlrm(),
+        tracelight_testkit::path("real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle"),
+    ) else {
+        return;
+    };
     let tmp = std::env::temp_dir().join(format!("tracelight-nemo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("traces/device")).unwrap();
@@ -329,15 +325,15 @@ fn trace_handler_cycles_are_matched_per_cycle_never_mixed() {
 
 #[test]
 fn nanochat_stages_pair_trace_snapshot_and_memory_timeline() {
-    let gen = Path::new(CORPUS).join("../generated");
-    let t1 = gen.join("lstm_mem.1795343595561069429.pt.trace.json");
-    let t2 = gen.join("lstm_mem.1795343595695003232.pt.trace.json");
-    let tl = gen.join("resnet_all.1795343593430138415.memory_timeline.json");
-    let snap = Path::new(CORPUS).join("snapshots/cs336_silmont_tiny_mem_snapshot.pickle");
-    if ![&t1, &t2, &tl, &snap].iter().all(|p| p.exists()) {
-        println!("note: corpus absent; skipping");
+    use tracelight_testkit::path;
+    let (Some(t1), Some(t2), Some(tl), Some(snap)) = (
+        path("generated/lstm_mem.1795343595561069429.pt.trace.json"),
+        path("generated/lstm_mem.1795343595695003232.pt.trace.json"),
+        path("generated/resnet_all.1795343593430138415.memory_timeline.json"),
+        path("real/snapshots/cs336_silmont_tiny_mem_snapshot.pickle"),
+    ) else {
         return;
-    }
+    };
     let tmp = std::env::temp_dir().join(format!("tracelight-nanochat-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();

@@ -13,8 +13,6 @@ use tracelight_core::ingest::{load_bytes, Format, Loaded};
 use tracelight_core::model::exec_trace::ExecTrace;
 use tracelight_core::model::{Trace, NO_ID};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/");
-
 const ET_FILES: [&str; 14] = [
     "real/hta/simple_add_a100_et.json.gz",
     "real/param/pt2_et.json",
@@ -34,12 +32,7 @@ const ET_FILES: [&str; 14] = [
 ];
 
 fn raw(rel: &str) -> Option<Vec<u8>> {
-    let path = format!("{CORPUS}{rel}");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: corpus file {path} absent; skipping");
-        return None;
-    };
-    Some(bytes)
+    tracelight_testkit::bytes(rel)
 }
 
 fn json(bytes: &[u8]) -> Value {
@@ -112,8 +105,10 @@ fn capped(mut s: String) -> String {
 
 #[test]
 fn every_corpus_et_reads_node_for_node_like_serde_json() {
+    let mut checked = 0;
     for rel in ET_FILES {
         let Some(bytes) = raw(rel) else { continue };
+        checked += 1;
         if rel.ends_with("mlp_wide_flops_et.json") {
             let Ok(l) = load_bytes("unknown", &bytes) else {
                 panic!("{rel}")
@@ -171,6 +166,7 @@ fn every_corpus_et_reads_node_for_node_like_serde_json() {
             }
         }
     }
+    tracelight_testkit::checked("ET files", checked, ET_FILES.len());
 }
 
 /// The three large ETs (14-24 MB) are read in full by our reader only (serde_json on them costs CI
@@ -229,7 +225,7 @@ fn pairs_link_every_op_both_files_hold_by_record_function_id() {
             "generated/mlp_wide_flops_et.json".into(),
         ),
     ];
-    let dir = format!("{CORPUS}real/param/dlrm_8rank/kineto");
+    let dir = tracelight_testkit::root().join("real/param/dlrm_8rank/kineto");
     let mut workers: Vec<String> = std::fs::read_dir(&dir)
         .map(|d| {
             d.flatten()
@@ -246,10 +242,12 @@ fn pairs_link_every_op_both_files_hold_by_record_function_id() {
         ));
     }
     let mut total_linked = 0;
+    let mut checked = 0;
     for (e, k) in pairs {
         let (Some(eb), Some(kb)) = (raw(&e), raw(&k)) else {
             continue;
         };
+        checked += 1;
         let l = link(&load_trace(&kb), &load_et(&eb));
         // Independently: ET ops by rf_id (the observer's roots excluded), Kineto ops by their arg.
         let ev = json(&eb);
@@ -292,6 +290,8 @@ fn pairs_link_every_op_both_files_hold_by_record_function_id() {
         assert_eq!(r.et_not_in_kineto, r.et_ops - r.linked);
         total_linked += r.linked;
     }
+    // Four named pairs and DLRM's eight ranks.
+    tracelight_testkit::checked("ET/Kineto pairs", checked, 12);
     // The generated pair is the one written by a PyTorch that has the key (2.4+): all 750 ops.
     if raw("generated/mlp_wide_flops_et.json").is_some() {
         assert!(total_linked >= 750, "{total_linked}");

@@ -14,10 +14,13 @@ use tracelight_core::analysis::gpu::gpu_summary;
 use tracelight_core::analysis::graphs::{gpu_health, graphs};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/real/hta"
-);
+/// The corpus folder of HTA's traces (`tracelight_testkit`, overridable by `TRACELIGHT_CORPUS`).
+fn corpus() -> String {
+    tracelight_testkit::root()
+        .join("real/hta")
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// A launch's replayed work: count, summed duration (ns), intervals (µs).
 type Replay = (u64, f64, Vec<(f64, f64)>);
@@ -120,10 +123,12 @@ fn union_us(mut v: Vec<(f64, f64)>, lo: f64, hi: f64) -> f64 {
 }
 
 fn check(file: &str, want_launches: usize, want_kernels: u64) {
-    let path = format!("{CORPUS}/{file}");
-    let Some(r) = raw(&path) else {
-        println!("note: {path} absent; skipping");
+    let path = format!("{}/{file}", corpus());
+    if tracelight_testkit::existing(std::path::Path::new(&path)).is_none() {
         return;
+    }
+    let Some(r) = raw(&path) else {
+        panic!("{path}: unreadable");
     };
     let bytes = std::fs::read(&path).unwrap();
     let Ok(Loaded::Trace(t)) = load_bytes(file, &bytes) else {

@@ -305,8 +305,8 @@ fn the_verdict_names_the_kernel_category_that_moved() {
 
 // ---- the HTA trace_diff pair -------------------------------------------------------------------
 
-const A_FILE: &str = "../../../shared/corpus/real/hta/trace_diff/control_a100_rank3of8.json.gz";
-const B_FILE: &str = "../../../shared/corpus/real/hta/trace_diff/test_v100_rank1of2.json.gz";
+const A_FILE: &str = "real/hta/trace_diff/control_a100_rank3of8.json.gz";
+const B_FILE: &str = "real/hta/trace_diff/test_v100_rank1of2.json.gz";
 
 /// (step durations µs, GPU time µs per kernel/memcpy/memset name) from the raw events.
 fn raw(path: &str) -> (Vec<f64>, std::collections::BTreeMap<String, (f64, u64)>) {
@@ -341,12 +341,13 @@ fn raw(path: &str) -> (Vec<f64>, std::collections::BTreeMap<String, (f64, u64)>)
 
 #[test]
 fn hta_trace_diff_pair_agrees_with_the_raw_events() {
-    let dir = env!("CARGO_MANIFEST_DIR");
-    let (pa, pb) = (format!("{dir}/{A_FILE}"), format!("{dir}/{B_FILE}"));
-    if std::fs::metadata(&pa).is_err() || std::fs::metadata(&pb).is_err() {
-        println!("note: trace_diff corpus absent; skipping");
+    let (Some(pa), Some(pb)) = (
+        tracelight_testkit::path(A_FILE),
+        tracelight_testkit::path(B_FILE),
+    ) else {
         return;
-    }
+    };
+    let (pa, pb) = (pa.to_string_lossy(), pb.to_string_lossy());
     let one = |p: &str| {
         let Loaded::Trace(t) = load_bytes(p, &std::fs::read(p).unwrap()).unwrap() else {
             panic!("not a trace")

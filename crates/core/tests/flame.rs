@@ -302,11 +302,6 @@ fn empty_and_hostile_scopes_do_not_panic() {
     assert_eq!(e.len(), 1);
 }
 
-const GENERATED: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/generated"
-);
-
 /// Per-name Self CPU (summed over the frames of that name) and CPU total (summed over the frames
 /// with no same-name ancestor frame, so a redispatched `aten::mul` inside `aten::mul` counts once)
 /// and calls (the same frames' calls) against torch's `key_averages` rows: within 1 % or 2 µs.
@@ -336,11 +331,10 @@ fn aten_totals_match_torch_with_python_frames_kept_or_not() {
 
 fn check_against_torch(file: &str, python: bool, rows: impl Fn(&str) -> bool, min_rows: usize) {
     let stem = file.split(".pt.trace").next().unwrap();
-    let dir = std::path::Path::new(GENERATED);
-    let Ok(bytes) = std::fs::read(dir.join(file)) else {
-        eprintln!("corpus not present; skipped");
+    let Some(bytes) = tracelight_testkit::bytes(&format!("generated/{file}")) else {
         return;
     };
+    let dir = tracelight_testkit::root().join("generated");
     let t = load(file, &bytes);
     let reference: Value =
         serde_json::from_slice(&std::fs::read(dir.join(format!("{stem}.reference.json"))).unwrap())

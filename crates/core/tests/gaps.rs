@@ -69,9 +69,7 @@ fn gaps_are_classified_like_the_stream_sums() {
 
 #[test]
 fn gaps_match_idle_sums_on_a_real_trace() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/real/hta/nccl_data_a100_rank0of2.json.gz");
-    let Ok(bytes) = std::fs::read(&p) else {
+    let Some(bytes) = tracelight_testkit::bytes("real/hta/nccl_data_a100_rank0of2.json.gz") else {
         return;
     };
     let t = load(&bytes, "nccl_data_a100_rank0of2.json.gz");

@@ -41,7 +41,13 @@ use serde_json::Value;
 use tracelight_core::analysis::gpu::{temporal, temporal_hta_compat};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn real() -> String {
+    tracelight_testkit::root()
+        .join("real")
+        .to_string_lossy()
+        .into_owned()
+}
 const REF: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/scripts/hta_reference.out.json"
@@ -81,7 +87,11 @@ fn kineto_files(dir: &std::path::Path, out: &mut Vec<String>) {
             kineto_files(&p, out);
             continue;
         }
-        let rel = p.strip_prefix(REAL).unwrap().to_string_lossy().into_owned();
+        let rel = p
+            .strip_prefix(real())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let json = rel.ends_with(".json") || rel.ends_with(".json.gz");
         let other = rel.contains("_et") || rel.contains("/et/") || rel.contains("memory_timeline");
         if json && !other {
@@ -92,14 +102,13 @@ fn kineto_files(dir: &std::path::Path, out: &mut Vec<String>) {
 
 #[test]
 fn temporal_breakdown_matches_hta_0_5_0_on_every_real_gpu_trace() {
-    if !std::path::Path::new(REAL).exists() {
-        println!("note: {REAL} not found; skipping");
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     let r: Value = serde_json::from_slice(&std::fs::read(REF).unwrap()).unwrap();
     let files = r["files"].as_object().unwrap();
     let mut all = Vec::new();
-    kineto_files(std::path::Path::new(REAL), &mut all);
+    kineto_files(std::path::Path::new(&real()), &mut all);
     for f in &all {
         assert!(
             files.contains_key(f) || NOT_GPU.iter().any(|x| x.0 == f),
@@ -109,7 +118,7 @@ fn temporal_breakdown_matches_hta_0_5_0_on_every_real_gpu_trace() {
     let mut errors = Vec::new();
     let mut checked = 0;
     for (file, want) in files {
-        let bytes = std::fs::read(format!("{REAL}/{file}")).unwrap();
+        let bytes = std::fs::read(format!("{}/{file}", real())).unwrap();
         let Ok(Loaded::Trace(t)) = load_bytes(file, &bytes) else {
             panic!("{file} must load as a trace")
         };

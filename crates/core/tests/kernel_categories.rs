@@ -8,7 +8,13 @@
 use tracelight_core::analysis::kernels::{categories, kernel_table};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn real() -> String {
+    tracelight_testkit::root()
+        .join("real")
+        .to_string_lossy()
+        .into_owned()
+}
 
 fn seed(c: &[(&'static str, i64)], k: &str) -> i64 {
     c.iter().find(|x| x.0 == k).unwrap().1
@@ -51,9 +57,8 @@ fn nccl_dev_comm_kernels_are_comm_not_matmul_in_headline_categories() {
 /// contains "nccl"); that is the seed comm figure, and the literal order puts it under matmul.
 #[test]
 fn a100_rank0_nccl_time_is_seed_comm() {
-    let path = format!("{REAL}/hta/a100_80gb_rank0of16.json.gz");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: {path} not found; skipping");
+    let path = format!("{}/hta/a100_80gb_rank0of16.json.gz", real());
+    let Some(bytes) = tracelight_testkit::read(&path) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(&path, &bytes) else {

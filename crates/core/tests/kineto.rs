@@ -14,7 +14,10 @@ use tracelight_core::ErrorKind;
 mod common;
 use common::assert_same_model;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn corpus() -> String {
+    tracelight_testkit::root().to_string_lossy().into_owned()
+}
 
 fn trace(json: &str) -> Box<Trace> {
     match load_bytes("unknown", json.as_bytes()) {
@@ -319,13 +322,13 @@ fn the_threaded_reader_builds_the_same_model() {
         two.expect_err("bad input loaded").to_string(),
         one.to_string()
     );
-    if std::fs::metadata(CORPUS).is_err() {
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     // Corpus files up to ~1 MB (old and new schemas, a bare array, gzip, ROCm, MTIA, CPU-only);
     // the big ones add minutes to a debug build and nothing the reader does differently.
     for (rel, _) in &corpus_traces() {
-        let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        let bytes = std::fs::read(format!("{}/{rel}", corpus())).expect(rel);
         if bytes.len() > 1_200_000 {
             continue;
         }
@@ -338,12 +341,11 @@ fn the_threaded_reader_builds_the_same_model() {
 
 #[test]
 fn every_corpus_kineto_trace_loads_under_the_name_unknown_with_its_event_count() {
-    if std::fs::metadata(CORPUS).is_err() {
-        println!("note: {CORPUS} absent; skipping");
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     for (rel, events) in &corpus_traces() {
-        let bytes = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        let bytes = std::fs::read(format!("{}/{rel}", corpus())).expect(rel);
         let t = match load_bytes("unknown", &bytes) {
             Ok(Loaded::Trace(t)) => t,
             Ok(other) => panic!("{rel}: sniffed as {:?}", other.format()),
@@ -360,8 +362,7 @@ fn every_corpus_kineto_trace_loads_under_the_name_unknown_with_its_event_count()
 fn corpus_gpu_traces_link_every_kernel_that_has_a_launch_in_the_file() {
     let rel =
         "real/kineto/resnet50_v100_2021-06_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
-    let Ok(bytes) = std::fs::read(format!("{CORPUS}/{rel}")) else {
-        println!("note: corpus absent; skipping");
+    let Some(bytes) = tracelight_testkit::read(format!("{}/{rel}", corpus())) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(rel, &bytes) else {

@@ -18,7 +18,13 @@ use serde_json::Value;
 use tracelight_core::analysis::launch::{hta_launch_delays, launch_stats};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn real() -> String {
+    tracelight_testkit::root()
+        .join("real")
+        .to_string_lossy()
+        .into_owned()
+}
 const REF: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/scripts/hta_launch_reference.json"
@@ -26,15 +32,14 @@ const REF: &str = concat!(
 
 #[test]
 fn launch_delays_match_hta_on_every_real_gpu_trace() {
-    if !std::path::Path::new(REAL).exists() {
-        println!("note: {REAL} not found; skipping");
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     let r: Value = serde_json::from_slice(&std::fs::read(REF).unwrap()).unwrap();
     let mut errors = Vec::new();
     let mut checked = 0;
     for (file, want) in r["files"].as_object().unwrap() {
-        let bytes = std::fs::read(format!("{REAL}/{file}")).unwrap();
+        let bytes = std::fs::read(format!("{}/{file}", real())).unwrap();
         let Ok(Loaded::Trace(t)) = load_bytes(file, &bytes) else {
             panic!("{file} must load as a trace")
         };

@@ -11,12 +11,14 @@ use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::memory_timeline::peak;
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn corpus() -> String {
+    format!("{}/", tracelight_testkit::root().display())
+}
 
 fn load(rel: &str) -> Option<Loaded> {
-    let path = format!("{CORPUS}{rel}");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: corpus file {path} absent; skipping");
+    let path = format!("{}{rel}", corpus());
+    let Some(bytes) = tracelight_testkit::read(&path) else {
         return None;
     };
     Some(load_bytes(rel, &bytes).unwrap())

@@ -10,23 +10,25 @@ use tracelight_core::analysis::memory::memory_summary;
 use tracelight_core::analysis::memory_ops::op_memory_table;
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const GEN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/generated"
-);
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn gen() -> String {
+    tracelight_testkit::root()
+        .join("generated")
+        .to_string_lossy()
+        .into_owned()
+}
 
 #[test]
 fn net_bytes_match_torch_key_averages_on_lstm_mem() {
     let stem = "lstm_mem.1795343595561069429";
-    let Ok(bytes) = std::fs::read(format!("{GEN}/{stem}.pt.trace.json")) else {
-        println!("note: {GEN} not found; skipping");
+    let Some(bytes) = tracelight_testkit::read(format!("{}/{stem}.pt.trace.json", gen())) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(stem, &bytes) else {
         panic!("{stem} must load")
     };
     let r: Value =
-        serde_json::from_slice(&std::fs::read(format!("{GEN}/{stem}.reference.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(format!("{}/{stem}.reference.json", gen())).unwrap())
             .unwrap();
     let table = op_memory_table(&t);
     let mut checked = 0;

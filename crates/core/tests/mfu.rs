@@ -7,7 +7,13 @@ use tracelight_core::analysis::gpu::gpu_summary;
 use tracelight_core::analysis::mfu::summarize;
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn real() -> String {
+    tracelight_testkit::root()
+        .join("real")
+        .to_string_lossy()
+        .into_owned()
+}
 
 fn trace(text: &str) -> Box<tracelight_core::model::Trace> {
     let Ok(Loaded::Trace(t)) = load_bytes("hand.json", text.as_bytes()) else {
@@ -75,9 +81,8 @@ fn a_cpu_trace_has_no_mfu() {
 /// `["float", "double", …]` multiply by a Python scalar: fp32 math, not fp64.
 #[test]
 fn a100_rank0_gemms_use_the_tf32_tensor_core_peak() {
-    let path = format!("{REAL}/hta/a100_80gb_rank0of16.json.gz");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: {path} not found; skipping");
+    let path = format!("{}/hta/a100_80gb_rank0of16.json.gz", real());
+    let Some(bytes) = tracelight_testkit::read(&path) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(&path, &bytes) else {
@@ -107,9 +112,8 @@ fn a100_rank0_gemms_use_the_tf32_tensor_core_peak() {
 /// 24.32 / (22.53/156 + 1.79/19.5) = 103.0.
 #[test]
 fn a100_rank0_blend_is_103_tflops_not_43() {
-    let path = format!("{REAL}/hta/a100_80gb_rank0of16.json.gz");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: {path} not found; skipping");
+    let path = format!("{}/hta/a100_80gb_rank0of16.json.gz", real());
+    let Some(bytes) = tracelight_testkit::read(&path) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(&path, &bytes) else {

@@ -18,10 +18,13 @@ use std::path::{Path, PathBuf};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpTable};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const GENERATED: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/generated"
-);
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn generated() -> String {
+    tracelight_testkit::root()
+        .join("generated")
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// The repo's own GPU recordings (`scripts/gen_gpu.py` on an H100, torch 2.11): the same reference
 /// format plus the device columns a CPU run cannot give.
@@ -32,7 +35,7 @@ const GPU_FIXTURES: &str = concat!(
 
 fn references() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dirs = vec![PathBuf::from(GENERATED), PathBuf::from(GPU_FIXTURES)];
+    let mut dirs = vec![PathBuf::from(generated()), PathBuf::from(GPU_FIXTURES)];
     while let Some(d) = dirs.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
@@ -223,6 +226,10 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
     // The repo's own recordings are always there; the shared corpus may be absent.
     let own = refs.iter().filter(|p| p.starts_with(GPU_FIXTURES)).count();
     assert!(own >= 6, "only {own} references under {GPU_FIXTURES}");
+    if tracelight_testkit::path("generated").is_some() {
+        let shared = refs.iter().filter(|p| p.starts_with(generated())).count();
+        tracelight_testkit::checked("generated references", shared, 7);
+    }
     let mut total = 0;
     let mut errors = Vec::new();
     for rp in refs {

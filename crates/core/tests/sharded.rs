@@ -19,7 +19,10 @@ use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::model::Trace;
 use tracelight_core::Result;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn corpus_dir() -> String {
+    tracelight_testkit::root().to_string_lossy().into_owned()
+}
 
 /// B/E pairs and a flow with a string id across cuts, counters, memory and plain instants,
 /// metadata given twice (the later wins), top-level keys after `traceEvents`, and warnings whose
@@ -215,7 +218,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
     let list: serde_json::Value =
         serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
     for rel in list["files"].as_object().unwrap().keys() {
-        let raw = std::fs::read(format!("{CORPUS}/{rel}")).expect(rel);
+        let raw = std::fs::read(format!("{}/{rel}", corpus_dir())).expect(rel);
         let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
             let mut v = Vec::new();
             flate2::read::MultiGzDecoder::new(&raw[..])
@@ -237,8 +240,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn cuts_at_event_boundaries_and_arbitrary_bytes_of_every_corpus_trace() {
-    if std::fs::metadata(CORPUS).is_err() {
-        println!("note: {CORPUS} absent; skipping");
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     let mut rng = Lcg(11);
@@ -276,8 +278,7 @@ fn cuts_at_event_boundaries_and_arbitrary_bytes_of_every_corpus_trace() {
 
 #[test]
 fn the_thread_pool_reads_the_corpus_as_one_thread_does() {
-    if std::fs::metadata(CORPUS).is_err() {
-        println!("note: {CORPUS} absent; skipping");
+    if tracelight_testkit::path("real").is_none() {
         return;
     }
     for (rel, bytes) in corpus() {
@@ -301,7 +302,7 @@ fn the_thread_pool_reads_the_corpus_as_one_thread_does() {
 #[test]
 fn a_model_survives_its_wire_encoding() {
     let mut models = vec![("tricky".to_owned(), one_thread(TRICKY.as_bytes()).unwrap())];
-    if std::fs::metadata(CORPUS).is_ok() {
+    if tracelight_testkit::path("real").is_some() {
         for (rel, bytes) in corpus() {
             models.push((rel, one_thread(&bytes).unwrap()));
         }

@@ -13,17 +13,8 @@ use tracelight_core::ingest::snapshot::{Action, Snapshot, SnapshotKind};
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::ErrorKind;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/");
-
 fn corpus_file(rel: &str) -> Option<Vec<u8>> {
-    let path = format!("{CORPUS}{rel}");
-    match std::fs::read(&path) {
-        Ok(b) => Some(b),
-        Err(_) => {
-            println!("note: corpus file {path} absent; skipping");
-            None
-        }
-    }
+    tracelight_testkit::bytes(rel)
 }
 
 /// Loads under the name `unknown` too: detection is by content only.

@@ -9,20 +9,25 @@
 use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::{load_bytes, Loaded};
 
-const SNAPS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/real/snapshots"
-);
+/// The real snapshots (`real/README.md` lists ten); a different count fails.
+fn real_snapshots(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    tracelight_testkit::checked("real snapshots", v.len(), 10);
+    v
+}
 
 #[test]
 fn largest_at_peak_never_shows_a_free_stack_as_the_top_frame() {
-    let Ok(dir) = std::fs::read_dir(SNAPS) else {
-        println!("note: {SNAPS} not found; skipping");
+    let Some(dir) = tracelight_testkit::path("real/snapshots") else {
         return;
     };
+    let dir = real_snapshots(&dir);
     let mut freed_seen = 0;
-    for e in dir {
-        let p = e.unwrap().path();
+    for p in dir {
         let bytes = std::fs::read(&p).unwrap();
         let name = p.to_string_lossy().into_owned();
         let Ok(Loaded::Snapshot(s)) = load_bytes(&name, &bytes) else {
@@ -52,12 +57,11 @@ fn largest_at_peak_never_shows_a_free_stack_as_the_top_frame() {
 /// without frames too — allocated before `_record_memory_history` — so no stack exists for them.)
 #[test]
 fn no_stack_holds_only_blocks_the_pickle_has_no_frames_for() {
-    let Ok(dir) = std::fs::read_dir(SNAPS) else {
-        println!("note: {SNAPS} not found; skipping");
+    let Some(dir) = tracelight_testkit::path("real/snapshots") else {
         return;
     };
-    for e in dir {
-        let p = e.unwrap().path();
+    let dir = real_snapshots(&dir);
+    for p in dir {
         let bytes = std::fs::read(&p).unwrap();
         let name = p.to_string_lossy().into_owned();
         let Ok(Loaded::Snapshot(s)) = load_bytes(&name, &bytes) else {

@@ -9,10 +9,13 @@ use tracelight_core::analysis::ops::{op_table, OpOptions};
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::report::table::{render, TableOptions};
 
-const GENERATED: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/generated"
-);
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn generated() -> String {
+    tracelight_testkit::root()
+        .join("generated")
+        .to_string_lossy()
+        .into_owned()
+}
 const GPU_FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/torch-2.11-cuda13-h100"
@@ -30,12 +33,11 @@ fn table_text_reproduces_torch_layout() {
             false,
         ),
     ];
-    if !std::path::Path::new(GENERATED).exists() {
-        println!("note: {GENERATED} not found; skipping");
+    if tracelight_testkit::path("generated").is_none() {
         return;
     }
     for (stem, ext, flops) in cases {
-        compare(GENERATED, stem, ext, flops, false);
+        compare(&generated(), stem, ext, flops, false);
     }
 }
 

@@ -7,7 +7,13 @@ use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::report::json::Analysis;
 use tracelight_core::warnings::{Severity, WarningKind};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/real");
+/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
+fn real() -> String {
+    tracelight_testkit::root()
+        .join("real")
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// A hand-built trace cut mid-event, with one flow start whose end is missing: the cut is a
 /// warning, the lone flow is info.
@@ -47,9 +53,8 @@ fn truncation_is_a_warning_and_an_unpaired_flow_is_info() {
 /// counted with Python over the file) are info.
 #[test]
 fn a100_rank0_has_no_warnings_only_info() {
-    let path = format!("{REAL}/hta/a100_80gb_rank0of16.json.gz");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("note: {path} not found; skipping");
+    let path = format!("{}/hta/a100_80gb_rank0of16.json.gz", real());
+    let Some(bytes) = tracelight_testkit::read(&path) else {
         return;
     };
     let Ok(Loaded::Trace(t)) = load_bytes(&path, &bytes) else {

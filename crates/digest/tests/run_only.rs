@@ -3,21 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
-use std::path::Path;
 use tracelight_core::digest::Digest;
 use tracelight_core::report::json::{rank_inputs, Analysis};
 use tracelight_core::report::run::run_figures;
 
 #[test]
 fn run_only_read_gives_the_full_reads_run_figures() {
-    let kineto = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus/real/param/dlrm_8rank/kineto"
-    ));
-    if !kineto.is_dir() {
-        println!("note: {} absent; skipping", kineto.display());
+    let Some(kineto) = tracelight_testkit::path("real/param/dlrm_8rank/kineto") else {
         return;
-    }
+    };
     let out = std::env::temp_dir().join(format!("tracelight-run-only-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let mut full: Vec<Analysis> = Vec::new();
@@ -27,6 +21,7 @@ fn run_only_read_gives_the_full_reads_run_figures() {
         .map(|e| e.unwrap().path())
         .collect();
     traces.sort();
+    tracelight_testkit::checked("DLRM ranks", traces.len(), 8);
     for t in &traces {
         let w = tracelight_digest::digest_file(t, &out).unwrap();
         let head = std::fs::read(&w.header).unwrap();

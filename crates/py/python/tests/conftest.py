@@ -14,9 +14,18 @@ CORPUS = Path(os.environ.get("TRACELIGHT_CORPUS", ROOT.parent / "shared" / "corp
 CLI = Path(os.environ.get("TRACELIGHT_CLI", ROOT / "target" / "release" / "tracelight"))
 
 
+# In CI (CI or TRACELIGHT_REQUIRE_CORPUS set to anything but empty, 0 or false) a missing corpus
+# file fails the test naming it, instead of skipping it: a run without the corpus must not pass.
+REQUIRE_CORPUS = any(
+    os.environ.get(k, "") not in ("", "0", "false") for k in ("TRACELIGHT_REQUIRE_CORPUS", "CI")
+)
+
+
 def corpus(rel: str) -> Path:
     p = CORPUS / rel
     if not p.exists():
+        if REQUIRE_CORPUS:
+            pytest.fail(f"corpus file {p} is missing (TRACELIGHT_REQUIRE_CORPUS/CI is set)")
         pytest.skip(f"{p} absent")
     return p
 
