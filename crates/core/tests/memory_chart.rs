@@ -18,9 +18,7 @@ fn corpus() -> String {
 
 fn load(rel: &str) -> Option<Loaded> {
     let path = format!("{}{rel}", corpus());
-    let Some(bytes) = tracelight_testkit::read(&path) else {
-        return None;
-    };
+    let bytes = tracelight_testkit::read(&path)?;
     Some(load_bytes(rel, &bytes).unwrap())
 }
 

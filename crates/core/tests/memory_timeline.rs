@@ -16,9 +16,7 @@ fn corpus() -> String {
 
 fn load(rel: &str) -> Option<Box<MemoryTimeline>> {
     let path = format!("{}{rel}", corpus());
-    let Some(bytes) = tracelight_testkit::read(&path) else {
-        return None;
-    };
+    let bytes = tracelight_testkit::read(&path)?;
     match load_bytes("unknown", &bytes) {
         Ok(Loaded::MemoryTimeline(m)) => Some(m),
         Ok(other) => panic!("{rel}: loaded as {:?}", other.format()),

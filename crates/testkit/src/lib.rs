@@ -54,7 +54,7 @@ pub fn existing(p: &Path) -> Option<PathBuf> {
 /// The bytes of corpus file `rel`, under the same rule as [`path`] (gzip is not undone).
 #[track_caller]
 pub fn bytes(rel: &str) -> Option<Vec<u8>> {
-    read(&root().join(rel))
+    read(root().join(rel))
 }
 
 /// The bytes of `p` (a corpus path built by the caller), under the same rule as [`path`].
