@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, page, shot, CORPUS, ROOT, corpusSkip } from './harness.mjs';
+import { serve, browser, page, shot, inViewport, assertSig3, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -51,7 +51,11 @@ test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: corpu
     for (let k = 0; k < want.length; k++) {
       const row = p.locator(`[data-testid=${id}] .vt-row[data-row="${k}"]`);
       assert.equal(await row.locator('[data-col=name]').textContent(), want[k].name, `${id} row ${k}`);
-      assert.equal(await row.locator('[data-col=status]').textContent(), want[k].b_name ? `${want[k].status} → ${want[k].b_name}` : want[k].status);
+      // Status, then B's name when it differs; how it was matched in core's words, as the CLI.
+      const status = await row.locator('[data-col=status]').textContent();
+      if (want[k].b_name) assert.ok(status.includes(` → ${want[k].b_name}`), `${id} row ${k}: ${status}`);
+      else assert.equal(status, want[k].status);
+      if (want[k].status !== 'same') assert.equal(await row.locator('[data-col=via]').textContent(), want[k].how, `${id} row ${k} how`);
     }
     assert.equal(Number(await p.getByTestId(id).getAttribute('data-rows')), rows.length, `${id} row count`);
   }
@@ -175,6 +179,102 @@ test('two sessions with memory timelines: each category of A and B overlaid, pea
   const got = await p.getByTestId('compare-memory-category').evaluateAll((els) => els.map((e) => [e.dataset.category, Number(e.dataset.aPeak), Number(e.dataset.bPeak)]));
   assert.deepEqual(got, want.map(([n, v]) => [n, v, v]));
   await p.getByTestId('compare-memory-categories').screenshot({ path: shot('compare-memory-categories.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+// Issue 23, point 1: B runs torch.compile and CUDA graphs on a V100 rank of 2, A is eager on an
+// A100 rank of 8, and B's FLOP count covers a fraction of A's: the page says so above the figures,
+// shows FLOPs and counted ops per step, and greys the rates instead of a −95% "achieved TFLOPS".
+test('the trace_diff pair: setup banner, FLOP coverage per step, rates greyed with the reason', { skip: corpusSkip(A, B) }, async () => {
+  const c = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json'], { maxBuffer: 256 << 20 }).toString());
+  assert.equal(c.flops.rates_comparable, false, 'the CLI does not compare these rates either');
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?url=/corpus/${REL_A}&compare=/corpus/${REL_B}`);
+  const banner = p.getByTestId('compare-setup');
+  await banner.waitFor({ timeout: 180_000 });
+  assert.ok(await inViewport(banner), 'the setup banner is on screen when the view opens');
+  const text = await banner.textContent();
+  for (const note of c.setup_notes) assert.ok(text.includes(note), `banner says ${note}: ${text}`);
+  assert.match(text, /A100-PG509-200.*V100-SXM2-16GB/);
+  assert.match(text, /world size: A 8, B 2/);
+  assert.match(text, /B runs torch\.compile/);
+
+  const fig = (k) => p.locator(`[data-testid=compare-figures] tr[data-key="${k}"]`);
+  const cells = async (k) => (await fig(k).locator('td').allTextContents()).map((t) => t.trim());
+  const flops = await cells('flops_per_step');
+  assert.equal(flops[0], 'FLOPs counted / step');
+  assertSig3(flops[1], c.flops.flops_per_step.a, 'A FLOPs / step');
+  assertSig3(flops[2], c.flops.flops_per_step.b, 'B FLOPs / step');
+  const ops = await cells('flop_ops_per_step');
+  assert.equal(Number(ops[1]), Math.round(c.flops.flop_ops_per_step.a));
+  assert.equal(Number(ops[2]), Math.round(c.flops.flop_ops_per_step.b));
+  for (const k of ['tflops', 'tflops_busy', 'mfu']) {
+    const row = fig(k);
+    assert.match(await row.getAttribute('class'), /cmp-na/, `${k} greyed`);
+    const [, a, bb, d] = await cells(k);
+    assert.equal(d, 'not comparable');
+    const scale = k === 'mfu' ? 1 : 1e12;
+    assertSig3(a, c.flops[k].a * scale, `A ${k}`);
+    assertSig3(bb, c.flops[k].b * scale, `B ${k}`);
+    assert.equal(await row.getAttribute('title'), c.flops.not_comparable_because.join('; '));
+  }
+  // The rate's unit fits its size: B's window rate is GFLOPS, not "0.21 TFLOPS".
+  assert.match((await cells('tflops'))[2], / GFLOPS$/);
+  const note = await p.getByTestId('compare-rates-note').textContent();
+  assert.ok(note.includes(c.flops.not_comparable_because[0]), note);
+  // The category shares do not sum to 100%: the page says why (overlapping streams).
+  assert.match(await p.getByTestId('compare-fine-note').textContent(), /sum to \d+% of the step-time change: GPU time is summed over streams that run at once/);
+  // Units stay on the numbers' line: no cell of the overview tables wraps.
+  const wrapped = await p.locator('table.cmp td.num').evaluateAll((tds) => tds.filter((td) => td.textContent.trim() && td.getClientRects().length && td.getBoundingClientRect().height > 24).map((td) => td.textContent));
+  assert.deepEqual(wrapped, [], 'numeric cells on one line');
+  // The median step beside the mean (B's first step is a 166 ms warm-up).
+  const med = p.getByTestId('compare-step-median');
+  assert.ok(Math.abs(Number(await med.getAttribute('data-b-ns')) - c.step.b.median_us * 1e3) <= 1);
+  await p.getByTestId('compare-figures').scrollIntoViewIfNeeded();
+  await p.screenshot({ path: shot('compare-coverage.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+// Issue 23, point 2: renames pair only within one family, say how and how sure, and can be
+// turned off — as `tracelight diff` (and `--no-renames`) does.
+test('renamed kernels pair only like with like, say how, and matching can be turned off', { skip: corpusSkip(A, B) }, async () => {
+  const c = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json'], { maxBuffer: 256 << 20 }).toString());
+  const off = JSON.parse(execFileSync(BIN, ['diff', A, B, '--json', '--no-renames'], { maxBuffer: 256 << 20 }).toString());
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?url=/corpus/${REL_A}&compare=/corpus/${REL_B}`);
+  await p.getByTestId('compare-view').waitFor({ timeout: 180_000 });
+  // The tanh kernels: none is read as a gemm any more.
+  await p.getByTestId('compare-filter').fill('tanh');
+  const tanh = c.kernels.filter((r) => (r.name + ' ' + (r.b_name || '')).toLowerCase().includes('tanh'));
+  assert.ok(tanh.length > 0);
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-kernels]')?.dataset.rows) === n, tanh.length);
+  const statuses = await p.locator('[data-testid=compare-kernels] .vt-row [data-col=status]').allTextContents();
+  assert.ok(statuses.length > 0 && statuses.every((s) => !/gemm/i.test(s)), statuses.join(' | '));
+  await p.getByTestId('compare-filter').fill('');
+  // Renamed rows: the How column names the family, the parent and the confidence, as the CLI.
+  const renamed = c.kernels.filter((r) => r.matched_by === 'parent' || r.matched_by === 'sizes');
+  assert.ok(renamed.length > 0);
+  await p.getByTestId('compare-filter').fill('split_embedding_codegen_forward');
+  const hits = c.kernels.filter((r) => (r.name + ' ' + (r.b_name || '')).includes('split_embedding_codegen_forward'));
+  const emb = hits.find((r) => r.matched_by === 'sizes');
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-kernels]')?.dataset.rows) === n, hits.length);
+  const names = await p.locator('[data-testid=compare-kernels] .vt-row [data-col=name]').allTextContents();
+  const how = await p.locator(`[data-testid=compare-kernels] .vt-row[data-row="${names.indexOf(emb.name)}"] [data-col=via]`).textContent();
+  assert.equal(how, emb.how);
+  assert.match(how, /^high: same kernel, other sizes, under fbgemm::/);
+  await p.locator('[data-testid=compare-kernels]').scrollIntoViewIfNeeded();
+  await p.screenshot({ path: shot('compare-renames.png') });
+  await p.getByTestId('compare-filter').fill('');
+  // Off: the rows of `diff --no-renames`, nothing renamed or merged.
+  await p.getByTestId('compare-renames').uncheck();
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid=compare-kernels]')?.dataset.rows) === n, off.kernels.length, { timeout: 30_000 });
+  assert.equal(Number(await p.getByTestId('compare-ops').getAttribute('data-rows')), off.ops.length);
+  const offStatus = await p.locator('[data-testid=compare-kernels] .vt-row [data-col=status]').allTextContents();
+  assert.ok(offStatus.every((s) => !/^(renamed|merged)/.test(s)), offStatus.join(' | '));
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -93,3 +93,30 @@ export function assertDur(text, us, what) {
 
 /** The text of one cell of a virtual table (`data-testid`, row index, column key). */
 export const cellText = (p, table, row, col) => p.locator(`[data-testid=${table}] .vt-row[data-row="${row}"] [data-col=${col}]`).textContent();
+
+/** Whether an element lies wholly inside the page's viewport now (not merely in the DOM). */
+export async function inViewport(loc) {
+  const box = await loc.boundingBox();
+  const vp = loc.page().viewportSize();
+  return !!box && box.width > 0 && box.height > 0 && box.y >= 0 && box.x >= 0 && box.y + box.height <= vp.height && box.x + box.width <= vp.width;
+}
+
+const PREFIX = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
+/** A share or rate as the page prints it — "0.053%", "37.2%", "22.6 GFLOPS", "345 GFLOP" —
+ *  checked against `value` (a fraction for `%`, FLOP or FLOP/s otherwise): at most three
+ *  significant figures unless the integer part has more, a unit prefix that leaves 1–3 integer
+ *  digits, and equal to `value` to the shown rounding. */
+export function assertSig3(text, value, what) {
+  const m = text.trim().match(/^([−-]?)([\d.]+)(%| ([kMGTPE]?)(FLOPS|FLOP))$/);
+  assert.ok(m, `${what}: a share or a FLOP figure, got ${JSON.stringify(text)}`);
+  const [, sign, digits, unitAll, prefix = '', unit] = m;
+  const [int, frac = ''] = digits.split('.');
+  const sig = (int.replace(/^0+/, '') + frac).replace(/^0+/, '').length;
+  assert.ok(sig <= 3 || frac === '', `${what}: ${text} has more than 3 significant figures`);
+  const scale = unitAll === '%' ? 0.01 : PREFIX[prefix];
+  if (unitAll !== '%' && value !== 0) assert.ok(Number(int) >= 1 && int.length <= 3 || Math.abs(value) < 1, `${what}: ${text} is not in the unit that fits`);
+  const shown = (sign ? -1 : 1) * Number(digits) * scale;
+  const half = 0.5 * scale * 10 ** -frac.length;
+  assert.ok(Math.abs(shown - value) <= half * 1.0001 + 1e-12 * Math.abs(value), `${what}: page ${text} vs ${value}${unit ? ' ' + unit : ''}`);
+}

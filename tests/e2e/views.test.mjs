@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { serve, browser, cli, page, shot, cellText, CORPUS, ROOT, corpusSkip } from './harness.mjs';
+import { serve, browser, cli, page, shot, cellText, assertSig3, inViewport, CORPUS, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -30,7 +30,6 @@ function assertDur(text, us, what) {
   const { ns, tol } = parseDur(text);
   assert.ok(Math.abs(ns - us * 1e3) <= tol + 1, `${what}: page ${text} vs CLI ${us} µs`);
 }
-const pct1 = (x) => `${(100 * x).toFixed(1)}%`;
 
 async function open(p, files) {
   await p.goto(srv.base + '/');
@@ -46,7 +45,7 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   await open(p, NCCL);
   // Overview: facts kept, GPU utilization, step times, categories, top op.
   assert.equal(Number(await p.getByTestId('event-count').textContent()), c.files[0].events);
-  assert.equal(await p.getByTestId('gpu-util').textContent(), pct1(c.gpu.utilization));
+  assertSig3(await p.getByTestId('gpu-util').textContent(), c.gpu.utilization, 'GPU utilization');
   const mean = c.steps.reduce((s, x) => s + x.dur_us, 0) / c.steps.length;
   assert.ok(Math.abs(Number(await p.getByTestId('step-time').getAttribute('data-ns')) - mean * 1e3) <= 1, 'mean step time');
   const steps = await p.getByTestId('step-row').evaluateAll((els) => els.map((e) => [e.dataset.name, Number(e.dataset.ns)]));
@@ -122,7 +121,7 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   // GPU: utilization, exposed communication, gaps listed and linked.
   await p.getByTestId('tab-gpu').click();
   await p.getByTestId('gpu-view').waitFor();
-  assert.equal(await p.getByTestId('gpu-util-gpu').textContent(), pct1(c.gpu.utilization));
+  assertSig3(await p.getByTestId('gpu-util-gpu').textContent(), c.gpu.utilization, 'GPU utilization (GPU tab)');
   assert.ok(Number(await p.getByTestId('gap-table').getAttribute('data-rows')) > 0);
   await p.screenshot({ path: shot('views-gpu.png'), fullPage: true });
   await p.locator('[data-testid=gap-table] .vt-row[data-row="0"]').click();
@@ -139,7 +138,7 @@ test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text a
   p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   const c = cli(RESNET);
   await open(p, RESNET);
-  assert.equal(await p.getByTestId('gpu-util').textContent(), pct1(c.gpu.utilization));
+  assertSig3(await p.getByTestId('gpu-util').textContent(), c.gpu.utilization, 'GPU utilization');
   assert.equal(await p.getByTestId('step-row').count(), c.steps.length);
   const rules = await p.getByTestId('recommendation').evaluateAll((els) => els.map((e) => e.dataset.rule));
   assert.equal(rules.length, c.recommendations.length);
@@ -148,7 +147,7 @@ test('a V100 ResNet-50 trace: steps, recommendations and the key_averages text a
   const cliNums = c.recommendations.flatMap((r) => r.numbers);
   assert.deepEqual(nums.map((n) => n[0]), cliNums.map((n) => n[0]));
   nums.forEach((n, k) => assert.ok(Math.abs(n[1] - cliNums[k][1]) <= 1e-9 * Math.max(1, Math.abs(n[1])), n[0]));
-  if (c.flops.achieved_tflops_window) assert.match(await p.getByTestId('tflops').textContent(), new RegExp(c.flops.achieved_tflops_window.toFixed(2)));
+  if (c.flops.achieved_tflops_window) assertSig3((await p.getByTestId('tflops').textContent()).split(' · ')[0], c.flops.achieved_tflops_window * 1e12, 'achieved FLOPS');
   await p.screenshot({ path: shot('views-overview-resnet.png'), fullPage: true });
   await p.getByTestId('tab-operators').click();
   await p.getByTestId('op-copy').click();
@@ -255,6 +254,48 @@ test('a CPU trace with [memory] and FLOPs: peak memory as the CLI, a link to Mem
     assert.equal(await cellText(p, 'op-table', r, 'name'), c.ops[r].name);
     assertDur(await cellText(p, 'op-table', r, 'self_cpu'), c.ops[r].self_cpu_us, `${c.ops[r].name} self CPU`);
   }
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+// Issue 23, point 4: the Overview's FLOP card of the A100 rank-0-of-16 trace said "ACHIEVED TFLOPS"
+// over "22.64 GFLOPS", printed its blended peak as 43.022365246629555 labelled "tf32", rounded MFU
+// 0.053% to "0.1%" and left out the rate while the kernels run. One formatter now: three
+// significant figures, small values kept, the title in the value's unit.
+const A100 = path.join(CORPUS, 'real/hta/a100_80gb_rank0of16.json.gz');
+const H100_LM = path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100/gpu_lm_bf16.pt.trace.json.gz');
+test('the FLOP card: title in the value\'s unit, 3 significant figures, MFU 0.053% kept, the blended peak said so', { skip: corpusSkip(A100, H100_LM) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const c = cli(A100);
+  await open(p, A100);
+  const f = c.flops;
+  assert.ok(f.achieved_tflops_window < 1 && f.mfu < 0.001, 'the trace is the small-rate case');
+  const card = p.getByTestId('tflops').locator('xpath=..');
+  assert.ok(await inViewport(card), 'the FLOP card is on screen when the Overview opens');
+  assert.equal(await p.getByTestId('tflops-title').textContent(), 'Achieved GFLOPS / MFU');
+  const value = (await p.getByTestId('tflops').textContent()).split(' · ')[0];
+  assert.match(value, / GFLOPS$/);
+  assertSig3(value, f.achieved_tflops_window * 1e12, 'achieved over the window');
+  const mfu = (await p.getByTestId('mfu').textContent()).replace(/^ · MFU /, '');
+  assertSig3(mfu, f.mfu, 'MFU');
+  assert.notEqual(mfu, '0.1%');
+  assert.match(mfu, /^0\.05\d*%$/);
+  assertSig3((await p.getByTestId('tflops-busy').textContent()).replace(' while their kernels run', ''), f.achieved_tflops_device * 1e12, 'while busy');
+  const note = await card.locator('.stat-note').textContent();
+  const peak = note.match(/peak (\S+ TFLOPS) \(FLOP-weighted blend: (.*)\) · /);
+  assert.ok(peak, note);
+  assertSig3(peak[1], f.peak_tflops * 1e12, 'peak');
+  assert.equal(peak[2], f.peak_source);
+  assert.ok(!/\d\.\d{4,}/.test(note), `no long decimals: ${note}`);
+  await card.screenshot({ path: shot('views-flop-card-a100.png') });
+  // H100, bf16 GEMMs with some fp32: the blend's peak (988.78…) reads 989 TFLOPS.
+  const h = cli(H100_LM);
+  await open(p, H100_LM);
+  const hnote = await p.getByTestId('tflops').locator('xpath=..').locator('.stat-note').textContent();
+  const hp = hnote.match(/peak (\S+ TFLOPS)/);
+  assertSig3(hp[1], h.flops.peak_tflops * 1e12, 'H100 peak');
+  assert.equal(hp[1], '989 TFLOPS');
   assert.deepEqual(errors, []);
   await p.close();
 });

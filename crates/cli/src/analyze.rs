@@ -263,8 +263,9 @@ fn side_traces(path: &str) -> Result<Vec<(String, Box<Trace>)>, CliError> {
     Ok(out)
 }
 
-/// `diff A B [--json] [--group-by-input-shape]`: the A/B diff of two traces or run folders
-/// (`report::diff`): per-step overview, verdict, matched ops and kernels.
+/// `diff A B [--json] [--group-by-input-shape] [--no-renames]`: the A/B diff of two traces or
+/// run folders (`report::diff`): per-step overview, verdict, matched ops and kernels;
+/// `--no-renames` turns off matching renamed ops and kernels within their family.
 pub fn diff(rest: &[String]) -> Result<String, CliError> {
     use tracelight_core::report::diff::{
         json::diff_json, markdown::diff_markdown, side::Side, Diff,
@@ -286,7 +287,10 @@ pub fn diff(rest: &[String]) -> Result<String, CliError> {
             .collect();
         Ok(Side::of(path, &pairs, by_shapes))
     };
-    let d = Diff::of(side(a)?, side(b)?);
+    let opts = tracelight_core::report::diff::rows::MatchOptions {
+        renames: !rest.iter().any(|f| f == "--no-renames"),
+    };
+    let d = Diff::with(side(a)?, side(b)?, opts);
     if rest.iter().any(|f| f == "--json") {
         return Ok(serde_json::to_string_pretty(&diff_json(&d)).unwrap_or_default() + "\n");
     }

@@ -15,9 +15,10 @@ pub const USAGE: &str = "usage:
                                        the nn.Module tree with host/GPU time (forward and
                                        backward), GPU time by line of user code, forward op
                                        <-> backward node
-  tracelight diff A B [--json] [--group-by-input-shape]
+  tracelight diff A B [--json] [--group-by-input-shape] [--no-renames]
                                        A/B diff of two traces or run folders: per-step
                                        overview, verdict, matched ops and kernels
+                                       (--no-renames: match by exact name only)
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";

@@ -5,7 +5,7 @@
 
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::Trace;
-use tracelight_core::report::diff::rows::{DiffRow, MatchedBy, Status};
+use tracelight_core::report::diff::rows::{Confidence, DiffRow, MatchOptions, MatchedBy, Status};
 use tracelight_core::report::diff::{side::Side, Diff, Measure};
 use tracelight_core::report::json::Analysis;
 
@@ -420,11 +420,123 @@ fn hta_trace_diff_pair_agrees_with_the_raw_events() {
         emb.b_name.as_deref().unwrap().contains("long, 5ul>"),
         "{emb:?}"
     );
-    assert_eq!(emb.matched_by, Some(MatchedBy::Parent));
+    assert_eq!(emb.matched_by, Some(MatchedBy::Sizes));
+    assert_eq!(emb.confidence, Some(Confidence::High));
     assert_eq!(
         emb.via.as_deref(),
         Some("fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function")
     );
+}
+
+#[test]
+fn hta_trace_diff_pair_renames_only_like_with_like_and_greys_rates_of_unequal_coverage() {
+    // Issue 23: on this pair the page paired a `tanh` kernel with `volta_sgemm_128x64_tn`,
+    // `aten::permute` with `CompiledFunction`, and showed a −95% "achieved TFLOPS" that came
+    // from B (torch.compile, CUDA graphs, a V100 rank of 2) counting a fraction of A's FLOPs.
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let (pa, pb) = (format!("{dir}/{A_FILE}"), format!("{dir}/{B_FILE}"));
+    if std::fs::metadata(&pa).is_err() || std::fs::metadata(&pb).is_err() {
+        println!("note: trace_diff corpus absent; skipping");
+        return;
+    }
+    let one = |p: &str| {
+        let Loaded::Trace(t) = load_bytes(p, &std::fs::read(p).unwrap()).unwrap() else {
+            panic!("not a trace")
+        };
+        let a = Analysis::of(p, &t);
+        Side::of(p, &[(&t, &a)], false)
+    };
+    let d = Diff::of(one(&pa), one(&pb));
+    // Setup read straight from the raw JSON.
+    let meta = |p: &str| {
+        use std::io::Read;
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
+            .read_to_string(&mut s)
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let names: Vec<&str> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        (
+            v["deviceProperties"][0]["name"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            v["distributedInfo"]["world_size"].as_i64().unwrap(),
+            names.contains(&"CompiledFunction"),
+            names.contains(&"cudaGraphLaunch"),
+        )
+    };
+    let (ma, mb) = (meta(&pa), meta(&pb));
+    assert_eq!((ma.2, ma.3, mb.2, mb.3), (false, false, true, true));
+    assert_eq!(
+        d.setup_notes,
+        vec![
+            format!("device: A {}, B {}", ma.0, mb.0),
+            format!("world size: A {}, B {}", ma.1, mb.1),
+            "B runs torch.compile (CompiledFunction), A eager".to_owned(),
+            "B replays CUDA graphs (cudaGraphLaunch), A does not".to_owned(),
+        ]
+    );
+    assert!(!d.rates.comparable, "{:?}", d.rates);
+    assert!(d.rates.reasons[0]
+        .starts_with("FLOPs were counted for 582 op calls per step in A, 234 in B"));
+    // Every renamed kernel pair keeps matrix kernels with matrix kernels: the elementwise
+    // `tanh` kernel is no longer read as a gemm.
+    for r in d
+        .kernels
+        .iter()
+        .filter(|r| matches!(r.matched_by, Some(MatchedBy::Parent | MatchedBy::Sizes)))
+    {
+        let a: Vec<&String> = if r.a_members.is_empty() {
+            vec![&r.name]
+        } else {
+            r.a_members.iter().collect()
+        };
+        let b: Vec<&String> = if r.b_members.is_empty() {
+            r.b_name.iter().collect()
+        } else {
+            r.b_members.iter().collect()
+        };
+        // BLAS kernels (gemm, gemv, cuBLAS, CUTLASS) against everything else.
+        let gemm = |n: &&String| {
+            let l = n.to_lowercase();
+            ["gemm", "gemv", "cublas", "cutlass"]
+                .iter()
+                .any(|k| l.contains(k))
+        };
+        assert!(
+            a.iter().all(gemm) == b.iter().all(gemm) && a.iter().any(gemm) == b.iter().any(gemm),
+            "{r:#?}"
+        );
+        assert!(
+            r.confidence.is_some() && r.family.is_some() || r.matched_by == Some(MatchedBy::Sizes)
+        );
+    }
+    // No single eager op stands for B's compiled region.
+    for r in d
+        .ops
+        .iter()
+        .filter(|r| r.b_name.as_deref() == Some("CompiledFunction"))
+    {
+        assert!(r.a_members.len() > 1, "{r:#?}");
+        assert!(
+            r.how().starts_with("low: B's compiled region stands for"),
+            "{}",
+            r.how()
+        );
+    }
+    // Off, nothing is renamed.
+    let d = Diff::with(one(&pa), one(&pb), MatchOptions { renames: false });
+    assert!(d
+        .ops
+        .iter()
+        .chain(&d.kernels)
+        .all(|r| !matches!(r.matched_by, Some(MatchedBy::Parent | MatchedBy::Sizes))));
 }
 
 #[test]
@@ -456,4 +568,273 @@ fn grouped_by_input_shapes_the_same_op_with_new_shapes_is_matched_as_a_shape_cha
     // Without shapes the two are one row, matched by name.
     let d = Diff::of(side("a", &build(32)), side("b", &build(64)));
     assert_eq!(row(&d.ops, "aten::mm").matched_by, Some(MatchedBy::Name));
+}
+
+// ---- renames pair like with like (issue 23, point 2) -------------------------------------------
+
+/// Under one module annotation, A runs `a_op` launching `a_kernel`, B runs `b_op` launching
+/// `b_kernel`: no op or kernel of either side has a same-named counterpart.
+fn module_with(op: &str, kernel: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for k in 0..2 {
+        let t0 = k as f64 * 1000.0;
+        step(&mut v, k + 1, t0, 1000.0);
+        v.push(x(
+            "user_annotation",
+            "nn.Module: Block",
+            1,
+            t0 + 5.0,
+            500.0,
+            "",
+        ));
+        op_with_kernel(&mut v, op, kernel, t0 + 10.0, 100.0, k as i64);
+    }
+    v
+}
+
+#[test]
+fn an_elementwise_kernel_is_never_renamed_into_a_gemm() {
+    // HTA's trace_diff pair read an elementwise `tanh` kernel as "changed →
+    // volta_sgemm_128x64_tn": the two sit under one parent but compute different things.
+    let d = Diff::of(
+        side("a", &module_with("aten::tanh", "tanh_kernel")),
+        side("b", &module_with("aten::mm", "volta_sgemm_128x64_tn")),
+    );
+    let k = row(&d.kernels, "tanh_kernel");
+    assert_eq!(k.status, Status::Removed, "{k:#?}");
+    assert_eq!(
+        row(&d.kernels, "volta_sgemm_128x64_tn").status,
+        Status::Added
+    );
+    assert_eq!(row(&d.ops, "aten::tanh").status, Status::Removed);
+    assert_eq!(row(&d.ops, "aten::mm").status, Status::Added);
+    // Two gemm kernels under the same parent do pair, and say how and how sure.
+    let d = Diff::of(
+        side("a", &module_with("aten::mm", "ampere_sgemm_128x64_nn")),
+        side("b", &module_with("aten::mm", "volta_sgemm_128x64_tn")),
+    );
+    let k = row(&d.kernels, "ampere_sgemm_128x64_nn");
+    assert_eq!(k.b_name.as_deref(), Some("volta_sgemm_128x64_tn"));
+    assert_eq!(k.family.as_deref(), Some("gemm"));
+    assert_eq!(k.confidence, Some(Confidence::Medium));
+    assert_eq!(k.how(), "medium: renamed within gemm under aten::mm");
+}
+
+#[test]
+fn a_backend_rename_says_how_it_was_matched_and_can_be_turned_off() {
+    let a = convolution("aten::cudnn_convolution", "cudnn_fprop_kernel", 100.0);
+    let b = convolution("aten::miopen_convolution", "MIOpenConvFwd", 70.0);
+    let d = Diff::of(side("a", &a), side("b", &b));
+    let op = row(&d.ops, "aten::cudnn_convolution");
+    assert_eq!(op.family.as_deref(), Some("convolution"));
+    assert_eq!(op.confidence, Some(Confidence::Medium));
+    assert_eq!(
+        op.how(),
+        "medium: renamed within convolution under aten::_convolution"
+    );
+    assert_eq!(
+        row(&d.ops, "aten::conv2d").confidence,
+        Some(Confidence::Exact)
+    );
+    assert!(d.renames);
+    // Off: the rename is one removal and one addition, each with its full time per step.
+    let d = Diff::with(
+        side("a", &a),
+        side("b", &b),
+        MatchOptions { renames: false },
+    );
+    assert!(!d.renames);
+    let gone = row(&d.ops, "aten::cudnn_convolution");
+    assert_eq!(
+        (gone.status, gone.b_name.as_deref()),
+        (Status::Removed, None)
+    );
+    assert_eq!(gone.delta_step_ns, -100_000.0);
+    let new = row(&d.ops, "aten::miopen_convolution");
+    assert_eq!(new.status, Status::Added);
+    assert_eq!(new.delta_step_ns, 70_000.0);
+    assert_eq!(row(&d.kernels, "MIOpenConvFwd").status, Status::Added);
+}
+
+#[test]
+fn a_compiled_region_stands_for_every_eager_op_under_its_parent_not_one() {
+    // `aten::permute` "changed → CompiledFunction" (issue 23): the compiled region replaced the
+    // module's whole eager forward, so it is matched with all of it.
+    let build = |ops: &[(&str, &str)]| {
+        let mut v = Vec::new();
+        step(&mut v, 1, 0.0, 1000.0);
+        v.push(x("user_annotation", "nn.Module: MLP", 1, 5.0, 500.0, ""));
+        for (k, (op, kernel)) in ops.iter().enumerate() {
+            op_with_kernel(&mut v, op, kernel, 10.0 + 50.0 * k as f64, 20.0, k as i64);
+        }
+        v
+    };
+    let d = Diff::of(
+        side(
+            "a",
+            &build(&[
+                ("aten::permute", "copy_kernel"),
+                ("aten::tanh", "tanh_kernel"),
+                ("aten::mm", "ampere_sgemm_128x64_nn"),
+            ]),
+        ),
+        side(
+            "b",
+            &build(&[("CompiledFunction", "triton_poi_fused_tanh_0")]),
+        ),
+    );
+    let r = row(&d.ops, "aten::permute");
+    assert_eq!(r.a_members, vec!["aten::permute", "aten::tanh", "aten::mm"]);
+    assert_eq!(r.b_name.as_deref(), Some("CompiledFunction"));
+    assert_eq!(r.family.as_deref(), Some("compiled"));
+    assert_eq!(r.confidence, Some(Confidence::Low));
+    assert_eq!(
+        r.how(),
+        "low: B's compiled region stands for 3 eager items under nn.Module: MLP"
+    );
+    assert_eq!((r.a_calls, r.b_calls), (3, 1));
+    // The fused pointwise kernel pairs with the eager elementwise kernels, not with the gemm.
+    let k = row(&d.kernels, "triton_poi_fused_tanh_0");
+    assert!(!k.a_members.iter().any(|n| n.contains("sgemm")), "{k:#?}");
+    assert_eq!(
+        row(&d.kernels, "ampere_sgemm_128x64_nn").status,
+        Status::Removed
+    );
+}
+
+// ---- FLOP coverage and setup (issue 23, point 1) -----------------------------------------------
+
+/// One step of 1000 µs holding `mms` calls of `aten::mm` [[64,128],[128,256]] (2·64·128·256 =
+/// 4,194,304 FLOPs each, torch's formula) launching a 10 µs gemm, and `other` calls of an op
+/// with no FLOP formula launching a 10 µs kernel; on an A100 when `device`.
+fn flop_trace(mms: usize, other: usize, extra: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    step(&mut v, 1, 0.0, 1000.0);
+    let mut c = 0;
+    for k in 0..mms {
+        let ts = 10.0 + 40.0 * k as f64;
+        v.push(x(
+            "cpu_op",
+            "aten::mm",
+            1,
+            ts,
+            8.0,
+            r#""Input Dims":[[64,128],[128,256]],"Input type":["float","float"]"#,
+        ));
+        v.push(x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            1,
+            ts + 1.0,
+            5.0,
+            &format!(r#""correlation":{c}"#),
+        ));
+        v.push(x(
+            "kernel",
+            "ampere_sgemm_64x64_nn",
+            7,
+            ts + 10.0,
+            10.0,
+            &format!(r#""device":0,"stream":7,"correlation":{c}"#),
+        ));
+        c += 1;
+    }
+    for k in 0..other {
+        op_with_kernel(
+            &mut v,
+            "CompiledFunction",
+            "triton_poi_fused_0",
+            500.0 + 40.0 * k as f64,
+            10.0,
+            100 + k as i64,
+        );
+    }
+    if !extra.is_empty() {
+        v.push(extra.to_owned());
+    }
+    v
+}
+
+fn side_with_meta(label: &str, events: &[String], meta: &str) -> Side {
+    let json = format!(r#"{{{meta}"traceEvents":[{}]}}"#, events.join(","));
+    let Loaded::Trace(t) = load_bytes("t.json", json.as_bytes()).unwrap() else {
+        panic!("not a trace")
+    };
+    let a = Analysis::of(label, &t);
+    Side::of(label, &[(&t, &a)], false)
+}
+
+#[test]
+fn flop_rates_are_compared_only_when_both_sides_counted_the_same_work() {
+    // A counts 4 mm calls per step, all of its GPU time; B counts 1 and runs the rest in
+    // compiled kernels no formula covers: its TFLOPS would read 4x lower at the same speed.
+    let a = side("a", &flop_trace(4, 0, ""));
+    let b = side("b", &flop_trace(1, 3, ""));
+    assert_eq!(a.coverage.flops_per_step, 4.0 * 4_194_304.0);
+    assert_eq!(b.coverage.flops_per_step, 4_194_304.0);
+    assert_eq!(
+        (a.coverage.ops_per_step, b.coverage.ops_per_step),
+        (4.0, 1.0)
+    );
+    assert_eq!(a.coverage.device_share, Some(1.0));
+    assert_eq!(b.coverage.device_share, Some(0.25));
+    let d = Diff::of(a, b);
+    assert!(!d.rates.comparable);
+    assert_eq!(
+        d.rates.reasons,
+        vec![
+            "FLOPs were counted for 4 op calls per step in A, 1 in B".to_owned(),
+            "those ops ran 100% of A's GPU time, 25% of B's".to_owned(),
+            "16.8 MFLOP per step counted in A, 4.19 MFLOP in B".to_owned(),
+        ]
+    );
+    assert_eq!(d.b.setup.compiled.as_deref(), Some("CompiledFunction"));
+    assert_eq!(
+        d.setup_notes,
+        vec!["B runs torch.compile (CompiledFunction), A eager".to_owned()]
+    );
+    let md = tracelight_core::report::diff::markdown::diff_markdown(&d);
+    assert!(md.contains("| achieved FLOPS (step window) |"), "{md}");
+    assert!(md.contains("not comparable ¹"), "{md}");
+    assert!(
+        md.contains("¹ FLOP rates not compared: FLOPs were counted for 4 op calls"),
+        "{md}"
+    );
+    assert!(
+        md.contains("> **Not like for like** — B runs torch.compile"),
+        "{md}"
+    );
+    let js = tracelight_core::report::diff::json::diff_json(&d);
+    assert_eq!(js["flops"]["rates_comparable"], false);
+    assert_eq!(js["flops"]["flop_ops_per_step"]["a"], 4.0);
+    // The same work on both sides, B's gemm slower: comparable, no reason.
+    let d = Diff::of(
+        side("a", &flop_trace(4, 0, "")),
+        side("b", &flop_trace(4, 0, "")),
+    );
+    assert!(d.rates.comparable, "{:?}", d.rates);
+    assert!(d.setup_notes.is_empty());
+}
+
+#[test]
+fn a_change_of_device_or_world_size_is_said_above_the_comparison() {
+    let meta = |dev: &str, ws: u32| {
+        format!(
+            r#""deviceProperties":[{{"id":0,"name":"{dev}"}}],"distributedInfo":{{"backend":"nccl","rank":0,"world_size":{ws}}},"#
+        )
+    };
+    let a = side_with_meta(
+        "a",
+        &flop_trace(2, 0, ""),
+        &meta("NVIDIA A100-SXM4-80GB", 8),
+    );
+    let b = side_with_meta("b", &flop_trace(2, 0, ""), &meta("Tesla V100-SXM2-16GB", 2));
+    let d = Diff::of(a, b);
+    assert_eq!(
+        d.setup_notes,
+        vec![
+            "device: A NVIDIA A100-SXM4-80GB, B Tesla V100-SXM2-16GB".to_owned(),
+            "world size: A 8, B 2".to_owned()
+        ]
+    );
 }

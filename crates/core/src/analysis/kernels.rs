@@ -132,6 +132,8 @@ pub const FINE_RULES: &[(&str, &[&str])] = &[
             "winograd",
             "nchwtonhwc",
             "nhwctonchw",
+            // MIOpen's (ROCm) convolution kernels: `MIOpenConvUni`, `MIOpenConvFwd…`.
+            "miopenconv",
         ],
     ),
     (

@@ -7,6 +7,7 @@ pub mod facts;
 pub mod json;
 pub mod memory;
 pub mod modules;
+pub mod num;
 pub mod run;
 pub mod run_json;
 pub mod run_steps;

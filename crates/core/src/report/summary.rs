@@ -4,6 +4,7 @@
 
 use super::facts::Facts;
 use super::json::Analysis;
+use super::num;
 use super::table::{format_memory, format_time_us};
 use crate::analysis::steps::CATEGORIES;
 use std::fmt::Write;
@@ -102,9 +103,12 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
                 );
             }
             if let Some(tf) = a.flops.achieved_tflops_window {
-                let _ = write!(s, "- achieved {tf:.2} TFLOPS over the window");
+                let _ = write!(s, "- achieved {} over the window", num::tflops(tf));
+                if let Some(b) = a.flops.achieved_tflops_device {
+                    let _ = write!(s, " ({} while their kernels run)", num::tflops(b));
+                }
                 if let (Some(m), Some(p)) = (a.flops.mfu, a.flops.peak_tflops) {
-                    let _ = write!(s, ", MFU {:.1}% of {p:.1} TFLOPS", 100.0 * m);
+                    let _ = write!(s, ", MFU {} of {}", num::share(m), num::tflops(p));
                     if let Some(src) = &a.flops.peak_source {
                         let _ = write!(s, " ({src})");
                     }

@@ -90,7 +90,10 @@ fn chart(o: Arc<MemoryOverlay>, h: f64) -> impl IntoView {
 fn delta_text(o: &MemoryOverlay) -> String {
     let delta = o.b.peak.1 as i64 - o.a.peak.1 as i64;
     let pct = if o.a.peak.1 > 0 {
-        format!(" ({:+.1}%)", 100.0 * delta as f64 / o.a.peak.1 as f64)
+        format!(
+            " ({})",
+            tracelight_core::report::num::signed_share(delta as f64 / o.a.peak.1 as f64)
+        )
     } else {
         String::new()
     };

@@ -8,18 +8,30 @@ use crate::session::{reveal, SessionRef};
 use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
-use tracelight_core::report::diff::rows::{DiffRow, Status};
+use tracelight_core::report::diff::rows::{DiffRow, MatchedBy, Status};
 use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, Diff, Measure};
+use tracelight_core::report::num;
 
 fn status_text(r: &DiffRow) -> String {
-    let s = match r.status {
-        Status::Same => "same",
-        Status::Changed => "changed",
-        Status::Added => "added",
-        Status::Removed => "removed",
+    let s = match (r.status, r.matched_by) {
+        (Status::Added, _) => "added",
+        (Status::Removed, _) => "removed",
+        (_, Some(MatchedBy::Parent)) if !r.a_members.is_empty() || !r.b_members.is_empty() => {
+            "merged"
+        }
+        (_, Some(MatchedBy::Parent | MatchedBy::Sizes)) => "renamed",
+        (Status::Same, _) => "same",
+        (Status::Changed, _) => "changed",
+    };
+    let more = |m: &[String]| {
+        if m.len() > 1 {
+            format!(" (+{} more)", m.len() - 1)
+        } else {
+            String::new()
+        }
     };
     match &r.b_name {
-        Some(b) => format!("{s} → {b}"),
+        Some(b) => format!("{s} → {b}{}", more(&r.b_members)),
         None => s.to_owned(),
     }
 }
@@ -56,16 +68,13 @@ fn cell(r: &DiffRow, col: DiffCol) -> String {
     match col {
         DiffCol::Name => r.name.clone(),
         DiffCol::Status => status_text(r),
-        DiffCol::Via => r.via.clone().unwrap_or_default(),
+        DiffCol::Via => r.how(),
         DiffCol::ACalls => r.a_calls.to_string(),
         DiffCol::BCalls => r.b_calls.to_string(),
         DiffCol::AStep => fmt_ns(r.a_step_ns),
         DiffCol::BStep => fmt_ns(r.b_step_ns),
         DiffCol::Delta => fmt_delta_ns(r.delta_step_ns),
-        DiffCol::Share => r
-            .share
-            .map(|s| format!("{:.1}%", 100.0 * s))
-            .unwrap_or_default(),
+        DiffCol::Share => r.share.map(num::share).unwrap_or_default(),
     }
 }
 
@@ -141,10 +150,11 @@ fn DiffTable(
             320,
         ),
         Col::text(DiffCol::Status, "Status / B", 220).tip(
-            "same, changed, added, removed; → B's name when it was matched under another name",
+            "same, changed, added, removed; renamed or merged → B's name when it was matched under another name",
         ),
-        Col::text(DiffCol::Via, "Matched via", 150)
-            .tip("the nearest op both sides have, for renamed, added or removed rows"),
+        Col::text(DiffCol::Via, "How matched", 240).tip(
+            "same name; or renamed within one family (gemm with gemm…) under the nearest op both sides have, with how sure: medium = the only one of its family there, low = by order among several, a merged group or a compiled region",
+        ),
         Col::num(DiffCol::ACalls, "A calls", 70),
         Col::num(DiffCol::BCalls, "B calls", 70),
         Col::num(DiffCol::AStep, "A / step", 90),

@@ -12,9 +12,14 @@ use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::model::Trace;
+use tracelight_core::report::diff::markdown::{figure_delta, figure_label, figure_value};
 use tracelight_core::report::diff::memory::category_overlays;
-use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, side::Side, Diff, Line};
+use tracelight_core::report::diff::rows::MatchOptions;
+use tracelight_core::report::diff::{
+    fmt_delta_ns, fmt_ns, is_rate, share_note, side::Side, Diff, Line,
+};
 use tracelight_core::report::json::Analysis;
+use tracelight_core::report::num;
 
 /// A session's traces as one side (its ranks, in rank order); ops keyed by name, or by name and
 /// input shapes.
@@ -35,11 +40,7 @@ pub fn side_of(s: &SessionRef, by_shapes: bool) -> Option<Side> {
 }
 
 fn pct(a: f64, b: f64) -> String {
-    if a == 0.0 {
-        String::new()
-    } else {
-        format!("{:+.1}%", 100.0 * (b - a) / a)
-    }
+    num::change(a, b)
 }
 
 /// Rows of per-step times on both sides with a pair of bars (A above B) and the change.
@@ -50,6 +51,7 @@ fn TimeTable(
     lines: Vec<Line>,
     step_delta: f64,
 ) -> impl IntoView {
+    let note = share_note(&lines, step_delta);
     let max = lines
         .iter()
         .map(|l| l.a.unwrap_or(0.0).max(l.b.unwrap_or(0.0)))
@@ -64,7 +66,7 @@ fn TimeTable(
             let share = if step_delta == 0.0 {
                 String::new()
             } else {
-                format!("{:.0}%", 100.0 * d / step_delta)
+                num::share(d / step_delta)
             };
             let cls = if d > 0.0 { "num worse" } else if d < 0.0 { "num better" } else { "num" };
             view! {
@@ -90,45 +92,36 @@ fn TimeTable(
                 <thead><tr><th></th><th>"A / B"</th><th>"A"</th><th>"B"</th><th>"Δ"</th><th>"Δ %"</th><th title="share of the step-time change">"of Δ step"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            {note.map(|n| view! { <p class="hint" data-testid=format!("{testid}-note")>{n}</p> })}
         </section>
     }
 }
 
-/// The headline figures (utilization, communication, memory, TFLOPS, MFU) as text rows.
+/// The headline figures (utilization, communication, memory, FLOP coverage, rates, MFU) as text
+/// rows, in core's words and formats (`tracelight diff` prints the same). Rates whose FLOP
+/// coverage differs are greyed, their Δ replaced by "not comparable", the reason on hover and
+/// under the table.
 fn figure_rows(d: &Diff) -> impl IntoView {
+    let comparable = d.rates.comparable;
+    let why = d.rates.reasons.join("; ");
     d.figures
         .clone()
         .into_iter()
         .filter(|l| l.a.is_some() || l.b.is_some())
+        .filter(|l| !(l.name == "flops_per_step" && l.a == Some(0.0) && l.b == Some(0.0)))
         .map(|l| {
-            let f = |v: Option<f64>| -> String {
-                let Some(v) = v else { return "—".into() };
-                match l.name.as_str() {
-                    "gpu_utilization" | "mfu" => format!("{:.1}%", 100.0 * v),
-                    "tflops" => format!("{v:.2}"),
-                    "comm_ns" | "exposed_comm_ns" => fmt_ns(v),
-                    _ => tracelight_core::report::memory::signed_bytes(v as i64),
-                }
-            };
-            let label = match l.name.as_str() {
-                "gpu_utilization" => "GPU utilization",
-                "comm_ns" => "communication / step",
-                "exposed_comm_ns" => "exposed communication / step",
-                "peak_allocated_bytes" => "peak allocated",
-                "peak_reserved_bytes" => "peak reserved",
-                "tflops" => "achieved TFLOPS (window)",
-                "mfu" => "MFU",
-                n => n,
-            }
-            .to_owned();
-            let delta = match (l.a, l.b, l.name.as_str()) {
-                (Some(a), Some(b), "gpu_utilization" | "mfu") => format!("{:+.1} pt", 100.0 * (b - a)),
-                (Some(a), Some(b), _) => pct(a, b),
+            let f = |v: Option<f64>| v.map_or("—".to_owned(), |v| figure_value(&l.name, v));
+            let greyed = is_rate(&l.name) && !comparable;
+            let delta = match (l.a, l.b) {
+                (Some(_), Some(_)) if greyed => "not comparable".to_owned(),
+                (Some(a), Some(b)) => figure_delta(&l.name, a, b),
                 _ => String::new(),
             };
+            let title = if greyed { why.clone() } else { String::new() };
             view! {
-                <tr data-key=l.name.clone() data-a=l.a.map(|v| v.to_string()).unwrap_or_default() data-b=l.b.map(|v| v.to_string()).unwrap_or_default()>
-                    <td>{label}</td><td class="num">{f(l.a)}</td><td class="num">{f(l.b)}</td><td class="num">{delta}</td>
+                <tr data-key=l.name.clone() class:cmp-na=greyed title=title
+                    data-a=l.a.map(|v| v.to_string()).unwrap_or_default() data-b=l.b.map(|v| v.to_string()).unwrap_or_default()>
+                    <td>{figure_label(&l.name).to_owned()}</td><td class="num">{f(l.a)}</td><td class="num">{f(l.b)}</td><td class="num">{delta}</td>
                 </tr>
             }
         })
@@ -195,20 +188,28 @@ pub fn CompareView(
                 .unwrap_or_default()
         )
     };
-    // The diff keyed by name + input shapes, computed on first use.
+    // The diff keyed by name (+ input shapes), renames matched or not: computed on first use.
     let by_shapes = RwSignal::new(false);
-    let shaped = {
+    let renames = RwSignal::new(true);
+    let variant = {
         let (sa, sb) = (session.clone(), b.clone());
-        let cell: StoredValue<Option<Arc<Diff>>, LocalStorage> = StoredValue::new_local(None);
+        type Cache = Vec<((bool, bool), Arc<Diff>)>;
+        let cell: StoredValue<Cache, LocalStorage> =
+            StoredValue::new_local(vec![((false, true), d.clone())]);
         let d0 = d.clone();
-        move || {
-            if let Some(x) = cell.get_value() {
+        move |shapes: bool, ren: bool| {
+            if let Some(x) = cell.with_value(|c| {
+                c.iter()
+                    .find(|(k, _)| *k == (shapes, ren))
+                    .map(|(_, x)| x.clone())
+            }) {
                 return x;
             }
-            let x = side_of(&sa, true)
-                .zip(side_of(&sb, true))
-                .map_or_else(|| d0.clone(), |(a, b)| Arc::new(Diff::of(a, b)));
-            cell.set_value(Some(x.clone()));
+            let x = side_of(&sa, shapes).zip(side_of(&sb, shapes)).map_or_else(
+                || d0.clone(),
+                |(a, b)| Arc::new(Diff::with(a, b, MatchOptions { renames: ren })),
+            );
+            cell.update_value(|c| c.push(((shapes, ren), x.clone())));
             x
         }
     };
@@ -243,6 +244,12 @@ pub fn CompareView(
                 {target("or drop a new B here")}
             </div>
             <p class=format!("cmp-verdict{noise}") data-testid="compare-verdict">{d.verdict.clone()}</p>
+            {(!d.setup_notes.is_empty()).then(|| view! {
+                <div class="error warning" role="note" data-testid="compare-setup">
+                    <span><b>"Not like for like: "</b>{d.setup_notes.join("; ")}
+                    ". Figures per step still compare; read rates and per-op changes with this in mind."</span>
+                </div>
+            })}
             <div class="grid2">
                 <section class="card">
                     <h2>"Step time"</h2>
@@ -254,6 +261,10 @@ pub fn CompareView(
                                 <td>"mean"</td><td class="num">{fmt_ns(sa.mean)}</td><td class="num">{fmt_ns(sb.mean)}</td>
                                 <td class="num">{format!("{} ({})", fmt_delta_ns(d.step_delta_ns), pct(sa.mean, sb.mean))}</td>
                             </tr>
+                            <tr data-testid="compare-step-median" data-a-ns=sa.median.to_string() data-b-ns=sb.median.to_string()>
+                                <td title="the middle step: unlike the mean, not pulled by a slow warm-up step">"median"</td><td class="num">{fmt_ns(sa.median)}</td><td class="num">{fmt_ns(sb.median)}</td>
+                                <td class="num">{format!("{} ({})", fmt_delta_ns(sb.median - sa.median), pct(sa.median, sb.median))}</td>
+                            </tr>
                             <tr><td>"min – max"</td><td class="num">{format!("{} – {}", fmt_ns(sa.min), fmt_ns(sa.max))}</td><td class="num">{format!("{} – {}", fmt_ns(sb.min), fmt_ns(sb.max))}</td><td></td></tr>
                             <tr><td>"σ (step to step)"</td><td class="num">{fmt_ns(sa.stdev)}</td><td class="num">{fmt_ns(sb.stdev)}</td><td></td></tr>
                         </tbody>
@@ -262,6 +273,11 @@ pub fn CompareView(
                         <thead><tr><th></th><th>"A"</th><th>"B"</th><th>"Δ"</th></tr></thead>
                         <tbody>{figure_rows(&d)}</tbody>
                     </table>
+                    {(!d.rates.comparable && d.figures.iter().any(|l| is_rate(&l.name) && l.a.is_some() && l.b.is_some())).then(|| view! {
+                        <p class="hint" data-testid="compare-rates-note">
+                            {format!("FLOP rates not compared: {}. Rates measure only the ops whose FLOPs were counted; compare step time instead.", d.rates.reasons.join("; "))}
+                        </p>
+                    })}
                 </section>
                 <TimeTable title="Step breakdown (per step)" testid="compare-breakdown" lines=d.breakdown.clone() step_delta=d.step_delta_ns />
                 <TimeTable title="Kernel categories, fine (GPU time per step)" testid="compare-fine" lines=d.fine_categories.clone() step_delta=d.step_delta_ns />
@@ -270,13 +286,20 @@ pub fn CompareView(
             {overlay.map(|o| view! { <MemoryOverlayChart overlay=Arc::new(o) /> })}
             {(!categories.is_empty()).then(|| view! { <CategoryOverlays overlays=categories /> })}
             <PairedTimelines a=session.clone() b=b.clone() reveal_a=reveals.0 reveal_b=reveals.1 paired=paired />
-            <label class="muted" style="display:block;margin-top:12px">
-                <input type="checkbox" data-testid="compare-by-shapes" prop:checked=move || by_shapes.get()
-                    on:change=move |ev| by_shapes.set(event_target_checked(&ev)) />
-                " Group ops by input shapes (as " <code>"tracelight diff --group-by-input-shape"</code> ")"
-            </label>
+            <div class="cmp-options">
+                <label class="muted">
+                    <input type="checkbox" data-testid="compare-by-shapes" prop:checked=move || by_shapes.get()
+                        on:change=move |ev| by_shapes.set(event_target_checked(&ev)) />
+                    " Group ops by input shapes (as " <code>"tracelight diff --group-by-input-shape"</code> ")"
+                </label>
+                <label class="muted" title="Match an op or kernel renamed by a backend change with its counterpart of the same family (gemm with gemm, elementwise with elementwise) under the nearest op both sides have. Off: only exact names match.">
+                    <input type="checkbox" data-testid="compare-renames" prop:checked=move || renames.get()
+                        on:change=move |ev| renames.set(event_target_checked(&ev)) />
+                    " Match renamed ops and kernels within their family (off: " <code>"tracelight diff --no-renames"</code> ")"
+                </label>
+            </div>
             {move || {
-                let diff = if by_shapes.get() { shaped() } else { d.clone() };
+                let diff = variant(by_shapes.get(), renames.get());
                 view! { <DiffTables diff=diff session=session.clone() b=b.clone() reveals=reveals /> }
             }}
         </section>

@@ -116,10 +116,10 @@ pub fn PeakFlameView(session: SessionRef, file: usize, device: i64) -> impl Into
         let n = hover.get().or(selected.get())?;
         let node = f3.nodes.get(n as usize)?;
         Some(format!(
-            "{} — {} live at the peak ({:.1}%)",
+            "{} — {} live at the peak ({})",
             node.label,
             format_bytes(node.bytes),
-            node.bytes as f64 * 100.0 / f3.total_bytes.max(1) as f64
+            tracelight_core::report::num::share_of(node.bytes as f64, f3.total_bytes.max(1) as f64)
         ))
     };
     let f4 = flame.clone();

@@ -23,8 +23,11 @@ fn fig(label: &'static str, id: &'static str, bytes: u64, note: Option<String>) 
 pub fn SnapshotFigures(d: DeviceMemory) -> impl IntoView {
     let frag_pct = if d.reserved_bytes > 0 {
         format!(
-            "{:.1}% of reserved",
-            d.fragmentation_bytes as f64 * 100.0 / d.reserved_bytes as f64
+            "{} of reserved",
+            tracelight_core::report::num::share_of(
+                d.fragmentation_bytes as f64,
+                d.reserved_bytes as f64
+            )
         )
     } else {
         String::new()
@@ -152,8 +155,8 @@ pub fn TraceFigures(
 ) -> impl IntoView {
     let cap = d.capacity_bytes.map(|c| {
         format!(
-            "{:.0}% of {}",
-            d.peak_allocated_bytes as f64 * 100.0 / c.max(1) as f64,
+            "{} of {}",
+            tracelight_core::report::num::share_of(d.peak_allocated_bytes as f64, c.max(1) as f64),
             format_bytes(c)
         )
     });

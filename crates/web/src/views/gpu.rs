@@ -103,7 +103,7 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
                     format!("kernels busy {} of the {} window", fmt::dur(g.busy_ns), fmt::dur(g.window_ns)))}
                 {stat("Kernel span (HTA)", "kernel-span", fmt::dur(tm.kernel_span_ns), "first GPU event start → last end".into())}
                 {stat("Exposed communication", "exposed-comm", fmt::dur(ov.exposed_comm_ns),
-                    if ov.comm_ns > 0 { format!("of {} comm; overlap {}", fmt::dur(ov.comm_ns), ov.overlap_pct.map(|p| format!("{p:.1}%")).unwrap_or_default()) } else { "no communication kernels".into() })}
+                    if ov.comm_ns > 0 { format!("of {} comm; overlap {}", fmt::dur(ov.comm_ns), ov.overlap_pct.map(|p| fmt::frac(p / 100.0)).unwrap_or_default()) } else { "no communication kernels".into() })}
                 {stat("Launch delay (median)", "launch-median", fmt::dur(l.median_delay_ns),
                     format!("p95 {} · max {} · {} launches", fmt::dur(l.p95_delay_ns), fmt::dur(l.max_delay_ns), l.launched))}
             </div>
@@ -127,7 +127,7 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
                         view! {
                             <StackBar parts=parts total_ns=ov.comm_ns testid="overlap" />
                             <p data-testid="overlap-pct">{format!("{} communication, {} overlapped ({}), {} exposed.",
-                                fmt::dur(ov.comm_ns), fmt::dur(ov.overlap_ns), ov.overlap_pct.map(|p| format!("{p:.1}%")).unwrap_or_default(), fmt::dur(ov.exposed_comm_ns))}</p>
+                                fmt::dur(ov.comm_ns), fmt::dur(ov.overlap_ns), ov.overlap_pct.map(|p| fmt::frac(p / 100.0)).unwrap_or_default(), fmt::dur(ov.exposed_comm_ns))}</p>
                             <button class="button small" on:click=move |_| nav.reveal(file, comm_slices.clone(), "communication kernels".into())>
                                 {format!("Show {n_comm} communication kernels →")}
                             </button>

@@ -120,7 +120,7 @@ fn cell_text(k: &KernelRow, fine: &str, col: KCol) -> String {
         KCol::Name => k.name.clone(),
         KCol::Calls => k.calls.to_string(),
         KCol::Total => fmt::dur(k.total_ns),
-        KCol::Pct => format!("{:.1}%", k.pct_of_gpu),
+        KCol::Pct => fmt::frac(k.pct_of_gpu / 100.0),
         KCol::Avg => fmt::dur_f(k.avg_ns),
         KCol::Min => fmt::dur(k.min_ns),
         KCol::Max => fmt::dur(k.max_ns),
@@ -132,7 +132,7 @@ fn cell_text(k: &KernelRow, fine: &str, col: KCol) -> String {
         KCol::Registers => k.registers.map(|r| r.to_string()).unwrap_or_default(),
         KCol::Occupancy => k
             .occupancy_pct
-            .map(|o| format!("{o:.1}%"))
+            .map(|o| fmt::frac(o / 100.0))
             .unwrap_or_default(),
         KCol::LaunchingOp => k.launching_op.clone().unwrap_or_default(),
     }

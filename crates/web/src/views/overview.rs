@@ -16,6 +16,7 @@ use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::memory::headline_peak;
+use tracelight_core::report::num;
 use tracelight_core::report::summary::markdown;
 
 /// Whether the session has anything for the Memory tab.
@@ -175,7 +176,18 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     let peak_known = f.peak_tflops;
     let dtype = f.dominant_dtype.clone().unwrap_or_else(|| "fp32".into());
     let device = f.device.clone().unwrap_or_else(|| "unknown device".into());
-    let source = f.peak_source.clone().unwrap_or_else(|| "table".into());
+    // One dtype: its peak; several: the FLOP-weighted blend of their peaks, each listed.
+    let peak_text = peak_known.map(|p| {
+        let source = f.peak_source.clone().unwrap_or_else(|| "table".into());
+        if f.by_dtype.len() > 1 {
+            format!("peak {} (FLOP-weighted blend: {source})", num::tflops(p))
+        } else {
+            format!("peak {} {dtype} ({source})", num::tflops(p))
+        }
+    });
+    let busy = f.achieved_tflops_device;
+    // The title names the unit the value is in (`Achieved GFLOPS`, not TFLOPS over GFLOPS).
+    let rate_unit = achieved.map_or("FLOPS", num::tflops_unit);
     let gpu = util.is_some();
     view! {
         <div class="cards">
@@ -213,10 +225,10 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                 </div>
             </div>
             <div class="stat">
-                <div class="stat-label">{if gpu { "Achieved TFLOPS / MFU" } else { "Achieved TFLOPS" }}</div>
-                <div class="stat-value" data-testid="tflops">
+                <div class="stat-label" data-testid="tflops-title">{if gpu { format!("Achieved {rate_unit} / MFU") } else { format!("Achieved {rate_unit}") }}</div>
+                <div class="stat-value" data-testid="tflops" data-tflops=achieved.map(|a| a.to_string()).unwrap_or_default()>
                     {achieved.map_or_else(|| "–".to_owned(), fmt::tflops)}
-                    <span class="stat-sub" data-testid="mfu">{move || mfu().map(|m| format!(" · MFU {}", fmt::frac(m))).unwrap_or_default()}</span>
+                    <span class="stat-sub" data-testid="mfu" data-mfu=move || mfu().map(|m| m.to_string()).unwrap_or_default()>{move || mfu().map(|m| format!(" · MFU {}", fmt::frac(m))).unwrap_or_default()}</span>
                 </div>
                 <div class="stat-note">
                     {if achieved.is_none() {
@@ -225,8 +237,14 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
                         // MFU is a GPU figure: a CPU trace has no peak worth asking for.
                         view! { <span data-testid="mfu-cpu">{format!("{} on the CPU · MFU is for GPU traces", fmt::flops(f.total_flops))}</span> }.into_any()
                     } else {
-                        let known = peak_known.map(|p| format!("{} of {device} · peak {p} TFLOPS {dtype} (dense, {source}) · ", fmt::flops(f.total_flops)));
+                        let known = peak_text.clone().map(|p| format!("{} on {device} · {p} · ", fmt::flops(f.total_flops)));
+                        let busy = busy.map(|b| view! {
+                            <div data-testid="tflops-busy" title="FLOPs of the ops that launched device work ÷ the device time of those ops: the rate while their kernels run">
+                                {format!("{} while their kernels run", fmt::tflops(b))}
+                            </div>
+                        });
                         view! {
+                            {busy}
                             {known}
                             <label>{if peak_known.is_some() { "other peak: ".to_owned() } else { format!("{device}: peak TFLOPS ({dtype}) ") }}
                                 <input class="peak-input" type="number" min="0" step="any" data-testid="peak-input"
@@ -334,7 +352,7 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
             TopKCol::Name => k.name.clone(),
             TopKCol::Calls => k.calls.to_string(),
             TopKCol::Total => fmt::dur(k.total_ns),
-            TopKCol::Pct => format!("{:.1}%", k.pct_of_gpu),
+            TopKCol::Pct => num::share(k.pct_of_gpu / 100.0),
             TopKCol::Category => k.fine_category.clone(),
         }
     });

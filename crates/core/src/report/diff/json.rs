@@ -3,7 +3,9 @@
 //! |`delta_us`| (whole-trace totals: CPU total for ops, GPU total for kernels). Each row adds the
 //! per-step figures, its share of the step-time change, its status and how it was matched; the
 //! object adds the overview (`step`, `breakdown`, `categories`, `fine_categories`, `gpu`,
-//! `memory`, `flops`, `verdict`) and, for runs, `ranks`.
+//! `memory`, `flops` with the FLOP coverage of each side and whether the rates compare,
+//! `setup_notes`, `verdict`) and, for runs, `ranks`. Each row says how it was matched (`how`,
+//! `matched_by`, `family`, `confidence`); `renames` says whether renames were matched at all.
 
 use super::rows::DiffRow;
 use super::side::Spread;
@@ -15,8 +17,8 @@ fn us(ns: f64) -> f64 {
 }
 
 fn spread(s: &Spread) -> Value {
-    json!({"n": s.n, "mean_us": us(s.mean), "min_us": us(s.min), "max_us": us(s.max),
-           "stdev_us": us(s.stdev)})
+    json!({"n": s.n, "mean_us": us(s.mean), "median_us": us(s.median), "min_us": us(s.min),
+           "max_us": us(s.max), "stdev_us": us(s.stdev)})
 }
 
 fn time_lines(v: &[Line]) -> Vec<Value> {
@@ -67,6 +69,9 @@ fn rows(v: &[DiffRow]) -> Vec<Value> {
                 "b_shapes": r.b_shapes,
                 "status": r.status,
                 "matched_by": r.matched_by,
+                "confidence": r.confidence,
+                "family": r.family,
+                "how": r.how(),
                 "via": r.via,
                 "a_members": r.a_members,
                 "b_members": r.b_members,
@@ -85,7 +90,8 @@ fn rows(v: &[DiffRow]) -> Vec<Value> {
 pub fn diff_json(d: &Diff) -> Value {
     let side = |s: &super::side::Side| {
         json!({"label": s.label, "files": s.files, "has_steps": s.has_steps,
-               "rank_steps": s.rank_steps, "device": s.device})
+               "rank_steps": s.rank_steps, "device": s.device, "setup": s.setup,
+               "coverage": s.coverage})
     };
     json!({
         "a": d.a.label,
@@ -111,7 +117,19 @@ pub fn diff_json(d: &Diff) -> Value {
             "peak_allocated_bytes": bytes(d, "peak_allocated_bytes"),
             "peak_reserved_bytes": bytes(d, "peak_reserved_bytes"),
         },
-        "flops": {"tflops": pair(d, "tflops", 1.0), "mfu": pair(d, "mfu", 1.0)},
+        "setup_notes": d.setup_notes,
+        "flops": {
+            "tflops": pair(d, "tflops", 1.0),
+            "tflops_busy": pair(d, "tflops_busy", 1.0),
+            "mfu": pair(d, "mfu", 1.0),
+            "peak_tflops": pair(d, "peak_tflops", 1.0),
+            "flops_per_step": pair(d, "flops_per_step", 1.0),
+            "flop_ops_per_step": pair(d, "flop_ops_per_step", 1.0),
+            "flop_device_share": pair(d, "flop_device_share", 1.0),
+            "rates_comparable": d.rates.comparable,
+            "not_comparable_because": d.rates.reasons,
+        },
+        "renames": d.renames,
         "measure": d.measure,
         "ops": rows(&d.ops),
         "kernels": rows(&d.kernels),

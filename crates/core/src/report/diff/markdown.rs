@@ -3,7 +3,8 @@
 //! that moved the step most (sorted by |Δ per step|, each with its share of the step's change).
 
 use super::rows::{DiffRow, MatchedBy, Status};
-use super::{fmt_delta_ns, fmt_ns, Diff, Line, Measure};
+use super::{fmt_delta_ns, fmt_ns, is_rate, Diff, Line, Measure};
+use crate::report::num;
 
 /// How many op and kernel rows the text lists (the JSON has all).
 pub const ROWS: usize = 25;
@@ -17,11 +18,7 @@ fn cell(name: &str) -> String {
 }
 
 fn pct(a: f64, b: f64) -> String {
-    if a == 0.0 {
-        String::new()
-    } else {
-        format!("{:+.1}%", 100.0 * (b - a) / a)
-    }
+    num::change(a, b)
 }
 
 fn bytes(v: f64) -> String {
@@ -35,6 +32,7 @@ fn bytes(v: f64) -> String {
 }
 
 fn time_table(title: &str, lines: &[Line], step_delta: f64) -> String {
+    let note = super::share_note(lines, step_delta);
     let mut s = format!(
         "\n### {title}\n\n| | A | B | Δ | Δ % | share of Δ step |\n|---|---:|---:|---:|---:|---:|\n"
     );
@@ -46,7 +44,7 @@ fn time_table(title: &str, lines: &[Line], step_delta: f64) -> String {
         let share = if step_delta == 0.0 {
             String::new()
         } else {
-            format!("{:.0}%", 100.0 * (b - a) / step_delta)
+            num::share((b - a) / step_delta)
         };
         s += &format!(
             "| {} | {} | {} | {} | {} | {share} |\n",
@@ -57,6 +55,9 @@ fn time_table(title: &str, lines: &[Line], step_delta: f64) -> String {
             pct(a, b)
         );
     }
+    if let Some(n) = note {
+        s += &format!("\n{n}\n");
+    }
     s
 }
 
@@ -64,14 +65,15 @@ fn marker(r: &DiffRow) -> String {
     match (r.status, r.matched_by) {
         (Status::Added, _) => "added".into(),
         (Status::Removed, _) => "removed".into(),
-        (_, Some(MatchedBy::Parent)) => format!(
-            "renamed → {} (via {})",
+        (_, Some(MatchedBy::Parent | MatchedBy::Sizes)) => format!(
+            "→ {} ({})",
             cell(r.b_name.as_deref().unwrap_or("")),
-            cell(r.via.as_deref().unwrap_or(""))
+            cell(&r.how())
         ),
         (_, Some(MatchedBy::Shapes)) => format!(
-            "shapes → {}",
-            r.b_shapes.as_deref().unwrap_or("").replace('|', "\\|")
+            "shapes → {} ({})",
+            r.b_shapes.as_deref().unwrap_or("").replace('|', "\\|"),
+            r.how()
         ),
         (Status::Same, _) => "same".into(),
         _ => "changed".into(),
@@ -97,9 +99,7 @@ fn row_table(title: &str, rows: &[DiffRow]) -> String {
             fmt_ns(r.a_step_ns),
             fmt_ns(r.b_step_ns),
             fmt_delta_ns(r.delta_step_ns),
-            r.share
-                .map(|x| format!("{:.0}%", 100.0 * x))
-                .unwrap_or_default(),
+            r.share.map(num::share).unwrap_or_default(),
             marker(r)
         );
     }
@@ -107,6 +107,81 @@ fn row_table(title: &str, rows: &[DiffRow]) -> String {
         s += &format!(
             "\n{} more rows in `tracelight diff --json`.\n",
             rows.len() - ROWS
+        );
+    }
+    s
+}
+
+/// A figure's label and its value as text, the same words the page uses.
+pub fn figure_label(name: &str) -> &str {
+    match name {
+        "gpu_utilization" => "GPU utilization",
+        "comm_ns" => "communication / step",
+        "exposed_comm_ns" => "exposed communication / step",
+        "peak_allocated_bytes" => "peak allocated",
+        "peak_reserved_bytes" => "peak reserved",
+        "flops_per_step" => "FLOPs counted / step",
+        "flop_ops_per_step" => "op calls with FLOPs / step",
+        "flop_device_share" => "their share of GPU time",
+        "tflops" => "achieved FLOPS (step window)",
+        "tflops_busy" => "achieved FLOPS (while their kernels run)",
+        "mfu" => "MFU",
+        "peak_tflops" => "peak used for MFU",
+        n => n,
+    }
+}
+
+/// A figure of [`Diff::figures`] as text (the page calls this too).
+pub fn figure_value(name: &str, v: f64) -> String {
+    match name {
+        "gpu_utilization" | "mfu" | "flop_device_share" => num::share(v),
+        "tflops" | "tflops_busy" | "peak_tflops" => num::tflops(v),
+        "flops_per_step" => num::flop(v),
+        "flop_ops_per_step" => num::count(v),
+        "comm_ns" | "exposed_comm_ns" => fmt_ns(v),
+        _ => bytes(v),
+    }
+}
+
+/// The change of a figure: points for shares, a signed time for times, % for the rest.
+pub fn figure_delta(name: &str, a: f64, b: f64) -> String {
+    match name {
+        "gpu_utilization" | "mfu" | "flop_device_share" => num::points(b - a),
+        "comm_ns" | "exposed_comm_ns" => format!("{} ({})", fmt_delta_ns(b - a), pct(a, b)),
+        "peak_allocated_bytes" | "peak_reserved_bytes" => {
+            let d = if b >= a {
+                format!("+{}", bytes(b - a))
+            } else {
+                bytes(b - a)
+            };
+            format!("{d} ({})", pct(a, b))
+        }
+        _ => pct(a, b),
+    }
+}
+
+fn figure_rows(d: &Diff) -> String {
+    let mut s = String::new();
+    for l in &d.figures {
+        if l.a.is_none() && l.b.is_none() {
+            continue;
+        }
+        if l.name == "flops_per_step" && l.a == Some(0.0) && l.b == Some(0.0) {
+            continue;
+        }
+        let f = |v: Option<f64>| v.map_or("—".to_owned(), |v| figure_value(&l.name, v));
+        let delta = match (l.a, l.b) {
+            (Some(_), Some(_)) if is_rate(&l.name) && !d.rates.comparable => {
+                "not comparable ¹".to_owned()
+            }
+            (Some(x), Some(y)) => figure_delta(&l.name, x, y),
+            _ => String::new(),
+        };
+        s += &format!(
+            "| {} | {} | {} | {delta} | |\n",
+            figure_label(&l.name),
+            f(l.a),
+            f(l.b)
         );
     }
     s
@@ -135,6 +210,12 @@ pub fn diff_markdown(d: &Diff) -> String {
         side(&d.a),
         side(&d.b)
     );
+    if !d.setup_notes.is_empty() {
+        s += &format!(
+            "\n> **Not like for like** — {}.\n",
+            d.setup_notes.join("; ")
+        );
+    }
     let (a, b) = (&d.a.step_ns, &d.b.step_ns);
     s += "\n| | A | B | Δ | Δ % |\n|---|---:|---:|---:|---:|\n";
     s += &format!(
@@ -145,7 +226,11 @@ pub fn diff_markdown(d: &Diff) -> String {
         pct(a.mean, b.mean)
     );
     s += &format!(
-        "| step min – max | {} – {} | {} – {} | | |\n| step σ | {} | {} | | |\n",
+        "| step median | {} | {} | {} | {} |\n| step min – max | {} – {} | {} – {} | | |\n| step σ | {} | {} | | |\n",
+        fmt_ns(a.median),
+        fmt_ns(b.median),
+        fmt_delta_ns(b.median - a.median),
+        pct(a.median, b.median),
         fmt_ns(a.min),
         fmt_ns(a.max),
         fmt_ns(b.min),
@@ -153,58 +238,16 @@ pub fn diff_markdown(d: &Diff) -> String {
         fmt_ns(a.stdev),
         fmt_ns(b.stdev)
     );
-    for l in &d.figures {
-        let (Some(x), Some(y)) = (l.a, l.b) else {
-            if l.a.is_some() || l.b.is_some() {
-                let f = |v: Option<f64>| v.map_or("—".to_owned(), |v| format!("{v:.3}"));
-                s += &format!("| {} | {} | {} | | |\n", l.name, f(l.a), f(l.b));
-            }
-            continue;
-        };
-        let row = match l.name.as_str() {
-            "gpu_utilization" => format!(
-                "| GPU utilization | {:.1}% | {:.1}% | {:+.1} pt | |\n",
-                100.0 * x,
-                100.0 * y,
-                100.0 * (y - x)
-            ),
-            "mfu" => format!(
-                "| MFU | {:.1}% | {:.1}% | {:+.1} pt | |\n",
-                100.0 * x,
-                100.0 * y,
-                100.0 * (y - x)
-            ),
-            "tflops" => format!(
-                "| achieved TFLOPS (window) | {x:.2} | {y:.2} | {:+.2} | {} |\n",
-                y - x,
-                pct(x, y)
-            ),
-            "comm_ns" | "exposed_comm_ns" => format!(
-                "| {} / step | {} | {} | {} | {} |\n",
-                if l.name == "comm_ns" {
-                    "communication"
-                } else {
-                    "exposed communication"
-                },
-                fmt_ns(x),
-                fmt_ns(y),
-                fmt_delta_ns(y - x),
-                pct(x, y)
-            ),
-            n => format!(
-                "| {} | {} | {} | {} | {} |\n",
-                n.trim_end_matches("_bytes").replace('_', " "),
-                bytes(x),
-                bytes(y),
-                if y >= x {
-                    format!("+{}", bytes(y - x))
-                } else {
-                    bytes(y - x)
-                },
-                pct(x, y)
-            ),
-        };
-        s += &row;
+    s += &figure_rows(d);
+    if !d.rates.comparable
+        && d.figures
+            .iter()
+            .any(|l| is_rate(&l.name) && l.a.is_some() && l.b.is_some())
+    {
+        s += &format!(
+            "\n¹ FLOP rates not compared: {}. Rates measure only the ops whose FLOPs were counted; compare step time instead.\n",
+            d.rates.reasons.join("; ")
+        );
     }
     if !d.ranks.is_empty() {
         s += "\n### Ranks (mean step)\n\n| rank | A | B | Δ | Δ % |\n|---:|---:|---:|---:|---:|\n";

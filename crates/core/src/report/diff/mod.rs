@@ -24,13 +24,16 @@
 //! assert_eq!(d.ops[0].delta_step_ns, 20_000.0);
 //! ```
 
+pub mod family;
 pub mod json;
 pub mod markdown;
+pub mod matching;
 pub mod memory;
 pub mod rows;
 pub mod side;
 
-use rows::{diff_rows, DiffRow};
+use crate::report::num;
+use rows::{diff_rows, DiffRow, MatchOptions};
 use serde::Serialize;
 use side::Side;
 
@@ -74,6 +77,96 @@ pub struct RankLine {
     pub b_step_ns: Option<f64>,
 }
 
+/// Whether the two sides' FLOP rates (TFLOPS, MFU) measure the same work (DESIGN §4 "Compare"):
+/// both sides counted FLOPs, for as many op calls per step (within [`COVERAGE_TOLERANCE`] of the
+/// larger) covering as much of their GPU time (within the same tolerance, in points). Otherwise
+/// the rates are shown greyed, with `reasons`: a torch.compile'd side hides most of its FLOPs
+/// in fused kernels no formula counts, so its TFLOPS reads low whatever its speed.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RateCheck {
+    pub comparable: bool,
+    /// Why not, in words (empty when comparable).
+    pub reasons: Vec<String>,
+}
+
+/// How far two sides' FLOP coverage may differ and still be called the same: 10% of the larger
+/// op count per step, 10 points of GPU-time share.
+pub const COVERAGE_TOLERANCE: f64 = 0.10;
+
+impl RateCheck {
+    pub fn of(a: &Side, b: &Side) -> RateCheck {
+        let (ca, cb) = (&a.coverage, &b.coverage);
+        let mut reasons = Vec::new();
+        for (s, c) in [("A", ca), ("B", cb)] {
+            if c.flops_per_step <= 0.0 {
+                reasons.push(format!(
+                    "{s} counts no FLOPs (no matmul, convolution or attention shapes)"
+                ));
+            }
+        }
+        if reasons.is_empty() {
+            let hi = ca.ops_per_step.max(cb.ops_per_step);
+            if (ca.ops_per_step - cb.ops_per_step).abs() > COVERAGE_TOLERANCE * hi {
+                reasons.push(format!(
+                    "FLOPs were counted for {} op calls per step in A, {} in B",
+                    num::count(ca.ops_per_step),
+                    num::count(cb.ops_per_step)
+                ));
+            }
+            if let (Some(x), Some(y)) = (ca.device_share, cb.device_share) {
+                if (x - y).abs() > COVERAGE_TOLERANCE {
+                    reasons.push(format!(
+                        "those ops ran {} of A's GPU time, {} of B's",
+                        num::share(x),
+                        num::share(y)
+                    ));
+                }
+            }
+            if !reasons.is_empty() {
+                reasons.push(format!(
+                    "{} per step counted in A, {} in B",
+                    num::flop(ca.flops_per_step),
+                    num::flop(cb.flops_per_step)
+                ));
+            }
+        }
+        RateCheck {
+            comparable: reasons.is_empty(),
+            reasons,
+        }
+    }
+}
+
+/// What differs in how A and B were run (device, world size, torch.compile, CUDA graphs), one
+/// line each; empty when nothing does. A comparison across these is valid but not like for like.
+pub fn setup_notes(a: &Side, b: &Side) -> Vec<String> {
+    let (x, y) = (&a.setup, &b.setup);
+    let mut v = Vec::new();
+    if x.device != y.device {
+        let d = |s: &Option<String>| s.clone().unwrap_or_else(|| "no device named".into());
+        v.push(format!("device: A {}, B {}", d(&x.device), d(&y.device)));
+    }
+    if x.world_size != y.world_size {
+        let w = |s: Option<i64>| s.map_or("unknown".into(), |w| w.to_string());
+        v.push(format!(
+            "world size: A {}, B {}",
+            w(x.world_size),
+            w(y.world_size)
+        ));
+    }
+    match (&x.compiled, &y.compiled) {
+        (None, Some(n)) => v.push(format!("B runs torch.compile ({n}), A eager")),
+        (Some(n), None) => v.push(format!("A runs torch.compile ({n}), B eager")),
+        _ => {}
+    }
+    match (x.cuda_graphs, y.cuda_graphs) {
+        (false, true) => v.push("B replays CUDA graphs (cudaGraphLaunch), A does not".into()),
+        (true, false) => v.push("A replays CUDA graphs (cudaGraphLaunch), B does not".into()),
+        _ => {}
+    }
+    v
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Diff {
     pub a: Side,
@@ -88,8 +181,15 @@ pub struct Diff {
     pub breakdown: Vec<Line>,
     pub seed_categories: Vec<Line>,
     pub fine_categories: Vec<Line>,
-    /// Utilization, communication, exposed communication, peak memory, TFLOPS, MFU.
+    /// Utilization, communication, exposed communication, peak memory, FLOPs per step, TFLOPS
+    /// (window and while busy), MFU and its peak.
     pub figures: Vec<Line>,
+    /// Whether the FLOP rates compare (else the page greys them, the text says why).
+    pub rates: RateCheck,
+    /// What differs in how the sides were run ([`setup_notes`]).
+    pub setup_notes: Vec<String>,
+    /// Whether renamed ops and kernels were matched ([`MatchOptions::renames`]).
+    pub renames: bool,
     pub measure: Measure,
     pub ops: Vec<DiffRow>,
     pub kernels: Vec<DiffRow>,
@@ -114,8 +214,18 @@ fn lines(a: &[(String, f64)], b: &[(String, f64)]) -> Vec<Line> {
     out
 }
 
+/// Whether a figure of [`Diff::figures`] is a FLOP rate, compared only under [`RateCheck`].
+pub fn is_rate(name: &str) -> bool {
+    matches!(name, "tflops" | "tflops_busy" | "mfu")
+}
+
 impl Diff {
+    /// The diff with renamed ops and kernels matched within their family.
     pub fn of(a: Side, b: Side) -> Diff {
+        Diff::with(a, b, MatchOptions::default())
+    }
+
+    pub fn with(a: Side, b: Side, opts: MatchOptions) -> Diff {
         let step_delta_ns = b.step_ns.mean - a.step_ns.mean;
         let step_delta_pct = (a.step_ns.mean > 0.0).then(|| 100.0 * step_delta_ns / a.step_ns.mean);
         let noise = a.step_ns.stdev.max(b.step_ns.stdev);
@@ -147,9 +257,28 @@ impl Diff {
                 f(a.peak_reserved_bytes),
                 f(b.peak_reserved_bytes),
             ),
+            Line::new(
+                "flops_per_step",
+                Some(a.coverage.flops_per_step),
+                Some(b.coverage.flops_per_step),
+            ),
+            Line::new(
+                "flop_ops_per_step",
+                Some(a.coverage.ops_per_step),
+                Some(b.coverage.ops_per_step),
+            ),
+            Line::new(
+                "flop_device_share",
+                a.coverage.device_share,
+                b.coverage.device_share,
+            ),
             Line::new("tflops", a.tflops, b.tflops),
+            Line::new("tflops_busy", a.tflops_busy, b.tflops_busy),
             Line::new("mfu", a.mfu, b.mfu),
+            Line::new("peak_tflops", a.peak_tflops, b.peak_tflops),
         ];
+        let rates = RateCheck::of(&a, &b);
+        let setup_notes = setup_notes(&a, &b);
         let measure = if a.has_gpu && b.has_gpu {
             Measure::Device
         } else {
@@ -163,8 +292,18 @@ impl Diff {
             false,
             measure == Measure::Device,
             step_delta_ns,
+            opts,
         );
-        let kernels = diff_rows(&a.kernels, &b.kernels, &a, &b, true, true, step_delta_ns);
+        let kernels = diff_rows(
+            &a.kernels,
+            &b.kernels,
+            &a,
+            &b,
+            true,
+            true,
+            step_delta_ns,
+            opts,
+        );
         let mut ranks = Vec::new();
         if a.ranks.len() > 1 || b.ranks.len() > 1 {
             let mut ids: Vec<i64> = a.ranks.iter().chain(&b.ranks).map(|r| r.0).collect();
@@ -190,6 +329,9 @@ impl Diff {
             within_noise: step_delta_ns.abs() <= noise,
             breakdown,
             figures,
+            rates,
+            setup_notes,
+            renames: opts.renames,
             measure,
             ops,
             kernels,
@@ -204,6 +346,22 @@ impl Diff {
     pub fn figure(&self, name: &str) -> Option<&Line> {
         self.figures.iter().find(|l| l.name == name)
     }
+}
+
+/// Said under a table of per-step times whose shares of the step-time change do not add up to
+/// it (kernel categories: 164% on HTA's trace_diff pair): why they need not. `None` when the
+/// shares sum to 100% within 5 points, or the step did not change.
+pub fn share_note(lines: &[Line], step_delta_ns: f64) -> Option<String> {
+    if step_delta_ns == 0.0 {
+        return None;
+    }
+    let sum: f64 = lines.iter().filter_map(Line::delta).sum::<f64>() / step_delta_ns;
+    ((sum - 1.0).abs() > 0.05).then(|| {
+        format!(
+            "These shares sum to {} of the step-time change: GPU time is summed over streams that run at once, and a step also holds idle and host time, so the parts need not add up to the step's change.",
+            num::share(sum)
+        )
+    })
 }
 
 /// A duration in ns (a float: per-step means) as short text: `812 ns`, `41.3 µs`, `18.25 ms`.

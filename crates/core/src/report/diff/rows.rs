@@ -1,22 +1,35 @@
 //! Op and kernel rows of an A/B diff, matched across the two sides (DESIGN §4 "Compare"):
 //!
-//! 1. by key: the same name (and the same input shapes when grouping by shapes);
+//! 1. by key: the same name (and the same input shapes when grouping by shapes) — confidence
+//!    [`Confidence::Exact`];
 //! 2. by name, when grouping by shapes: the same op with other shapes, paired in the order the
-//!    program first reached them;
-//! 3. through their lowest common matched parent, TraceLens's tree-diff idea: each unmatched op or
-//!    kernel climbs the op tree (kernels start at the op around their launch) to the nearest op
-//!    that both sides have. Under one such parent, when each side has as many unmatched items as
-//!    the other they pair in first-reached order (`aten::cudnn_convolution` ↔
-//!    `aten::miopen_convolution` under `aten::_convolution`); otherwise the items merge into one
-//!    row per side (eager `aten::gelu` + `aten::mul` ↔ one compiled kernel), so a backend change
-//!    reads as a change of that parent's work, never as removals plus additions.
+//!    program first reached them — [`Confidence::High`];
+//! 3. renames, through their lowest common matched parent (TraceLens's tree-diff idea): each
+//!    unmatched op or kernel climbs the op tree (kernels start at the op around their launch) to
+//!    the nearest op that both sides have. Under one such parent, a kernel first pairs with the
+//!    one kernel whose name differs only in its numbers (`ampere_sgemm_32x128_tn` ↔
+//!    `ampere_sgemm_64x64_tn`: other tile sizes) — [`MatchedBy::Sizes`], [`Confidence::High`];
+//!    then only items of one *family*
+//!    pair ([`super::family`]: a gemm kernel with a gemm kernel, an elementwise op with an
+//!    elementwise op, and, grouped by shapes, only inputs of the same ranks). When each side has
+//!    as many of a family as the other they pair in first-reached order (`aten::cudnn_convolution`
+//!    ↔ `aten::miopen_convolution` under `aten::_convolution`): [`Confidence::Medium`] when it is
+//!    the only one of its family on each side under a parent below the step, else
+//!    [`Confidence::Low`]; otherwise the family's items merge into one row per side (eager
+//!    `gelu` + `mul` kernels ↔ one `triton_poi_fused_gelu_mul` kernel), [`Confidence::Low`].
+//!    A compiled region (`CompiledFunction`) present on one side only stands for every eager op
+//!    left under its parent on the other side: one merged row, [`Confidence::Low`], so a backend
+//!    change reads as a change of that parent's work, never as `aten::permute` "→
+//!    CompiledFunction".
 //!
-//! Whatever is left is added or removed. Rows are sorted by impact: |Δ per step|.
+//! Whatever is left is added or removed. [`MatchOptions::renames`] off skips step 3 (every
+//! renamed item is then one removal plus one addition). Rows are sorted by impact: |Δ per step|.
 
+use super::family::COMPILED;
+pub use super::matching::{match_rows, Confidence, MatchOptions, MatchedBy, Pairing};
 use super::side::{Side, Stat};
 use crate::model::Ns;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,14 +39,6 @@ pub enum Status {
     Changed,
     Added,
     Removed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchedBy {
-    Name,
-    Shapes,
-    Parent,
 }
 
 /// One matched (or one-sided) op or kernel.
@@ -47,6 +52,10 @@ pub struct DiffRow {
     pub b_shapes: Option<String>,
     pub status: Status,
     pub matched_by: Option<MatchedBy>,
+    /// How sure the match is; `None` for added and removed rows.
+    pub confidence: Option<Confidence>,
+    /// The family a rename was matched within ([`super::family`]), for renamed rows.
+    pub family: Option<String>,
     /// The common parent a rename was matched through (or, for added/removed items, the nearest
     /// op both sides have above them).
     pub via: Option<String>,
@@ -66,6 +75,53 @@ pub struct DiffRow {
     pub delta_step_ns: f64,
     /// Δ per step ÷ the step-time Δ (signed); `None` when the step time did not change.
     pub share: Option<f64>,
+}
+
+impl DiffRow {
+    /// How the row was matched, in words, how sure first (the page's "How matched" column and
+    /// the CLI's text say the same): `same name`, `medium: renamed within gemm under aten::mm`.
+    pub fn how(&self) -> String {
+        let fam = self.family.as_deref().unwrap_or("");
+        let via = self.via.as_deref().unwrap_or("");
+        let text = match (self.status, self.matched_by) {
+            (Status::Added, _) => return "added (no match in A)".into(),
+            (Status::Removed, _) => return "removed (no match in B)".into(),
+            (_, Some(MatchedBy::Name)) => return "same name".into(),
+            (_, Some(MatchedBy::Shapes)) => "same name, other shapes".to_owned(),
+            (_, Some(MatchedBy::Sizes)) => format!("same kernel, other sizes, under {via}"),
+            (_, Some(MatchedBy::Parent)) if fam == COMPILED => {
+                let (na, nb) = (self.a_members.len().max(1), self.b_members.len().max(1));
+                let (eager, side) = if self
+                    .b_name
+                    .as_deref()
+                    .is_some_and(|n| super::family::op_family(n) == Some(COMPILED))
+                {
+                    (na, "B")
+                } else {
+                    (nb, "A")
+                };
+                format!(
+                    "{side}'s compiled region stands for {eager} eager item{} under {via}",
+                    if eager == 1 { "" } else { "s" }
+                )
+            }
+            (_, Some(MatchedBy::Parent))
+                if !self.a_members.is_empty() || !self.b_members.is_empty() =>
+            {
+                format!(
+                    "merged {} ↔ {} {fam} under {via}",
+                    self.a_members.len().max(1),
+                    self.b_members.len().max(1)
+                )
+            }
+            (_, Some(MatchedBy::Parent)) => format!("renamed within {fam} under {via}"),
+            (_, None) => return String::new(),
+        };
+        match self.confidence {
+            Some(c) => format!("{}: {text}", c.label()),
+            None => text,
+        }
+    }
 }
 
 /// Sums of the stats on one side of a row.
@@ -94,135 +150,9 @@ impl Acc {
     }
 }
 
-/// What a row is made of before its figures: A's stats, B's stats, how, through which parent.
-type Pairing<'a> = (
-    Vec<&'a Stat>,
-    Vec<&'a Stat>,
-    Option<MatchedBy>,
-    Option<String>,
-);
-
-/// The nearest op above `start` (itself included) that both sides have.
-fn common_parent(
-    start: Option<&str>,
-    parents: &BTreeMap<String, String>,
-    common: &BTreeSet<&str>,
-) -> Option<String> {
-    let mut cur = start?;
-    for _ in 0..256 {
-        if common.contains(cur) {
-            return Some(cur.to_owned());
-        }
-        cur = parents.get(cur)?.as_str();
-    }
-    None
-}
-
-/// Pairs `a` with `b` (see the module doc). `kernels` says the stats' `parent` is the launching op
-/// (itself a candidate), not a parent already resolved from the op tree.
-pub fn match_rows<'a>(
-    sa: &'a [Stat],
-    sb: &'a [Stat],
-    side_a: &Side,
-    side_b: &Side,
-    kernels: bool,
-) -> Vec<Pairing<'a>> {
-    let mut out: Vec<Pairing<'a>> = Vec::new();
-    let key = |s: &Stat| (s.name.clone(), s.shapes.clone());
-    let b_index: BTreeMap<(String, Option<String>), usize> =
-        sb.iter().enumerate().map(|(k, s)| (key(s), k)).collect();
-    let mut b_used = vec![false; sb.len()];
-    let mut a_left: Vec<&Stat> = Vec::new();
-    for s in sa {
-        match b_index.get(&key(s)) {
-            Some(&k) => {
-                b_used[k] = true;
-                out.push((vec![s], vec![&sb[k]], Some(MatchedBy::Name), None));
-            }
-            None => a_left.push(s),
-        }
-    }
-    let mut b_left: Vec<&Stat> = sb
-        .iter()
-        .zip(&b_used)
-        .filter(|(_, u)| !**u)
-        .map(|(s, _)| s)
-        .collect();
-    // Same name, other shapes.
-    if sa.iter().chain(sb).any(|s| s.shapes.is_some()) {
-        let mut by_name: BTreeMap<&str, (Vec<&Stat>, Vec<&Stat>)> = BTreeMap::new();
-        for s in &a_left {
-            by_name.entry(s.name.as_str()).or_default().0.push(s);
-        }
-        for s in &b_left {
-            by_name.entry(s.name.as_str()).or_default().1.push(s);
-        }
-        let (mut na, mut nb) = (Vec::new(), Vec::new());
-        for (_, (mut xa, mut xb)) in by_name {
-            crate::sort::by_key(&mut xa, |s| (s.first_ns, s.shapes.clone()));
-            crate::sort::by_key(&mut xb, |s| (s.first_ns, s.shapes.clone()));
-            let n = xa.len().min(xb.len());
-            for k in 0..n {
-                out.push((vec![xa[k]], vec![xb[k]], Some(MatchedBy::Shapes), None));
-            }
-            na.extend_from_slice(&xa[n..]);
-            nb.extend_from_slice(&xb[n..]);
-        }
-        a_left = na;
-        b_left = nb;
-    }
-    // Through the lowest common parent.
-    let names_a: BTreeSet<&str> = side_a.ops.iter().map(|s| s.name.as_str()).collect();
-    let names_b: BTreeSet<&str> = side_b.ops.iter().map(|s| s.name.as_str()).collect();
-    let common: BTreeSet<&str> = names_a.intersection(&names_b).copied().collect();
-    let lca = |s: &Stat, side: &Side| {
-        let start = if kernels {
-            s.parent.as_deref()
-        } else {
-            side.op_parent.get(&s.name).map(String::as_str)
-        };
-        common_parent(start, &side.op_parent, &common)
-    };
-    let mut groups: BTreeMap<Option<String>, (Vec<&Stat>, Vec<&Stat>)> = BTreeMap::new();
-    for s in a_left {
-        groups.entry(lca(s, side_a)).or_default().0.push(s);
-    }
-    for s in b_left {
-        groups.entry(lca(s, side_b)).or_default().1.push(s);
-    }
-    for (via, (mut xa, mut xb)) in groups {
-        crate::sort::by(&mut xa, |x, y| {
-            x.first_ns
-                .cmp(&y.first_ns)
-                .then_with(|| x.name.cmp(&y.name))
-        });
-        crate::sort::by(&mut xb, |x, y| {
-            x.first_ns
-                .cmp(&y.first_ns)
-                .then_with(|| x.name.cmp(&y.name))
-        });
-        if via.is_some() && !xa.is_empty() && !xb.is_empty() {
-            if xa.len() == xb.len() {
-                for (x, y) in xa.into_iter().zip(xb) {
-                    out.push((vec![x], vec![y], Some(MatchedBy::Parent), via.clone()));
-                }
-            } else {
-                out.push((xa, xb, Some(MatchedBy::Parent), via));
-            }
-            continue;
-        }
-        for x in xa {
-            out.push((vec![x], Vec::new(), None, via.clone()));
-        }
-        for y in xb {
-            out.push((Vec::new(), vec![y], None, via.clone()));
-        }
-    }
-    out
-}
-
 /// Rows with their figures, sorted by |Δ per step| (then name). `device` picks the measure:
 /// device time when true, else the stats' totals (CPU total for ops).
+#[allow(clippy::too_many_arguments)]
 pub fn diff_rows(
     sa: &[Stat],
     sb: &[Stat],
@@ -231,10 +161,12 @@ pub fn diff_rows(
     kernels: bool,
     device: bool,
     step_delta_ns: f64,
+    opts: MatchOptions,
 ) -> Vec<DiffRow> {
-    let mut rows: Vec<DiffRow> = match_rows(sa, sb, side_a, side_b, kernels)
+    let mut rows: Vec<DiffRow> = match_rows(sa, sb, side_a, side_b, kernels, opts)
         .into_iter()
-        .map(|(xa, xb, by, via)| {
+        .map(|p| {
+            let (xa, xb, by, via) = (p.a, p.b, p.by, p.via);
             let (a, b) = (Acc::of(&xa), Acc::of(&xb));
             let measure = |x: &Acc| if device { x.device } else { x.total };
             let a_step = side_a.per_step(measure(&a));
@@ -267,6 +199,8 @@ pub fn diff_rows(
                     .filter(|s| Some(s) != a.shapes.as_ref() && !xa.is_empty()),
                 status,
                 matched_by: by,
+                confidence: p.confidence,
+                family: p.family,
                 via,
                 a_members: if a.names.len() > 1 {
                     a.names.clone()

@@ -20,6 +20,9 @@ pub struct Spread {
     pub mean: f64,
     pub min: f64,
     pub max: f64,
+    /// The middle value (the mean of the two middle ones for an even count): unlike the mean,
+    /// not pulled by one slow warm-up step.
+    pub median: f64,
     /// Sample standard deviation (n − 1); 0 for a single value.
     pub stdev: f64,
 }
@@ -36,9 +39,17 @@ impl Spread {
         } else {
             0.0
         };
+        let mut sorted = v.to_vec();
+        crate::sort::by(&mut sorted, |a, b| a.total_cmp(b));
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
         Spread {
             n,
             mean,
+            median,
             min: v.iter().copied().fold(f64::INFINITY, f64::min),
             max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             stdev: var.sqrt(),
@@ -60,6 +71,37 @@ pub struct Stat {
     pub first_ns: Ns,
     /// The enclosing op that holds most of its time (for kernels: the op around the launch).
     pub parent: Option<String>,
+    /// What a rename of it may pair with ([`super::family`]); `None`: never renamed.
+    pub family: Option<String>,
+}
+
+/// What a side's FLOP rates rest on (DESIGN §4 "Compare"): the FLOPs the op table counted and
+/// how much of the GPU's work those ops are. Rates of two sides whose coverage differs measure
+/// different work ([`super::RateCheck`]).
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct Coverage {
+    /// FLOPs counted per rank-step.
+    pub flops_per_step: f64,
+    /// Op calls whose FLOPs were counted, per rank-step.
+    pub ops_per_step: f64,
+    /// Device time of those op calls ÷ the side's GPU time (kernels, copies, memsets), 0..1;
+    /// `None` without GPU work.
+    pub device_share: Option<f64>,
+}
+
+/// How a side was run, where it changes what its figures mean: the accelerator, the world
+/// size, torch.compile and CUDA graphs. Differences are said above a comparison
+/// ([`super::Diff::setup_notes`]).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Setup {
+    /// The accelerator named by the first rank's `deviceProperties`.
+    pub device: Option<String>,
+    /// `distributedInfo.world_size` (the largest over the side's ranks).
+    pub world_size: Option<i64>,
+    /// The name of a compiled region when ops ran under one (`CompiledFunction`, …).
+    pub compiled: Option<String>,
+    /// Whether kernels were replayed from CUDA graphs (`cudaGraphLaunch` calls).
+    pub cuda_graphs: bool,
 }
 
 /// One side's per-step figures. Times in ns per step (floats: means).
@@ -83,8 +125,15 @@ pub struct Side {
     pub exposed_comm_ns: f64,
     pub peak_allocated_bytes: Option<i64>,
     pub peak_reserved_bytes: Option<i64>,
+    /// Achieved TFLOPS over the step window (mean over ranks).
     pub tflops: Option<f64>,
+    /// Achieved TFLOPS while the counted ops' kernels ran (mean over ranks).
+    pub tflops_busy: Option<f64>,
     pub mfu: Option<f64>,
+    /// The peak MFU is measured against (TFLOPS), mean over ranks.
+    pub peak_tflops: Option<f64>,
+    pub coverage: Coverage,
+    pub setup: Setup,
     pub device: Option<String>,
     pub has_gpu: bool,
     pub ops: Vec<Stat>,
@@ -104,6 +153,8 @@ impl Side {
         let mut steps_all = Vec::new();
         let mut util = Vec::new();
         let (mut tflops, mut mfu) = (Vec::new(), Vec::new());
+        let (mut busy, mut peaks) = (Vec::new(), Vec::new());
+        let (mut flops, mut flop_ops, mut flop_dev_ns, mut gpu_ns) = (0.0, 0u64, 0i64, 0i64);
         let mut seed: BTreeMap<String, f64> = BTreeMap::new();
         let mut fine: BTreeMap<String, f64> = BTreeMap::new();
         let mut ops: BTreeMap<(String, Option<String>), Stat> = BTreeMap::new();
@@ -141,7 +192,18 @@ impl Side {
                 side.peak_reserved_bytes = Some(side.peak_reserved_bytes.unwrap_or(0).max(re));
             }
             tflops.extend(a.flops.achieved_tflops_window);
+            busy.extend(a.flops.achieved_tflops_device);
+            peaks.extend(a.flops.peak_tflops);
             mfu.extend(a.flops.mfu);
+            flops += a.flops.total_flops;
+            for o in &a.flops.per_op {
+                flop_ops += o.calls;
+                flop_dev_ns += o.device_ns;
+            }
+            gpu_ns += a.kernels.total_ns;
+            if let Some(w) = t.meta.distributed.as_ref().and_then(|d| d.world_size) {
+                side.setup.world_size = Some(side.setup.world_size.unwrap_or(0).max(w));
+            }
             if side.device.is_none() {
                 side.device.clone_from(&a.flops.device);
             }
@@ -164,7 +226,14 @@ impl Side {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         side.utilization = mean(&util);
         side.tflops = mean(&tflops);
+        side.tflops_busy = mean(&busy);
+        side.peak_tflops = mean(&peaks);
         side.mfu = mean(&mfu);
+        side.coverage = Coverage {
+            flops_per_step: flops / n,
+            ops_per_step: flop_ops as f64 / n,
+            device_share: (gpu_ns > 0).then(|| flop_dev_ns as f64 / gpu_ns as f64),
+        };
         side.ops = ops.into_values().collect();
         side.kernels = kernels.into_values().collect();
         side.op_parent = parents
@@ -179,6 +248,23 @@ impl Side {
         for o in side.ops.iter_mut() {
             o.parent = side.op_parent.get(&o.name).cloned();
         }
+        side.setup.device.clone_from(&side.device);
+        side.setup.compiled = side
+            .ops
+            .iter()
+            .filter(|o| o.family.as_deref() == Some(super::family::COMPILED))
+            .min_by(|x, y| {
+                x.first_ns
+                    .cmp(&y.first_ns)
+                    .then_with(|| x.name.cmp(&y.name))
+            })
+            .map(|o| o.name.clone());
+        side.setup.cuda_graphs = side.ops.iter().any(|o| {
+            matches!(
+                o.name.as_str(),
+                "cudaGraphLaunch" | "cuGraphLaunch" | "hipGraphLaunch"
+            )
+        });
         side
     }
 
@@ -269,6 +355,7 @@ fn op_stats(
                 device_ns: row.device_total_ns,
                 first_ns: if first[r] == Ns::MAX { 0 } else { first[r] },
                 parent: None,
+                family: super::family::op_family(&row.name).map(str::to_owned),
             },
         );
     }
@@ -301,6 +388,7 @@ fn kernel_stats(
                 device_ns: k.total_ns,
                 first_ns: first.get(k.name.as_str()).copied().unwrap_or(0),
                 parent: k.launching_op.clone(),
+                family: super::family::kernel_family(&k.name, &k.fine_category),
             },
         );
     }
