@@ -433,12 +433,13 @@ fn hta_trace_diff_pair_renames_only_like_with_like_and_greys_rates_of_unequal_co
     // Issue 23: on this pair the page paired a `tanh` kernel with `volta_sgemm_128x64_tn`,
     // `aten::permute` with `CompiledFunction`, and showed a −95% "achieved TFLOPS" that came
     // from B (torch.compile, CUDA graphs, a V100 rank of 2) counting a fraction of A's FLOPs.
-    let dir = env!("CARGO_MANIFEST_DIR");
-    let (pa, pb) = (format!("{dir}/{A_FILE}"), format!("{dir}/{B_FILE}"));
-    if std::fs::metadata(&pa).is_err() || std::fs::metadata(&pb).is_err() {
-        println!("note: trace_diff corpus absent; skipping");
+    let (Some(pa), Some(pb)) = (
+        tracelight_testkit::path(A_FILE),
+        tracelight_testkit::path(B_FILE),
+    ) else {
         return;
-    }
+    };
+    let (pa, pb) = (pa.to_string_lossy(), pb.to_string_lossy());
     let one = |p: &str| {
         let Loaded::Trace(t) = load_bytes(p, &std::fs::read(p).unwrap()).unwrap() else {
             panic!("not a trace")
@@ -706,13 +707,12 @@ fn a_compiled_region_stands_for_every_eager_op_under_its_parent_not_one() {
 
 /// One step of 1000 µs holding `mms` calls of `aten::mm` [[64,128],[128,256]] (2·64·128·256 =
 /// 4,194,304 FLOPs each, torch's formula) launching a 10 µs gemm, and `other` calls of an op
-/// with no FLOP formula launching a 10 µs kernel; on an A100 when `device`.
+/// with no FLOP formula launching a 10 µs kernel, then `extra` (an event) if given.
 fn flop_trace(mms: usize, other: usize, extra: &str) -> Vec<String> {
     let mut v = Vec::new();
     step(&mut v, 1, 0.0, 1000.0);
-    let mut c = 0;
     for k in 0..mms {
-        let ts = 10.0 + 40.0 * k as f64;
+        let (ts, c) = (10.0 + 40.0 * k as f64, k);
         v.push(x(
             "cpu_op",
             "aten::mm",
@@ -737,7 +737,6 @@ fn flop_trace(mms: usize, other: usize, extra: &str) -> Vec<String> {
             10.0,
             &format!(r#""device":0,"stream":7,"correlation":{c}"#),
         ));
-        c += 1;
     }
     for k in 0..other {
         op_with_kernel(
