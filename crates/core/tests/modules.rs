@@ -390,3 +390,55 @@ fn gpu_mlp_modules_match_the_tb_plugin_and_torchs_device_time() {
     assert!((inside + tab.outside_gpu_ns as f64 - tab.total_gpu_ns as f64).abs() < 1.0);
     assert!(root.occupancy_pct.is_some_and(|o| o > 0.0 && o <= 100.0));
 }
+
+/// Per step: on the H100 MLP (3 profiled steps, every op of the window inside one), each op's
+/// time summed over the steps is torch's `cpu_time_total` and each kernel's its device total.
+#[test]
+fn per_step_times_sum_to_torchs_totals() {
+    use tracelight_core::analysis::per_step::per_step;
+    let bytes = std::fs::read(format!("{H100}/gpu_mlp.pt.trace.json.gz")).unwrap();
+    let Ok(Loaded::Trace(t)) = load_bytes("gpu_mlp.pt.trace.json.gz", &bytes) else {
+        panic!("gpu_mlp did not load");
+    };
+    let p = per_step(&t);
+    assert_eq!(p.steps.len(), 3);
+    let torch = json_file(&format!("{H100}/gpu_mlp.reference.json"));
+    let mut checked = 0;
+    for r in torch["rows"].as_array().unwrap() {
+        let name = r["name"].as_str().unwrap();
+        let d = if name.starts_with("aten::") {
+            p.op(name)
+                .map(|d| (d, r["cpu_time_total"].as_f64().unwrap()))
+        } else {
+            None
+        };
+        let Some((d, want)) = d else { continue };
+        let got = d.per_step_ns.iter().sum::<i64>() as f64 / 1e3;
+        assert!(
+            (got - want).abs() <= 0.01 * want + 0.01,
+            "{name}: {got} vs torch {want}"
+        );
+        assert!(d.min_ns <= d.median_ns && d.median_ns <= d.max_ns);
+        checked += 1;
+    }
+    assert!(checked > 20, "{checked} ops");
+    // Each kernel's time over the steps: torch's device row of that kernel.
+    let mut kernels = 0;
+    for r in torch["rows"].as_array().unwrap() {
+        if r["device_type"] != "DeviceType.CUDA" {
+            continue;
+        }
+        let Some(d) = p.kernel(r["name"].as_str().unwrap()) else {
+            continue;
+        };
+        let got = d.per_step_ns.iter().sum::<i64>() as f64 / 1e3;
+        let want = r["self_device_time_total"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 0.01 * want + 0.01,
+            "{}: {got} vs torch {want}",
+            d.name
+        );
+        kernels += 1;
+    }
+    assert!(kernels > 5, "{kernels} kernels");
+}

@@ -13,6 +13,7 @@ use crate::session::{
 use crate::timeline::view::{LaneFn, Timeline};
 use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
+use crate::views::modules::ModulesView;
 use crate::views::open::OpenBar;
 use crate::views::operators::OperatorsView;
 use crate::views::overview::{Headline, Overview};
@@ -277,6 +278,7 @@ pub fn App() -> impl IntoView {
                     Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
                     Tab::Timeline => view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any(),
                     Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
+                    Tab::Modules => view! { <ModulesView session=s file=file /> }.into_any(),
                     Tab::Flame => view! { <FlameView session=s file=file /> }.into_any(),
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),

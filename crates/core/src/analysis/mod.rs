@@ -24,6 +24,7 @@ pub mod mfu;
 pub mod modules;
 pub mod op_cost;
 pub mod ops;
+pub mod per_step;
 pub mod recommend;
 pub mod roofline;
 pub mod snapshot;

@@ -198,6 +198,8 @@ pub fn rebuild(d: &Digest, name: &str) -> crate::Result<Rebuilt> {
         backward: f.backward.clone(),
         graphs: f.graphs.clone(),
         health: f.health.clone(),
+        // Not kept in a digest: a row per op and kernel per step would be most of its size.
+        per_step: Default::default(),
         warnings: d.header.warnings.clone(),
         info: d.header.info.clone(),
     };

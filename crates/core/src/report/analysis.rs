@@ -15,6 +15,7 @@ use crate::analysis::{
     mfu::{summarize_calls, FlopsSummary},
     modules::{module_table, ModuleTable},
     ops::{op_table_indexed, OpOptions, OpTable},
+    per_step::{per_step, PerStep},
     recommend::{recommend, Inputs, Recommendation},
     roofline::{call_costs, roofline, Roofline},
     source::{source_table, SourceTable},
@@ -61,6 +62,8 @@ pub struct Analysis {
     pub graphs: Graphs,
     /// How much GPU time the op tables attribute, and why not the rest.
     pub health: GpuHealth,
+    /// Per op and kernel, the time in each step ([`crate::analysis::per_step`]).
+    pub per_step: PerStep,
     /// What the user must know (truncation, dropped or repaired data).
     pub warnings: Vec<String>,
     /// Expected of the producer (flows without a partner …): no figure changes.
@@ -115,6 +118,7 @@ impl Analysis {
             backward: backward_table(t, &ag),
             graphs: graphs(t),
             health: gpu_health(t),
+            per_step: per_step(t),
             autograd: ag,
             path: path.to_owned(),
             events: t.event_count,

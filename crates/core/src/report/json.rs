@@ -279,6 +279,7 @@ pub fn trace_json(a: &Analysis) -> Value {
         "backward_unmatched": a.autograd.unmatched,
         "cuda_graphs": super::modules::graphs_json(&a.graphs),
         "gpu_health": super::modules::health_json(&a.health),
+        "per_step": super::modules::per_step_json(&a.per_step),
     })
 }
 

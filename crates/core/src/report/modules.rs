@@ -6,6 +6,7 @@ use super::table::format_time_us;
 use crate::analysis::autograd::BackwardRow;
 use crate::analysis::graphs::{GpuHealth, Graphs};
 use crate::analysis::modules::ModuleTable;
+use crate::analysis::per_step::{PerStep, StepDist};
 use crate::analysis::source::SourceTable;
 use serde_json::{json, Value};
 
@@ -279,4 +280,23 @@ pub fn health_json(h: &GpuHealth) -> Value {
         "overlapping_on_stream": h.overlapping_on_stream,
         "reader": h.reader,
     })
+}
+
+/// Per op and kernel, its time in each step and the min / median / max over steps.
+pub fn per_step_json(p: &PerStep) -> Value {
+    let rows = |v: &[StepDist]| -> Vec<Value> {
+        v.iter()
+            .map(|d| {
+                json!({
+                    "name": d.name,
+                    "per_step_us": d.per_step_ns.iter().map(|&x| us(x)).collect::<Vec<_>>(),
+                    "min_us": us(d.min_ns),
+                    "median_us": us(d.median_ns),
+                    "max_us": us(d.max_ns),
+                    "max_step": p.steps.get(d.max_step),
+                })
+            })
+            .collect()
+    };
+    json!({"steps": p.steps, "ops": rows(&p.ops), "kernels": rows(&p.kernels)})
 }

@@ -29,6 +29,8 @@ pub enum Tab {
     Overview,
     Timeline,
     Operators,
+    /// The nn.Module tree, source lines, forward ↔ backward (issue 25).
+    Modules,
     /// The flame graph of the op tree (issue 18).
     Flame,
     Kernels,
@@ -40,10 +42,11 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 9] = [
+    pub const ALL: [Tab; 10] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
+        Tab::Modules,
         Tab::Flame,
         Tab::Kernels,
         Tab::Gpu,
@@ -57,6 +60,7 @@ impl Tab {
             Tab::Overview => "Overview",
             Tab::Timeline => "Timeline",
             Tab::Operators => "Operators",
+            Tab::Modules => "Modules",
             Tab::Flame => "Flame graph",
             Tab::Kernels => "Kernels",
             Tab::Gpu => "GPU",
@@ -71,6 +75,7 @@ impl Tab {
             Tab::Overview => "overview",
             Tab::Timeline => "timeline",
             Tab::Operators => "operators",
+            Tab::Modules => "modules",
             Tab::Flame => "flame",
             Tab::Kernels => "kernels",
             Tab::Gpu => "gpu",

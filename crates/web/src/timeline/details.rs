@@ -90,12 +90,7 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
                     })}
                     {(!d.flows.is_empty()).then(|| view! { <dt>"Flows"</dt><dd>{links(&d.flows, "details-flow")}</dd> })}
                 </dl>
-                {(!d.python_stack.is_empty()).then(|| view! {
-                    <h4>"Python stack"</h4>
-                    <ol class="tl-stack" data-testid="details-stack">
-                        {d.python_stack.iter().map(|f| view! { <li>{f.clone()}</li> }).collect_view()}
-                    </ol>
-                })}
+                {super::provenance::section(&c, i)}
                 {super::et_details::et_section(&c, i)}
                 {(!d.args.is_empty()).then(|| view! {
                     <h4>"Args"</h4>

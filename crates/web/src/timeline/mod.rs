@@ -10,6 +10,7 @@ pub mod layout;
 pub mod link;
 pub mod paint;
 pub mod pair;
+pub mod provenance;
 pub mod reveal;
 pub mod search;
 pub mod side;

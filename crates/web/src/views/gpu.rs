@@ -155,6 +155,7 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
                     <SyncTable session=session.clone() file=file />
                 </section>
             </div>
+            <crate::views::graphs::GraphReplays session=session.clone() file=file />
             <section class="card">
                 <h2>"Longest idle gaps"</h2>
                 <GapTable session=session.clone() file=file />

@@ -83,6 +83,7 @@ columns! {
         Registers = "registers",
         Occupancy = "occupancy",
         LaunchingOp = "launching_op",
+        Steps = "steps",
     }
 }
 
@@ -102,7 +103,8 @@ fn sort_value(k: &KernelRow, col: KCol) -> Option<f64> {
         | KCol::TensorCores
         | KCol::Grid
         | KCol::Block
-        | KCol::LaunchingOp => return None,
+        | KCol::LaunchingOp
+        | KCol::Steps => return None,
     })
 }
 
@@ -110,7 +112,7 @@ fn sort_value(k: &KernelRow, col: KCol) -> Option<f64> {
 fn sort_value_is_numeric(col: KCol) -> bool {
     !matches!(
         col,
-        KCol::Name | KCol::Category | KCol::Fine | KCol::LaunchingOp
+        KCol::Name | KCol::Category | KCol::Fine | KCol::LaunchingOp | KCol::Steps
     )
 }
 
@@ -124,6 +126,8 @@ fn cell_text(k: &KernelRow, fine: &str, col: KCol) -> String {
         KCol::Avg => fmt::dur_f(k.avg_ns),
         KCol::Min => fmt::dur(k.min_ns),
         KCol::Max => fmt::dur(k.max_ns),
+        // Filled by the view from the per-step distribution.
+        KCol::Steps => String::new(),
         KCol::Category => k.category.to_owned(),
         KCol::Fine => fine.to_owned(),
         KCol::TensorCores => tensor_cores(k).to_owned(),
@@ -225,12 +229,37 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Col::num(KCol::Occupancy, "Occupancy", 84).tip("mean est. achieved occupancy %"),
         Col::text(KCol::LaunchingOp, "Launched by", 180),
     ];
+    let has_steps = tf.analysis().per_step.steps.len() >= 2;
+    let mut cols = cols;
+    if has_steps {
+        cols.insert(
+            7,
+            Col::text(KCol::Steps, "Per step", 230)
+                .tip("time in each ProfilerStep (launch-based): sparkline, median · max"),
+        );
+    }
     let cell = Callback::new(move |(r, col): (usize, KCol)| {
         let mut out = String::new();
         let Some(&i) = order.get_untracked().get(r) else {
             return out;
         };
         let f = fine.get_untracked();
+        if col == KCol::Steps {
+            store.with_value(|s| {
+                if let Some(tf) = s.trace(file) {
+                    let a = tf.analysis();
+                    if let Some(d) = a
+                        .kernels
+                        .rows
+                        .get(i)
+                        .and_then(|k| a.per_step.kernel(&k.name))
+                    {
+                        out = fmt::per_step(d, &a.per_step.steps);
+                    }
+                }
+            });
+            return out;
+        }
         with_rows(&mut |rows: &[KernelRow], _| {
             out = cell_text(&rows[i], f.get(i).map_or("", String::as_str), col);
         });

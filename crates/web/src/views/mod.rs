@@ -4,7 +4,9 @@
 
 pub mod facts;
 pub mod gpu;
+pub mod graphs;
 pub mod kernels;
+pub mod modules;
 pub mod open;
 pub mod operators;
 pub mod overview;

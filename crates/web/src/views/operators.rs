@@ -41,10 +41,18 @@ columns! {
         DeviceMem = "device_mem",
         SelfDeviceMem = "self_device_mem",
         Flops = "flops",
+        Steps = "steps",
     }
 }
 
-fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) -> Vec<Col<OpCol>> {
+fn columns(
+    side: Side,
+    shapes: bool,
+    cpu_mem: bool,
+    dev_mem: bool,
+    flops: bool,
+    steps: bool,
+) -> Vec<Col<OpCol>> {
     let mut c = vec![Col::name(OpCol::Name, "Name", 260)];
     if shapes {
         c.push(Col::text(OpCol::Shapes, "Input shapes", 200));
@@ -84,13 +92,20 @@ fn columns(side: Side, shapes: bool, cpu_mem: bool, dev_mem: bool, flops: bool) 
     if flops {
         c.push(Col::num(OpCol::Flops, "FLOPs", 96));
     }
+    if steps && !shapes {
+        c.insert(
+            2,
+            Col::text(OpCol::Steps, "Per step", 230)
+                .tip("CPU total in each ProfilerStep: sparkline, median · max"),
+        );
+    }
     c
 }
 
 /// The number a column sorts by; `None` for the text columns (sorted by name / shapes).
 fn sort_value(r: &OpRow, col: OpCol) -> Option<f64> {
     Some(match col {
-        OpCol::Name | OpCol::Shapes => return None,
+        OpCol::Name | OpCol::Shapes | OpCol::Steps => return None,
         OpCol::Calls => r.calls as f64,
         OpCol::SelfCpu | OpCol::SelfCpuPct => r.self_cpu_ns as f64,
         OpCol::CpuTotal | OpCol::CpuTotalPct => r.cpu_total_ns as f64,
@@ -125,6 +140,8 @@ fn cell_text(t: &OpTable, r: &OpRow, col: OpCol) -> String {
         OpCol::DeviceMem => fmt::bytes(r.device_mem_bytes),
         OpCol::SelfDeviceMem => fmt::bytes(r.self_device_mem_bytes),
         OpCol::Flops => fmt::flops(r.flops),
+        // Filled by the view from the per-step distribution.
+        OpCol::Steps => String::new(),
     }
 }
 
@@ -211,8 +228,17 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
         });
         Arc::new(v)
     });
-    let cols =
-        Signal::derive(move || columns(side.get(), group.get(), cpu_mem, dev_mem, has_flops));
+    let has_steps = tf.analysis().per_step.steps.len() >= 2;
+    let cols = Signal::derive(move || {
+        columns(
+            side.get(),
+            group.get(),
+            cpu_mem,
+            dev_mem,
+            has_flops,
+            has_steps,
+        )
+    });
     let cell = Callback::new(move |(r, col): (usize, OpCol)| {
         let mut out = String::new();
         let o = order.get_untracked();
@@ -220,6 +246,23 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
             with_table(group.get_untracked(), &mut |t: &OpTable| {
                 out = cell_text(t, &t.rows[i], col)
             });
+            if col == OpCol::Steps {
+                store.with_value(|(s, _)| {
+                    if let Some(tf) = s.trace(file) {
+                        let a = tf.analysis();
+                        let d = a.ops.rows.get(i).and_then(|row| {
+                            if row.on_device {
+                                a.per_step.kernel(&row.name)
+                            } else {
+                                a.per_step.op(&row.name)
+                            }
+                        });
+                        if let Some(d) = d {
+                            out = fmt::per_step(d, &a.per_step.steps);
+                        }
+                    }
+                });
+            }
         }
         out
     });

@@ -78,6 +78,7 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
                 <span class="hint">"the same text as " <code>"tracelight summary"</code></span>
             </div>
             <Headline session=session.clone() file=file />
+            <crate::views::graphs::GpuHealthLine session=session.clone() file=file />
             {if total_gpu == 0 {
                 // A CPU-only trace: no empty GPU cards; the operators sit beside the breakdown.
                 view! {

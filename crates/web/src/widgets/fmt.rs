@@ -51,3 +51,16 @@ pub fn us(ns: i64) -> String {
 pub fn tflops(t: f64) -> String {
     num::tflops(t)
 }
+
+/// A per-step distribution in one cell: a sparkline of the steps, then median and max (and the
+/// step of the max when it stands out: over 1.5 × the median).
+pub fn per_step(d: &tracelight_core::analysis::per_step::StepDist, steps: &[String]) -> String {
+    let spark = tracelight_core::analysis::per_step::sparkline(&d.per_step_ns, 12);
+    let mut s = format!("{spark} med {} · max {}", dur(d.median_ns), dur(d.max_ns));
+    if d.max_ns as f64 > 1.5 * d.median_ns as f64 {
+        if let Some(name) = steps.get(d.max_step) {
+            s += &format!(" ({})", name.trim_start_matches("ProfilerStep"));
+        }
+    }
+    s
+}
