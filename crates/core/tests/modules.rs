@@ -442,3 +442,36 @@ fn per_step_times_sum_to_torchs_totals() {
     }
     assert!(kernels > 5, "{kernels} kernels");
 }
+
+/// The details panel's provenance on the torch fixture: a backward wrapper names its forward op
+/// and that op's module; the forward op lists the wrapper; the stack text has call lines.
+#[test]
+fn provenance_links_backward_and_forward_both_ways() {
+    use tracelight_core::view::details::provenance;
+    let (t, r) = load();
+    let ag = autograd(&t);
+    let s = &t.slices;
+    let w = (0..s.len())
+        .find(|&i| t.str(s.name[i]) == "autograd::engine::evaluate_function: AddmmBackward0")
+        .unwrap();
+    let p = provenance(&t, &ag, w);
+    let f = p.forward_op.unwrap();
+    assert_eq!(t.str(s.name[f as usize]), "aten::addmm");
+    let module = p.module.unwrap();
+    assert!(
+        r["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["path"] == module.as_str() && m["class"] == "Linear"),
+        "{module}"
+    );
+    let fp = provenance(&t, &ag, f as usize);
+    assert!(fp.backward_nodes.contains(&(w as u32)));
+    assert!(
+        fp.stack_text.contains("(called from gen_modules.py:"),
+        "{}",
+        fp.stack_text
+    );
+    assert_eq!(fp.module.as_deref(), Some(module.as_str()));
+}

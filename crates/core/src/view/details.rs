@@ -186,14 +186,20 @@ pub fn provenance(t: &Trace, ag: &crate::analysis::autograd::Autograd, i: usize)
     } else {
         Vec::new()
     };
-    let mods: Vec<&str> = fr
+    let forward_op = (i < s.len())
+        .then(|| ag.anchor_of(t, i))
+        .filter(|&a| a != NONE);
+    // The module of backward work is its forward op's, even where torch's stack is the engine's
+    // (the `evaluate_function` wrapper, gradient accumulation around the node).
+    let module_frames = match forward_op {
+        Some(f) => frames(t, ag, f as usize),
+        None => fr.clone(),
+    };
+    let mods: Vec<&str> = module_frames
         .iter()
         .rev()
         .filter_map(|f| f.name.strip_prefix(MODULE_PREFIX))
         .collect();
-    let forward_op = (i < s.len())
-        .then(|| ag.anchor_of(t, i))
-        .filter(|&a| a != NONE);
     // A forward op lists its nodes; so does the op that encloses it (aten::linear for addmm).
     let mut backward_nodes: Vec<u32> = Vec::new();
     if forward_op.is_none() && i < s.len() && s.kind[i] == SliceKind::CpuOp {
