@@ -115,7 +115,7 @@ fn backward_cols() -> Vec<Col<Bc>> {
 }
 
 fn m_value(a: &Analysis, i: usize, c: Mc) -> Option<f64> {
-    let r = &a.modules.rows[i];
+    let r = a.modules.rows.get(i)?;
     Some(match c {
         Mc::Name => return None,
         Mc::Calls => r.calls as f64,
@@ -133,7 +133,10 @@ fn m_value(a: &Analysis, i: usize, c: Mc) -> Option<f64> {
 }
 
 fn m_cell(a: &Analysis, i: usize, c: Mc, flat: bool) -> String {
-    let r = &a.modules.rows[i];
+    // While the mode switches, a cell of the old table may be asked for a row of the new one.
+    let Some(r) = a.modules.rows.get(i) else {
+        return String::new();
+    };
     let total = a.modules.total_gpu_ns;
     match c {
         Mc::Name if flat => r.path.clone(),
@@ -153,7 +156,7 @@ fn m_cell(a: &Analysis, i: usize, c: Mc, flat: bool) -> String {
 }
 
 fn l_value(a: &Analysis, i: usize, c: Lc) -> Option<f64> {
-    let r = &a.sources.rows[i];
+    let r = a.sources.rows.get(i)?;
     Some(match c {
         Lc::Line => return None,
         Lc::Ops => r.ops as f64,
@@ -167,7 +170,9 @@ fn l_value(a: &Analysis, i: usize, c: Lc) -> Option<f64> {
 }
 
 fn l_cell(a: &Analysis, i: usize, c: Lc) -> String {
-    let r = &a.sources.rows[i];
+    let Some(r) = a.sources.rows.get(i) else {
+        return String::new();
+    };
     match c {
         Lc::Line => r.source.label(),
         Lc::Ops => r.ops.to_string(),
@@ -181,7 +186,7 @@ fn l_cell(a: &Analysis, i: usize, c: Lc) -> String {
 }
 
 fn b_value(a: &Analysis, i: usize, c: Bc) -> Option<f64> {
-    let r = &a.backward[i];
+    let r = a.backward.get(i)?;
     Some(match c {
         Bc::Fwd | Bc::Bwd => return None,
         Bc::Pairs => r.pairs as f64,
@@ -198,7 +203,9 @@ fn ratio(b: i64, f: i64) -> Option<f64> {
 }
 
 fn b_cell(a: &Analysis, i: usize, c: Bc) -> String {
-    let r = &a.backward[i];
+    let Some(r) = a.backward.get(i) else {
+        return String::new();
+    };
     match c {
         Bc::Fwd => r.forward.clone(),
         Bc::Bwd => r.backward.clone(),
@@ -277,7 +284,12 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
                     order_of(
                         a.modules.rows.len(),
                         &needle,
-                        &|i| a.modules.rows[i].path.clone(),
+                        &|i| {
+                            a.modules
+                                .rows
+                                .get(i)
+                                .map_or(String::new(), |r| r.path.clone())
+                        },
                         s.map(|(_, d)| (&val as &dyn Fn(usize) -> Option<f64>, d)),
                     )
                 }
@@ -287,7 +299,12 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
                     order_of(
                         a.sources.rows.len(),
                         &needle,
-                        &|i| a.sources.rows[i].source.label(),
+                        &|i| {
+                            a.sources
+                                .rows
+                                .get(i)
+                                .map_or(String::new(), |r| r.source.label())
+                        },
                         s.map(|(_, d)| (&val as &dyn Fn(usize) -> Option<f64>, d)),
                     )
                 }
