@@ -80,7 +80,7 @@ pub fn GraphReplays(session: SessionRef, file: usize) -> impl IntoView {
     let cols = Signal::derive(|| {
         vec![
             Col::name(GraphCol::Op, "Op around the launch", 220),
-            Col::num(GraphCol::At, "At", 90),
+            Col::num(GraphCol::At, "At", 120),
             Col::num(GraphCol::Kernels, "Kernels", 70),
             Col::num(GraphCol::Gpu, "GPU time", 90),
             Col::num(GraphCol::Span, "Replay span", 96),
