@@ -123,6 +123,16 @@ test('overview, operators, kernels and GPU views show the CLI numbers for an A10
   await p.getByTestId('gpu-view').waitFor();
   assertSig3(await p.getByTestId('gpu-util-gpu').textContent(), c.gpu.utilization, 'GPU utilization (GPU tab)');
   assert.ok(Number(await p.getByTestId('gap-table').getAttribute('data-rows')) > 0);
+  // The temporal breakdown shown is the CLI's gpu.temporal (all GPU work), and the note beside it
+  // says whether HTA's own selection (gpu.temporal_hta) gives the same figures.
+  for (const key of ['compute', 'non_compute', 'idle']) {
+    const ns = Number(await p.locator(`[data-testid=temporal] [data-key=${key}]`).getAttribute('data-ns'));
+    assert.ok(Math.abs(ns - c.gpu.temporal[`${key}_us`] * 1e3) <= 1, `temporal ${key}: ${ns}`);
+  }
+  const same = ['kernel_span_us', 'compute_us', 'non_compute_us', 'idle_us'].every((k) => c.gpu.temporal[k] === c.gpu.temporal_hta[k]);
+  const note = await p.getByTestId('temporal-hta').textContent();
+  if (same) assert.equal(note, "Equals HTA's get_temporal_breakdown on this trace.");
+  else assert.match(note, /^HTA's get_temporal_breakdown selects other events here/);
   await p.screenshot({ path: shot('views-gpu.png'), fullPage: true });
   await p.locator('[data-testid=gap-table] .vt-row[data-row="0"]').click();
   assert.equal(await p.getByTestId('tab-timeline').getAttribute('aria-selected'), 'true');

@@ -153,7 +153,8 @@ fn computation(t: &Trace) -> Vec<bool> {
 
 /// The same breakdown over exactly the events HTA 0.5.0 keeps, for cross-checking:
 /// - every slice on a GPU stream, which adds `cuda_sync` events ("Event Sync", typed OTHER →
-///   non-compute) to kernels/memcpy/memset;
+///   non-compute) to kernels/memcpy/memset, and `cuda_sync` events elsewhere whose `stream` arg is
+///   not -1 (device-wide "Context Sync" on stream 4294967295);
 /// - with two or more ProfilerSteps, only GPU work whose launching CPU call (same `correlation`)
 ///   starts at or before the last step's end (`Trace._filter_irrelevant_gpu_kernels`): work whose
 ///   launch call is missing from the trace is dropped.
@@ -170,6 +171,7 @@ pub fn temporal_hta_compat(t: &Trace) -> Temporal {
             last_end = last_end.max(s.end(i));
         }
     }
+    let sync_cat = t.strings.get("cuda_sync");
     let mut v = Vec::new();
     for (i, &comp) in computation(t).iter().enumerate() {
         let on_gpu = t.tracks[s.track[i] as usize].kind == TrackKind::Gpu;
@@ -182,7 +184,13 @@ pub fn temporal_hta_compat(t: &Trace) -> Temporal {
                 true
             }
         } else {
-            on_gpu && k == SliceKind::Runtime
+            // HTA keeps every event whose `stream` is not -1: synchronization on GPU streams,
+            // and device-wide `Context Sync` whose stream is 4294967295 (on the GPU process's
+            // tid -1, a CPU track here: 75.8 ms of alexnet_a100's span is after its last kernel).
+            k == SliceKind::Runtime
+                && (on_gpu
+                    || (Some(s.cat[i]) == sync_cat
+                        && t.slice_arg_int(i, "stream").is_some_and(|st| st != -1)))
         };
         if keep {
             v.push((s.start[i], s.end(i), comp));

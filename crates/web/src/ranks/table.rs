@@ -73,11 +73,11 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         Col::num(RCol::Rank, "Rank", 60),
         Col::name(RCol::File, "File", 124),
         Col::num(RCol::Step, "Step (mean)", 92).tip("mean ProfilerStep duration, else the window"),
-        Col::num(RCol::Compute, "Compute", 84).tip("HTA temporal breakdown: compute kernels"),
+        Col::num(RCol::Compute, "Compute", 84).tip("Temporal breakdown over all GPU work: compute kernels (neither communication nor memory, HTA's types)"),
         Col::num(RCol::Comm, "Comm", 76).tip("union of NCCL kernels"),
         Col::num(RCol::Exposed, "Exposed comm", 116)
             .tip("communication overlapped by no compute kernel"),
-        Col::num(RCol::Idle, "Idle", 84).tip("HTA temporal breakdown: GPU idle"),
+        Col::num(RCol::Idle, "Idle", 84).tip("Temporal breakdown over all GPU work: kernel span with no kernel, memcpy or memset running"),
         Col::num(RCol::Alloc, "Peak alloc", 88)
             .tip("peak allocated, from the trace's [memory] events"),
         Col::num(RCol::Reserved, "Peak reserved", 104)
@@ -151,7 +151,7 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         <section class="card">
             <h2>"Ranks"</h2>
             <VTable cols=cols len=len cell=cell on_activate=on_activate on_sort=on_sort sort=sort testid="ranks-table" visible_rows=16 label="Ranks" />
-            <p class="hint">"Click a rank to open its trace. Step = mean ProfilerStep (else the whole window); compute / idle are HTA's temporal breakdown; comm = union of NCCL kernels; exposed = comm no compute kernel overlaps. Coll. wait and arrived last are over the collectives matched across ranks."</p>
+            <p class="hint">"Click a rank to open its trace. Step = mean ProfilerStep (else the whole window); compute / idle are the temporal breakdown over all GPU work (HTA's definition; the GPU tab says where HTA's own selection differs); comm = union of NCCL kernels; exposed = comm no compute kernel overlaps. Coll. wait and arrived last are over the collectives matched across ranks."</p>
         </section>
     }
 }

@@ -11,7 +11,7 @@ use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::gaps::{largest_gaps, Gap};
-use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType};
+use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType, Temporal};
 use tracelight_core::model::NONE;
 
 /// Longest gaps listed.
@@ -109,8 +109,9 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
             </div>
             <div class="grid2">
                 <section class="card">
-                    <h2>"Temporal breakdown " <span class="muted">"(HTA, over the kernel span)"</span></h2>
+                    <h2>"Temporal breakdown " <span class="muted">"(all GPU work over the kernel span)"</span></h2>
                     <StackBar parts=temporal total_ns=tm.kernel_span_ns testid="temporal" />
+                    {hta_note(&tm, &a.temporal_hta)}
                     <table class="small-table">
                         <thead><tr><th>"Device"</th><th class="num">"Kernel busy"</th><th class="num">"Utilization"</th></tr></thead>
                         <tbody>{devices}</tbody>
@@ -316,4 +317,22 @@ fn SyncTable(session: SessionRef, file: usize) -> impl IntoView {
         <p class="hint">"Each row: the synchronizing call and the op that issued it (the " <code>".item()"</code> " / " <code>".cpu()"</code> " pattern shows as a blocking DtoH cudaMemcpy)."</p>
     }
     .into_any()
+}
+
+/// Where HTA 0.5.0's `get_temporal_breakdown` would select other events than the breakdown shown
+/// (it drops GPU work whose launch is missing from a multi-step trace and counts sync events as
+/// non-compute), its figures, so a reader comparing with HTA knows which is which.
+fn hta_note(shown: &Temporal, hta: &Temporal) -> impl IntoView {
+    let text = if shown == hta {
+        "Equals HTA's get_temporal_breakdown on this trace.".to_owned()
+    } else {
+        format!(
+            "HTA's get_temporal_breakdown selects other events here (it drops GPU work whose launch is missing from a multi-step trace and counts sync events): span {}, compute {}, non-compute {}, idle {}.",
+            fmt::dur(hta.kernel_span_ns),
+            fmt::dur(hta.compute_ns),
+            fmt::dur(hta.non_compute_ns),
+            fmt::dur(hta.idle_ns)
+        )
+    };
+    view! { <p class="hint" data-testid="temporal-hta">{text}</p> }
 }
