@@ -67,23 +67,43 @@ fn category(t: &Trace, i: usize) -> Option<usize> {
 /// One entry per ProfilerStep slice, in time order.
 pub fn steps(t: &Trace) -> Vec<Step> {
     let s = &t.slices;
+    let step_ids: Vec<usize> = (0..s.len())
+        .filter(|&i| {
+            matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
+                && t.str(s.name[i]).starts_with("ProfilerStep#")
+        })
+        .collect();
+    let windows: Vec<(Ns, Ns)> = step_ids.iter().map(|&i| (s.start[i], s.end(i))).collect();
+    let mut out: Vec<Step> = step_ids
+        .iter()
+        .zip(breakdown(t, &windows))
+        .map(|(&i, parts)| Step {
+            name: t.str(s.name[i]).to_owned(),
+            slice: i as u32,
+            start_ns: s.start[i],
+            dur_ns: s.end(i) - s.start[i],
+            parts_ns: parts,
+        })
+        .collect();
+    crate::sort::by_key(&mut out, |x| (x.start_ns, x.slice));
+    out
+}
+
+/// The breakdown of each window `[lo, hi)`: ns per category in [`CATEGORIES`] order, each
+/// category claiming only time no higher one claimed, the rest `other`, so each sums to
+/// `hi - lo`. [`steps`] uses the ProfilerStep windows; a test uses the TensorBoard plugin's.
+pub fn breakdown(t: &Trace, windows: &[(Ns, Ns)]) -> Vec<[Ns; 8]> {
+    let s = &t.slices;
     let mut per_cat: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); 7];
-    let mut step_ids = Vec::new();
     for i in 0..s.len() {
-        if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-            && t.str(s.name[i]).starts_with("ProfilerStep#")
-        {
-            step_ids.push(i);
-        }
         if let Some(c) = category(t, i) {
             per_cat[c].push((s.start[i], s.end(i)));
         }
     }
     let unions: Vec<Vec<(Ns, Ns)>> = per_cat.into_iter().map(union).collect();
-    let mut out: Vec<Step> = step_ids
-        .into_iter()
-        .map(|i| {
-            let (lo, hi) = (s.start[i], s.end(i));
+    windows
+        .iter()
+        .map(|&(lo, hi)| {
             let mut claimed: Vec<(Ns, Ns)> = Vec::new();
             let mut parts = [0; 8];
             for (c, u) in unions.iter().enumerate() {
@@ -94,17 +114,9 @@ pub fn steps(t: &Trace) -> Vec<Step> {
                 claimed = union(claimed);
             }
             parts[7] = (hi - lo) - parts[..7].iter().sum::<Ns>();
-            Step {
-                name: t.str(s.name[i]).to_owned(),
-                slice: i as u32,
-                start_ns: lo,
-                dur_ns: hi - lo,
-                parts_ns: parts,
-            }
+            parts
         })
-        .collect();
-    crate::sort::by_key(&mut out, |x| (x.start_ns, x.slice));
-    out
+        .collect()
 }
 
 /// The part of a merged list inside `[lo, hi)`, found by binary search.
