@@ -101,7 +101,11 @@ fn dataloader_share_fires_with_its_share_and_slice() {
     // last kernel ([906, 1001)) still runs and outranks it: 799 µs over the steps' 2000 µs.
     let num = |k: &str| r.1.iter().find(|(n, _)| n == k).unwrap().1;
     assert_eq!(num("dataloader_us"), 799.0);
-    assert!((num("dataloader_share") - 0.3995).abs() < 1e-12, "{}", num("dataloader_share"));
+    assert!(
+        (num("dataloader_share") - 0.3995).abs() < 1e-12,
+        "{}",
+        num("dataloader_share")
+    );
     assert_eq!(r.2.len(), 1);
 }
 
