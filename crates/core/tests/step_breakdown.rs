@@ -1,6 +1,6 @@
-//! The step breakdown (Overview, diff): the TensorBoard plugin's priority order — Kernel > Memcpy
-//! > Memset > Communication > Runtime > DataLoader > CPU Exec > Other — each category claiming
-//! only time no higher one claimed (issue 31: the figure had no check but its own sum).
+//! The step breakdown (Overview, diff): the TensorBoard plugin's priority order (Kernel, Memcpy,
+//! Memset, Communication, Runtime, DataLoader, CPU Exec, Other), each category claiming only
+//! time no higher one claimed (issue 31: the figure had no check but its own sum).
 //!
 //! Two independent answers:
 //! - a hand-built step where every category overlaps another, worked out by hand below;
