@@ -44,6 +44,13 @@ seed() {
     chakra | chakra_et | et)
       [ -f "$GPU"/gpu_mlp.et.json.gz ] && zcat "$GPU"/gpu_mlp.et.json.gz | head -c 16384 > "$dir/et.head"
       find "$SHARED" -name '*.et.json' -size -100k -exec cp -n {} "$dir"/ \; 2>/dev/null ;;
+    flight_recorder)
+      # Mode byte 0 (raw file) before each gloo dump; mode byte 1 seeds the recipe.
+      for f in crates/core/tests/fixtures/fr-torch-2.15-gloo/*/*; do
+        case "$f" in *.expected | *.txt | *.py | */expected.json) continue ;; esac
+        { printf '\0'; cat "$f"; } > "$dir/$(basename "$(dirname "$f")")_$(basename "$f")"
+      done
+      printf '\1\3seed' > "$dir/recipe" ;;
     *) printf 'seed' > "$dir/seed" ;;
   esac
 }

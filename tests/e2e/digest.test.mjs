@@ -53,9 +53,9 @@ test('a folder of digests opens as the run the traces make', { skip: corpusSkip(
   assert.equal(Number(await st.getAttribute('data-rank')), c.straggler.rank);
   assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - c.straggler.vs_median) < 1e-9);
   assert.equal(await cellText(p, 'straggler-ops', 0, 'name'), c.straggler.ops[0].name);
-  const wf = p.getByTestId('run-waited-for');
-  assert.equal(Number(await wf.getAttribute('data-rank')), c.waited_for.rank);
-  assert.ok(Math.abs(Number(await wf.getAttribute('data-others-wait-ns')) - c.waited_for.others_wait_us * 1e3) <= 1);
+  assert.ok(Math.abs(Number(await st.getAttribute('data-others-wait-ns')) - c.straggler.others_wait_us * 1e3) <= 1);
+  const kinds = await p.getByTestId('straggler-reason').evaluateAll((els) => els.map((e) => e.dataset.kind));
+  assert.deepEqual(kinds, c.straggler.reasons.map((r) => r.kind));
 
   const coll = p.getByTestId('collectives');
   assert.equal(Number(await coll.getAttribute('data-count')), c.collectives.length);

@@ -36,6 +36,28 @@ const settledHashFile = async (p, n) => {
   return hashFile(p);
 };
 
+/** The straggler card lists the CLI's reasons, same kinds in the same order; the figures each
+ *  sentence quotes are the CLI's (durations through the page's formatter). */
+async function checkReasons(p, s) {
+  const got = await p.getByTestId('straggler-reason').evaluateAll((els) => els.map((e) => [e.dataset.kind, e.textContent]));
+  assert.deepEqual(got.map((g) => g[0]), s.reasons.map((r) => r.kind), 'reasons, in the CLI\'s order');
+  for (let k = 0; k < got.length; k++) {
+    const [kind, text] = got[k];
+    const r = s.reasons[k];
+    if (kind === 'arrived_last') {
+      assert.match(text, new RegExp(`^Arrived last at ${r.arrived_last} of its ${r.collectives} matched collectives`));
+      const m = text.match(/the other ranks waited (-?[\d.]+ (?:ns|µs|ms|s)) in all/);
+      assertDur(m[1], r.others_wait_us, 'others waited');
+    } else if (kind === 'late_start') {
+      const m = text.match(/entered its first step (-?[\d.]+ (?:ns|µs|ms|s)) after the earliest rank/);
+      assert.ok(m, text);
+      assertDur(m[1], r.after_us, 'late start');
+    } else if (kind === 'slower_ops') {
+      assert.ok(text.includes(r.top.slice(0, 40)), `${text} names ${r.top}`);
+    }
+  }
+}
+
 test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corpusSkip(RUN) }, async () => {
   const errors = [];
   const p = await page(b, errors);
@@ -87,20 +109,22 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corp
   await p.locator('[data-testid=ranks-table] [data-col=rank] button').click();
   assert.equal(Number(await cellText(p, 'ranks-table', 0, 'rank')), c.ranks[0].rank);
 
-  // Straggler and waited-for, with their first pieces of evidence.
+  // The straggler: one verdict, the rank the others wait for (rank 7, late at the SendRecvs),
+  // with every reason the CLI gives, in the CLI's order, and the first pieces of evidence.
   const st = p.getByTestId('run-straggler');
+  assert.equal(c.straggler.method, 'collective_arrival');
   assert.equal(Number(await st.getAttribute('data-rank')), c.straggler.rank);
+  assert.equal(await st.getAttribute('data-method'), 'collective arrival');
   assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - c.straggler.vs_median) < 1e-9);
+  assert.equal(Number(await st.getAttribute('data-arrived-last')), c.straggler.arrived_last);
+  assert.ok(Math.abs(Number(await st.getAttribute('data-others-wait-ns')) - c.straggler.others_wait_us * 1e3) <= 1);
+  await checkReasons(p, c.straggler);
   assert.equal(Number(await p.getByTestId('straggler-ops').getAttribute('data-rows')), c.straggler.ops.length);
   assert.equal(await cellText(p, 'straggler-ops', 0, 'name'), c.straggler.ops[0].name);
   assertDur(await cellText(p, 'straggler-ops', 0, 'rank'), c.straggler.ops[0].rank_us_per_step, 'straggler op 0');
-  const wf = p.getByTestId('run-waited-for');
-  assert.equal(Number(await wf.getAttribute('data-rank')), c.waited_for.rank);
-  assert.equal(Number(await wf.getAttribute('data-arrived-last')), c.waited_for.arrived_last);
-  assert.ok(Math.abs(Number(await wf.getAttribute('data-others-wait-ns')) - c.waited_for.others_wait_us * 1e3) <= 1);
-  assert.equal(await cellText(p, 'waited-ops', 0, 'name'), c.waited_for.ops[0].name);
+  assert.equal(await p.getByTestId('run-waited-for').count(), 0, 'one verdict, not two');
+  await st.scrollIntoViewIfNeeded();
   await st.screenshot({ path: shot('ranks-straggler.png') });
-  await wf.screenshot({ path: shot('ranks-waited-for.png') });
 
   // Collectives, in core's order.
   const coll = p.getByTestId('collectives');
@@ -268,9 +292,9 @@ test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped l
     if (x.snapshot_peak_active_bytes == null) assert.equal(snap, '–');
     else assertBytes(snap, x.snapshot_peak_active_bytes, `rank ${x.rank} snapshot peak`);
   }
-  assert.equal(Number(await p.getByTestId('run-straggler').getAttribute('data-rank')), c.straggler.rank);
+  if (c.straggler) assert.equal(Number(await p.getByTestId('run-straggler').getAttribute('data-rank')), c.straggler.rank);
+  else assert.equal(await p.getByTestId('no-straggler-reason').getAttribute('data-kind'), c.no_straggler.kind);
   assert.equal(Number(await p.getByTestId('collectives').getAttribute('data-count')), c.collectives.length);
-  assert.equal(await p.getByTestId('run-waited-for').count(), c.waited_for ? 1 : 0);
   // The aligned timelines: under each rank with [memory] events, its memory-allocated curve.
   await p.waitForFunction(() => document.querySelector('[data-testid=aligned-canvas]')?.dataset.rows);
   const arows = JSON.parse(await p.getByTestId('aligned-canvas').getAttribute('data-rows'));
@@ -334,6 +358,7 @@ test('a tensorboard_trace_handler folder with two cycles per worker: cycles kept
     const st = p.getByTestId('run-straggler');
     assert.equal(Number(await st.getAttribute('data-rank')), cy.straggler.rank);
     assert.ok(Math.abs(Number(await st.getAttribute('data-vs-median')) - cy.straggler.vs_median) < 1e-9);
+    await checkReasons(p, cy.straggler);
     await p.screenshot({ path: shot(`ranks-cycle${k}.png`), fullPage: true });
   }
   assert.deepEqual(errors, []);

@@ -94,6 +94,7 @@ struct Gathered<'a> {
     traces: Vec<(&'a str, &'a Trace, Analysis)>,
     memory: Vec<crate::commands::MemoryFile>,
     ets: crate::et::EtFiles<'a>,
+    fr: Vec<crate::fr::FrFile>,
 }
 
 fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
@@ -101,7 +102,9 @@ fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
         traces: Vec::new(),
         memory: Vec::new(),
         ets: crate::et::EtFiles::default(),
+        fr: Vec::new(),
     };
+    let mut dumps = Vec::new();
     for (path, loaded) in files {
         // Snapshots and memory timelines have their own report; traces go through the analyses.
         match loaded {
@@ -112,9 +115,11 @@ fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
                 }
             }
             Loaded::ExecTrace(e) => g.ets.add(path, e),
+            Loaded::FlightRecorder(d) => dumps.push((path.clone(), (**d).clone())),
             other => g.memory.push(crate::commands::MemoryFile::of(path, other)),
         }
     }
+    g.fr = crate::fr::from_args(dumps);
     g
 }
 
@@ -130,16 +135,36 @@ pub fn report_json(files: &[(String, Loaded)]) -> serde_json::Value {
     if !g.ets.is_empty() {
         g.ets.extend_json(&mut v);
     }
+    if !g.fr.is_empty() {
+        if let serde_json::Value::Object(o) = &mut v {
+            if let Some(serde_json::Value::Array(f)) = o.get_mut("files") {
+                f.extend(g.fr.iter().map(crate::fr::FrFile::file_json));
+            } else {
+                o.insert(
+                    "files".into(),
+                    g.fr.iter().map(crate::fr::FrFile::file_json).collect(),
+                );
+            }
+            o.insert(
+                "flight_recorder".into(),
+                tracelight_core::report::flight_recorder::json(&crate::fr::report(&g.fr, 0)),
+            );
+        }
+    }
     v
 }
 
 /// `summary FILE…`'s Markdown.
 pub fn report_markdown(files: &[(String, Loaded)]) -> String {
     let g = gather(files);
-    if g.traces.is_empty() && g.ets.is_empty() {
-        return crate::commands::memory_markdown(&g.memory);
-    }
     let mut out = String::new();
+    if !g.fr.is_empty() {
+        out += &tracelight_core::report::flight_recorder::markdown(&crate::fr::report(&g.fr, 0));
+        out.push('\n');
+    }
+    if g.traces.is_empty() && g.ets.is_empty() {
+        return out + &crate::commands::memory_markdown(&g.memory);
+    }
     for (path, t, a) in &g.traces {
         out += &markdown(&Facts::of(path, t), a);
         out.push('\n');

@@ -100,7 +100,7 @@ impl MemoryFile {
                 m.events = t.records;
                 m.timeline = Some(peak(t));
             }
-            Loaded::Trace(_) | Loaded::ExecTrace(_) => {}
+            Loaded::Trace(_) | Loaded::ExecTrace(_) | Loaded::FlightRecorder(_) => {}
         }
         m
     }

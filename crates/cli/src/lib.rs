@@ -6,5 +6,6 @@ pub mod analyze;
 pub mod commands;
 pub mod digest;
 pub mod et;
+pub mod fr;
 pub mod run;
 pub mod run_report;

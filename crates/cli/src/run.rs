@@ -106,6 +106,7 @@ pub struct RunData {
     errors: Vec<(String, String)>,
     memory_files: Vec<crate::commands::MemoryFile>,
     ets: Vec<EtEntry>,
+    fr: Vec<crate::fr::FrFile>,
 }
 
 impl RunData {
@@ -118,7 +119,20 @@ impl RunData {
         let mut errors: Vec<(String, String)> = Vec::new();
         let mut memory_files = Vec::new();
         let mut ets: Vec<EtEntry> = Vec::new();
+        let mut fr = Vec::new();
         for u in &lay.units {
+            if let Some(rel) = u.file(Artifact::FlightRecorder) {
+                match load(&full(rel)) {
+                    Ok(Loaded::FlightRecorder(d)) => fr.push(crate::fr::FrFile {
+                        rank: u.rank,
+                        cycle: u.cycle,
+                        path: full(rel),
+                        dump: *d,
+                    }),
+                    Ok(_) => {}
+                    Err(e) => errors.push((rel.to_owned(), e.to_string())),
+                }
+            }
             let et = match u.file(Artifact::ExecutionTrace) {
                 Some(rel) => match load(&full(rel)) {
                     Ok(Loaded::ExecTrace(et)) => Some((rel, et)),
@@ -207,6 +221,7 @@ impl RunData {
             errors,
             memory_files,
             ets,
+            fr,
         })
     }
 
@@ -231,10 +246,17 @@ impl RunData {
                 .iter()
                 .map(|l| serde_json::json!({"path": l.analysis.path, "format": "kineto", "events": l.analysis.events}))
                 .chain(memory_files.iter().map(crate::commands::MemoryFile::file_json))
+                .chain(self.fr.iter().map(crate::fr::FrFile::file_json))
                 .collect();
             o.insert("files".into(), serde_json::Value::Array(files));
             o.insert("run".into(), layout_json(lay, errors));
             o.insert("et".into(), et_json(ets));
+            if !self.fr.is_empty() {
+                o.insert(
+                    "flight_recorder".into(),
+                    tracelight_core::report::flight_recorder::json(&crate::fr::report(&self.fr, 0)),
+                );
+            }
             if cycles > 1 {
                 let per: Vec<serde_json::Value> = (0..cycles)
                     .map(|c| {
@@ -246,6 +268,18 @@ impl RunData {
             }
         }
         v
+    }
+
+    /// One row per Flight Recorder entry of every rank's dump (cycle 0, as the verdict reads
+    /// them), for the Python package's entries table.
+    pub fn fr_entry_rows(&self) -> Vec<serde_json::Value> {
+        self.fr
+            .iter()
+            .filter(|f| f.cycle == 0)
+            .flat_map(|f| {
+                tracelight_core::report::flight_recorder::entry_rows(f.rank, &f.path, &f.dump)
+            })
+            .collect()
     }
 
     /// `analyze DIR --json`'s text, as the command prints it.
@@ -260,6 +294,13 @@ impl RunData {
         let (lay, traces, cycles) = (&self.lay, &self.traces, self.lay.cycles());
         let cycle_of = |c| self.cycle_of(c);
         let mut s = format!("# Run: {}\n\n", self.dir.display());
+        if !self.fr.is_empty() {
+            // The verdict first: a folder of dumps is opened because a job hung.
+            s += &tracelight_core::report::flight_recorder::markdown(&crate::fr::report(
+                &self.fr, 0,
+            ));
+            s.push('\n');
+        }
         s += &layout_markdown(lay, &self.errors, &self.ets);
         for c in 0..cycles {
             let (all, peaks) = cycle_of(c);

@@ -199,7 +199,8 @@ fn hand_built_run_late_rank_found_from_digests_alone() {
     assert_eq!(c["latest_rank"], 1);
     assert_eq!(c["latency_us"], 100.0);
     assert_eq!(v["alignment"]["method"], "collectives");
-    assert_eq!(v["waited_for"]["rank"], 1);
+    assert_eq!(v["straggler"]["rank"], 1);
+    assert_eq!(v["straggler"]["others_wait_us"], 300.0);
     assert_eq!(v["ranks"][0]["wait_us"], 300.0);
     assert!(md.contains("(2 digests)"), "{md}");
 }

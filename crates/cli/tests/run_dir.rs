@@ -103,19 +103,43 @@ fn check_dlrm_figures(v: &Value, raw: &[RawRank]) {
         let r = p["rank"].as_i64().unwrap() as usize;
         assert!((p["wait_us"].as_f64().unwrap() - (max - first[r].0)).abs() <= 10.0);
     }
-    // Straggler (slowest step vs the median of all eight), from the raw step durations.
-    let mut steps: Vec<f64> = raw.iter().map(|r| r.2).collect();
-    let slow = raw
-        .iter()
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .map(|r| r.0)
+    // The straggler is the rank the others wait for: per collective (the k-th NCCL kernel of
+    // every rank; one host, so the raw clocks agree) the ranks' waits are charged to the rank
+    // that started last. From the raw starts: the most charged rank, and what it cost.
+    let mut blame = [0.0f64; 8];
+    for k in 0..raw[0].1.len() {
+        let starts: Vec<f64> = raw.iter().map(|r| r.1[k].1).collect();
+        let max = starts.iter().copied().fold(f64::MIN, f64::max);
+        let latest = starts.iter().position(|&x| x == max).unwrap();
+        blame[latest] += starts.iter().map(|x| max - x).sum::<f64>();
+    }
+    let total: f64 = blame.iter().sum();
+    let worst = (0..8)
+        .max_by(|&a, &b| blame[a].total_cmp(&blame[b]))
         .unwrap();
+    assert_eq!(v["straggler"]["rank"], raw[worst].0);
+    assert_eq!(v["straggler"]["method"], "collective_arrival");
+    let others = v["straggler"]["others_wait_us"].as_f64().unwrap();
+    assert!(
+        (others - blame[worst]).abs() <= 8.0 * 8.0 * 5.0,
+        "{others} vs {}",
+        blame[worst]
+    );
+    assert!(
+        blame[worst] / total > (1.0 + 1.0 / 8.0) / 2.0,
+        "it stands out"
+    );
+    // Its step against the median of all eight, from the raw step durations.
+    let mut steps: Vec<f64> = raw.iter().map(|r| r.2).collect();
     steps.sort_by(f64::total_cmp);
     let median = (steps[3] + steps[4]) / 2.0;
-    assert_eq!(v["straggler"]["rank"], slow);
-    let want = steps[7] / median;
+    let want = raw[worst].2 / median;
     assert!((v["straggler"]["vs_median"].as_f64().unwrap() - want).abs() < 1e-9);
-    assert_eq!(v["waited_for"]["rank"], last);
+    assert_eq!(
+        raw[worst].0, last,
+        "it is also the last at the first SendRecv"
+    );
+    assert!(v.get("waited_for").is_none(), "one verdict");
 }
 
 #[test]
@@ -317,7 +341,7 @@ fn trace_handler_cycles_are_matched_per_cycle_never_mixed() {
         assert_eq!(col[0]["skew_us"], skew);
         assert_eq!(col[0]["latest_rank"], last);
         assert_eq!(col[0]["latency_us"], 100.0);
-        assert_eq!(cycles[c]["waited_for"]["rank"], last);
+        assert_eq!(cycles[c]["straggler"]["rank"], last);
     }
     // The top level is cycle 0, as for a single-cycle run.
     assert_eq!(v["collectives"][0]["skew_us"], 300.0);

@@ -36,7 +36,11 @@ fn is_input(name: &str) -> bool {
         || name.ends_with(".reference.json")
         || name.ends_with(".reference.json.gz")
         || name.ends_with(".table.txt")
-        || name.ends_with(".md"))
+        || name.ends_with(".md")
+        // Flight Recorder fixtures: their generator, what it built in, torch's fr_trace output.
+        || name.ends_with(".py")
+        || name.ends_with(".txt")
+        || name == "expected.json")
 }
 
 /// Every file under `dir`, sorted, so the run and its report are in a fixed order.

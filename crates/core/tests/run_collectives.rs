@@ -8,6 +8,17 @@ use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::report::json::{analyze_json, rank_inputs, Analysis};
 use tracelight_core::report::run::{run_figures, AlignMethod};
 use tracelight_core::report::run_steps::steps_across;
+use tracelight_core::report::straggler::{Reason, StragglerMethod};
+
+fn reason_kind(r: &Reason) -> &'static str {
+    match r {
+        Reason::ArrivedLast { .. } => "arrived_last",
+        Reason::LateStart { .. } => "late_start",
+        Reason::SlowestStep { .. } => "slowest_step",
+        Reason::SlowerOps { .. } => "slower_ops",
+        Reason::Unexplained => "unexplained",
+    }
+}
 
 const N: i64 = 4;
 const DELAY_US: i64 = 1500;
@@ -133,14 +144,20 @@ fn a_rank_delayed_before_a_collective_gives_exact_skew_wait_and_the_rank_waited_
         assert_eq!(w(3).wait_ns, DELAY_US * 1000);
         assert_eq!((w(2).arrived_last, w(3).arrived_last), (1, 1));
         assert_eq!(w(2).arrived_last_pct, 50.0);
-        // Waited for: rank 2 (tie on arrivals broken by the smaller own wait), others waited
-        // 3 × 1500 µs for it, and its evidence is the extra kernel, 1500 µs per step.
-        let wf = f.waited_for.as_ref().expect("a rank was waited for");
-        assert_eq!(wf.rank, 2);
-        assert_eq!(wf.others_wait_ns, 3 * DELAY_US * 1000);
-        assert_eq!(wf.ops[0].name, "slow_extra_kernel");
-        assert_eq!(wf.ops[0].delta_ns, (DELAY_US * 1000) as f64);
-        assert_eq!(wf.ops[0].median_ns, 0.0);
+        // The straggler: rank 2, the rank the others waited 3 × 1500 µs for (rank 3's 10, 20
+        // and 30 µs at the first all_reduce are 1.3% of all the waiting); its evidence is the
+        // extra kernel, 1500 µs per step. Every step is 4000 µs: no slowest step to name.
+        let st = f.straggler.straggler().expect("a straggler");
+        assert_eq!(st.rank, 2);
+        assert_eq!(st.method, StragglerMethod::CollectiveArrival);
+        assert_eq!(st.others_wait_ns, 3 * DELAY_US * 1000);
+        assert_eq!(st.wait_share, 4_500.0 / 4_560.0);
+        assert_eq!(st.lost_per_step_ns, (DELAY_US * 1000) as f64);
+        assert_eq!(st.ops[0].name, "slow_extra_kernel");
+        assert_eq!(st.ops[0].delta_ns, (DELAY_US * 1000) as f64);
+        assert_eq!(st.ops[0].median_ns, 0.0);
+        let kinds: Vec<&str> = st.reasons.iter().map(reason_kind).collect();
+        assert_eq!(kinds, ["arrived_last", "slower_ops"]);
         // The clocks were 1000 s apart: offsets recovered to the ns.
         assert_eq!(
             f.alignment.offsets_ns[1],
@@ -192,7 +209,11 @@ fn analyze_json_of_several_traces_keeps_its_fields_and_adds_the_collectives() {
     assert_eq!(c["skew_us"], DELAY_US as f64);
     assert_eq!(c["ranks"][2]["wait_us"], 0.0);
     assert_eq!(c["ranks"][0]["wait_us"], DELAY_US as f64);
-    assert_eq!(v["waited_for"]["rank"], 2);
+    assert_eq!(v["straggler"]["rank"], 2);
+    assert_eq!(v["straggler"]["method"], "collective_arrival");
+    assert_eq!(v["straggler"]["others_wait_us"], 3.0 * DELAY_US as f64);
+    assert!(v["no_straggler"].is_null());
+    assert!(v.get("waited_for").is_none());
 }
 
 #[test]

@@ -132,6 +132,20 @@ impl NativeFile {
     fn table<'py>(&self, py: Python<'py>, pointer: &str) -> PyResult<Bound<'py, PyList>> {
         table_at(py, self.json(py), pointer)
     }
+
+    /// A Flight Recorder dump's entries as Arrow columns (one row each).
+    fn fr_entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let Some((path, Loaded::FlightRecorder(d))) = self.files.first() else {
+            return Err(PyTypeError::new_err(format!(
+                "flight_recorder_entries() needs a Flight Recorder dump, not a {}",
+                self.format()
+            )));
+        };
+        let rank = tracelight_core::ingest::flight_recorder::rank_of_file(path).unwrap_or(0);
+        let rows = tracelight_core::report::flight_recorder::entry_rows(rank, path, d);
+        let cols = py.detach(|| columns::table(&rows));
+        columns_list(py, &cols)
+    }
 }
 
 /// What a run folder holds: traces (and their memory files, ETs), or digests.
@@ -199,6 +213,16 @@ impl NativeRun {
     /// The Arrow columns of the rows at `pointer` in the analyze object.
     fn table<'py>(&self, py: Python<'py>, pointer: &str) -> PyResult<Bound<'py, PyList>> {
         table_at(py, self.json(py), pointer)
+    }
+
+    /// Every rank's Flight Recorder entries as Arrow columns (empty for a run without dumps).
+    fn fr_entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = match &self.run {
+            RunSource::Traces(r) => r.fr_entry_rows(),
+            RunSource::Digests { .. } => Vec::new(),
+        };
+        let cols = py.detach(|| columns::table(&rows));
+        columns_list(py, &cols)
     }
 }
 

@@ -160,7 +160,7 @@ pub fn App() -> impl IntoView {
         skipped.set(left.iter().map(web_sys::File::name).collect());
         if files.is_empty() {
             notices.set(vec![Notice::Error(
-                "nothing to open: no .json, .json.gz or .pickle files found".into(),
+                "nothing to open: no .json, .json.gz, .pickle or Flight Recorder dump (rank_N) files found".into(),
             )]);
             return;
         }
@@ -296,7 +296,7 @@ pub fn App() -> impl IntoView {
         }
         None => view! {
             <section class="empty" data-testid="empty">
-                <p>"Drop a PyTorch profiler trace (Kineto .json / .json.gz), a folder of rank files, or a CUDA memory snapshot to see where the time and memory went."</p>
+                <p>"Drop a PyTorch profiler trace (Kineto .json / .json.gz), a folder of rank files, a CUDA memory snapshot, or a folder of Flight Recorder dumps (why did my job hang?) to see where the time and memory went."</p>
                 <p><button class="button primary" on:click=move |_| on_demo.run(())>"Open the demo trace"</button></p>
             </section>
         }

@@ -8,6 +8,7 @@ pub mod comm_calls;
 pub mod devices;
 pub mod et;
 pub mod et_link;
+pub mod flight_recorder;
 pub mod flops;
 pub mod gaps;
 pub mod gpu;

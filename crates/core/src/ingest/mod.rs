@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod chakra;
+pub mod flight_recorder;
 pub mod gzip;
 pub(crate) mod json;
 pub mod kineto;
@@ -40,6 +41,8 @@ pub enum Loaded {
     MemoryTimeline(Box<MemoryTimeline>),
     /// A Chakra execution trace.
     ExecTrace(Box<ExecTrace>),
+    /// One rank's Flight Recorder dump.
+    FlightRecorder(Box<flight_recorder::FrDump>),
 }
 
 impl Loaded {
@@ -49,6 +52,7 @@ impl Loaded {
             Loaded::Snapshot(_) => Format::Snapshot,
             Loaded::MemoryTimeline(m) => m.format,
             Loaded::ExecTrace(_) => Format::Chakra,
+            Loaded::FlightRecorder(_) => Format::FlightRecorder,
         }
     }
 }
@@ -285,7 +289,12 @@ impl Loader {
                 self.inner = Inner::Chakra(r);
                 Ok(())
             }
-            Ok(f @ (Format::Snapshot | Format::MemoryTimeline | Format::MemoryTimelineRaw)) => {
+            Ok(
+                f @ (Format::Snapshot
+                | Format::MemoryTimeline
+                | Format::MemoryTimelineRaw
+                | Format::FlightRecorder),
+            ) => {
                 // Compressed input decodes to more than the hint: then the buffer still grows. A
                 // hint that cannot be reserved (a lying `content-length`) is only a missed hint.
                 let mut buf = Vec::new();
@@ -353,6 +362,14 @@ impl Loader {
                 let s = snapshot::parse(&buf)?;
                 Ok(Loaded::Snapshot(Box::new(s)))
             }
+            Inner::Buffered(Format::FlightRecorder, buf) => {
+                if gz_truncated {
+                    return Err(Error::new(ErrorKind::Truncated, buf.len() as u64));
+                }
+                Ok(Loaded::FlightRecorder(Box::new(flight_recorder::parse(
+                    &buf,
+                )?)))
+            }
             Inner::Buffered(f, buf) => {
                 if gz_truncated {
                     return Err(Error::new(ErrorKind::Truncated, buf.len() as u64));
@@ -372,7 +389,7 @@ fn push_buffered(buf: &mut Vec<u8>, data: &[u8]) -> Result<()> {
     if (buf.len() + data.len()) as u64 > MAX_BUFFERED_BYTES {
         return Err(Error::new(
             ErrorKind::Limit(format!(
-                "snapshots and memory timelines are read whole; this one exceeds {} GiB decoded",
+                "snapshots, memory timelines and Flight Recorder dumps are read whole; this one exceeds {} GiB decoded",
                 MAX_BUFFERED_BYTES >> 30
             )),
             buf.len() as u64,

@@ -11,6 +11,8 @@ pub enum Format {
     MemoryTimeline,
     MemoryTimelineRaw,
     Chakra,
+    /// A PyTorch Flight Recorder dump (pickle or JSON).
+    FlightRecorder,
 }
 
 impl Format {
@@ -21,6 +23,7 @@ impl Format {
             Format::MemoryTimeline => "memory_timeline",
             Format::MemoryTimelineRaw => "memory_timeline_raw",
             Format::Chakra => "chakra_et",
+            Format::FlightRecorder => "flight_recorder",
         }
     }
 }
@@ -80,6 +83,11 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, String> {
     }
     let b = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     if b.len() >= 2 && b[0] == 0x80 && (2..=5).contains(&b[1]) {
+        // Flight Recorder dumps name `pg_config` right after `version`; their entries carry
+        // `profiling_name`. No allocator snapshot holds either.
+        if contains(b, b"pg_config") || contains(b, b"profiling_name") {
+            return Ok(Format::FlightRecorder);
+        }
         return Ok(Format::Snapshot);
     }
     let t = skip_ws(b);
@@ -98,6 +106,14 @@ pub fn sniff(prefix: &[u8]) -> Result<Format, String> {
             }
             if contains(t, b"\"nodes\"") && contains(t, b"\"schema\"") {
                 return Ok(Format::Chakra);
+            }
+            // `_dump_fr_trace_json` sorts its keys: `comm_lib_version`, `entries` (whose first
+            // entry names `profiling_name`), `pg_config`, `pg_status`, `version`.
+            if contains(t, b"\"profiling_name\"")
+                || contains(t, b"\"pg_config\"")
+                || contains(t, b"\"pg_status\"")
+            {
+                return Ok(Format::FlightRecorder);
             }
             if contains(t, b"\"ph\"") {
                 return Ok(Format::Kineto);
@@ -169,6 +185,14 @@ mod tests {
             Ok(Format::MemoryTimelineRaw)
         );
         assert_eq!(sniff(&[0x80, 4, 0x95]), Ok(Format::Snapshot));
+        assert_eq!(
+            sniff(b"\x80\x02}(X\x07\x00\x00\x00versionq\x00X\x04\x00\x00\x002.10X\t\x00\x00\x00pg_config"),
+            Ok(Format::FlightRecorder)
+        );
+        assert_eq!(
+            sniff(b"{\"comm_lib_version\":\"\",\"entries\":[{\"profiling_name\":\"gloo:all_reduce\"}]}"),
+            Ok(Format::FlightRecorder)
+        );
         assert!(sniff(b"hello").is_err());
         assert_eq!(sniff(b""), Err("the file is empty".into()));
         assert_eq!(

@@ -12,16 +12,12 @@
 //! within 3 µs of each other while their `ProfilerStep#10` starts spread over 7.5 ms; aligning on
 //! step starts there would name the rank that waited longest as the one that arrived last.
 //!
-//! **Straggler** (the `analyze` contract, unchanged): the rank with the longest mean step time (as
-//! [`super::ranks`]), against the median of all ranks. **Waited for**: the rank that arrived last
-//! at the most matched collectives, how late (median over its collectives of its start minus the
-//! collective's median start) and how much rank-time the others spent waiting for it. In a
-//! synchronous run these differ: waiting lengthens a rank's step, so the slowest step often
-//! belongs to a rank that waited, not to the one it waited for. Both carry evidence: per kernel
-//! (device time) and per CPU op (self CPU time), the rank's time per step against the median of
-//! the other ranks' time per step, largest excess first.
+//! **Straggler**: the rank the others wait for, one verdict ([`super::straggler`]). Its
+//! evidence, per kernel (device time) and per CPU op (self CPU time): the rank's time per step
+//! against the median of the other ranks' time per step, largest excess first.
 
 use super::analysis::Analysis;
+use super::straggler::{verdict, StragglerVerdict};
 use crate::analysis::collectives::{
     match_collectives, offsets_from_collectives, Collective, RankCalls, RankWait,
 };
@@ -93,29 +89,6 @@ pub struct OpDelta {
     pub delta_ns: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StragglerEvidence {
-    pub rank: i64,
-    pub vs_median: f64,
-    pub step_time_ns: Ns,
-    pub median_step_time_ns: f64,
-    /// Per step, largest excess first, at most [`EVIDENCE_ROWS`].
-    pub ops: Vec<OpDelta>,
-}
-
-/// The rank the others waited for (see the module doc).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WaitedFor {
-    pub rank: i64,
-    pub arrived_last: u32,
-    pub arrived_last_pct: f64,
-    /// Median over its collectives of (its start − the collective's median start).
-    pub median_lateness_ns: Ns,
-    /// Summed wait of the other ranks at the collectives it arrived last at.
-    pub others_wait_ns: Ns,
-    pub ops: Vec<OpDelta>,
-}
-
 pub const EVIDENCE_ROWS: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -123,8 +96,7 @@ pub struct RunFigures {
     pub alignment: Alignment,
     /// In input order.
     pub ranks: Vec<RankFigures>,
-    pub straggler: Option<StragglerEvidence>,
-    pub waited_for: Option<WaitedFor>,
+    pub straggler: StragglerVerdict,
     pub collectives: Vec<Collective>,
     /// Calls no other rank matched.
     pub unmatched_calls: u64,
@@ -307,21 +279,6 @@ pub fn run_figures(inputs: &[RankInput]) -> RunFigures {
             }
         })
         .collect();
-    let med = median(ranks.iter().map(|r| r.step_time_ns as f64).collect());
-    let slow = (0..ranks.len()).max_by(|&a, &b| {
-        ranks[a]
-            .step_time_ns
-            .cmp(&ranks[b].step_time_ns)
-            .then(ranks[b].rank.cmp(&ranks[a].rank))
-    });
-    let straggler = slow.filter(|_| med > 0.0).map(|k| StragglerEvidence {
-        rank: ranks[k].rank,
-        vs_median: ranks[k].step_time_ns as f64 / med,
-        step_time_ns: ranks[k].step_time_ns,
-        median_step_time_ns: med,
-        ops: evidence(inputs, k),
-    });
-    let waited_for = waited_for(inputs, &ranks, &collectives);
     let starts: Vec<Option<Ns>> = inputs
         .iter()
         .zip(&alignment.offsets_ns)
@@ -331,49 +288,12 @@ pub fn run_figures(inputs: &[RankInput]) -> RunFigures {
     for (r, s) in ranks.iter_mut().zip(starts) {
         r.first_step_start_ns = s.map(|s| s - earliest);
     }
+    let straggler = verdict(&ranks, &collectives, &|k| evidence(inputs, k));
     RunFigures {
         alignment,
         ranks,
         straggler,
-        waited_for,
         collectives,
         unmatched_calls: total - matched,
     }
-}
-
-fn waited_for(
-    inputs: &[RankInput],
-    ranks: &[RankFigures],
-    collectives: &[Collective],
-) -> Option<WaitedFor> {
-    let k = (0..ranks.len())
-        .filter(|&k| ranks[k].wait.arrived_last > 0)
-        .max_by(|&a, &b| {
-            let (x, y) = (&ranks[a].wait, &ranks[b].wait);
-            x.arrived_last
-                .cmp(&y.arrived_last)
-                .then(y.wait_ns.cmp(&x.wait_ns))
-                .then(ranks[b].rank.cmp(&ranks[a].rank))
-        })?;
-    let rank = ranks[k].rank;
-    let mut lateness = Vec::new();
-    let mut others = 0;
-    for c in collectives {
-        let Some(me) = c.parts.iter().find(|p| p.rank == rank) else {
-            continue;
-        };
-        let m = median(c.parts.iter().map(|p| p.start_ns as f64).collect());
-        lateness.push(me.start_ns as f64 - m);
-        if c.latest_rank == rank {
-            others += c.parts.iter().map(|p| p.wait_ns).sum::<Ns>();
-        }
-    }
-    Some(WaitedFor {
-        rank,
-        arrived_last: ranks[k].wait.arrived_last,
-        arrived_last_pct: ranks[k].wait.arrived_last_pct,
-        median_lateness_ns: median(lateness) as Ns,
-        others_wait_ns: others,
-        ops: evidence(inputs, k),
-    })
 }

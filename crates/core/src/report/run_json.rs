@@ -4,6 +4,7 @@
 //! Markdown a team pastes into an issue.
 
 use super::run::{AlignMethod, OpDelta, RunFigures};
+use super::straggler::{NoStraggler, Reason, Straggler, StragglerVerdict};
 use serde_json::{json, Map, Value};
 
 fn us(ns: i64) -> f64 {
@@ -16,7 +17,7 @@ pub const WORST_COLLECTIVES: usize = 10;
 pub struct RunJson {
     pub ranks: Value,
     pub straggler: Value,
-    pub waited_for: Value,
+    pub no_straggler: Value,
     pub collectives: Value,
     pub alignment: Value,
     pub unmatched_calls: u64,
@@ -26,7 +27,7 @@ impl RunJson {
     pub fn insert_into(self, o: &mut Map<String, Value>) {
         o.insert("ranks".into(), self.ranks);
         o.insert("straggler".into(), self.straggler);
-        o.insert("waited_for".into(), self.waited_for);
+        o.insert("no_straggler".into(), self.no_straggler);
         o.insert("collectives".into(), self.collectives);
         o.insert("alignment".into(), self.alignment);
         o.insert(
@@ -65,27 +66,9 @@ pub fn run_json(f: &RunFigures) -> RunJson {
             })
         })
         .collect();
-    let straggler = match &f.straggler {
-        Some(s) => json!({
-            "rank": s.rank,
-            "vs_median": s.vs_median,
-            "step_time_us": us(s.step_time_ns),
-            "median_step_time_us": s.median_step_time_ns / 1e3,
-            "delta_us": (s.step_time_ns as f64 - s.median_step_time_ns) / 1e3,
-            "ops": ops_json(&s.ops),
-        }),
-        None => Value::Null,
-    };
-    let waited_for = match &f.waited_for {
-        Some(w) => json!({
-            "rank": w.rank,
-            "arrived_last": w.arrived_last,
-            "arrived_last_pct": w.arrived_last_pct,
-            "median_lateness_us": us(w.median_lateness_ns),
-            "others_wait_us": us(w.others_wait_ns),
-            "ops": ops_json(&w.ops),
-        }),
-        None => Value::Null,
+    let (straggler, no_straggler) = match &f.straggler {
+        StragglerVerdict::Straggler(s) => (straggler_json(s), Value::Null),
+        StragglerVerdict::None(n) => (Value::Null, no_straggler_json(n)),
     };
     let collectives: Vec<Value> = f
         .collectives
@@ -124,7 +107,7 @@ pub fn run_json(f: &RunFigures) -> RunJson {
     RunJson {
         ranks: Value::Array(ranks),
         straggler,
-        waited_for,
+        no_straggler,
         collectives: Value::Array(collectives),
         alignment: json!({
             "method": f.alignment.method,
@@ -132,6 +115,115 @@ pub fn run_json(f: &RunFigures) -> RunJson {
             "offsets_us": offsets,
         }),
         unmatched_calls: f.unmatched_calls,
+    }
+}
+
+/// The duration format of the CLI's reports: ms with 3 decimals, µs below 1 ms.
+pub fn text_dur(ns: f64) -> String {
+    if ns.abs() < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{:.3} ms", ns / 1e6)
+    }
+}
+
+/// A reason as JSON: its kind, its sentence (as the Markdown prints it) and its figures in µs.
+pub fn reason_json(r: &Reason) -> Value {
+    let text = r.sentence(&text_dur);
+    let mut v = match r {
+        Reason::ArrivedLast {
+            arrived_last,
+            collectives,
+            pct,
+            median_lateness_ns,
+            others_wait_ns,
+            share,
+        } => json!({
+            "arrived_last": arrived_last,
+            "collectives": collectives,
+            "arrived_last_pct": pct,
+            "median_lateness_us": us(*median_lateness_ns),
+            "others_wait_us": us(*others_wait_ns),
+            "wait_share": share,
+        }),
+        Reason::LateStart { after_ns } => json!({ "after_us": us(*after_ns) }),
+        Reason::SlowestStep {
+            step_time_ns,
+            median_step_time_ns,
+            vs_median,
+        } => json!({
+            "step_time_us": us(*step_time_ns),
+            "median_step_time_us": median_step_time_ns / 1e3,
+            "vs_median": vs_median,
+        }),
+        Reason::SlowerOps {
+            count,
+            excess_per_step_ns,
+            top,
+            top_kind,
+            top_delta_ns,
+        } => json!({
+            "count": count,
+            "excess_us_per_step": excess_per_step_ns / 1e3,
+            "top": top,
+            "top_kind": top_kind,
+            "top_delta_us_per_step": top_delta_ns / 1e3,
+        }),
+        Reason::Unexplained => json!({}),
+    };
+    if let Value::Object(o) = &mut v {
+        let kind = serde_json::to_value(r)
+            .ok()
+            .and_then(|x| x.get("kind").cloned())
+            .unwrap_or(Value::Null);
+        o.insert("kind".into(), kind);
+        o.insert("text".into(), Value::String(text));
+    }
+    v
+}
+
+fn straggler_json(s: &Straggler) -> Value {
+    json!({
+        "rank": s.rank,
+        "method": s.method,
+        "collectives": s.collectives,
+        "arrived_last": s.arrived_last,
+        "arrived_last_pct": s.arrived_last_pct,
+        "median_lateness_us": us(s.median_lateness_ns),
+        "others_wait_us": us(s.others_wait_ns),
+        "wait_share": s.wait_share,
+        "lost_per_step_us": s.lost_per_step_ns / 1e3,
+        "noise_us": s.noise_ns / 1e3,
+        "vs_median": s.vs_median,
+        "step_time_us": us(s.step_time_ns),
+        "median_step_time_us": s.median_step_time_ns / 1e3,
+        "delta_us": (s.step_time_ns as f64 - s.median_step_time_ns) / 1e3,
+        "reasons": s.reasons.iter().map(reason_json).collect::<Vec<_>>(),
+        "ops": ops_json(&s.ops),
+    })
+}
+
+fn no_straggler_json(n: &NoStraggler) -> Value {
+    let text = n.sentence(&text_dur);
+    match n {
+        NoStraggler::NothingToCompare => json!({"kind": "nothing_to_compare", "text": text}),
+        NoStraggler::WithinNoise {
+            method,
+            rank,
+            share,
+            share_needed,
+            excess_ns,
+            noise_ns,
+        } => json!({
+            "kind": "within_noise",
+            "method": method,
+            "rank": rank,
+            "wait_share": share,
+            "wait_share_needed": share_needed,
+            "excess_us": excess_ns / 1e3,
+            "noise_us": noise_ns / 1e3,
+            "text": text,
+        }),
     }
 }
 
@@ -195,7 +287,7 @@ pub fn run_markdown(f: &RunFigures) -> String {
     s += ".\n\n| rank | step ms (mean) | compute ms | comm ms | exposed comm ms | idle ms | wait ms | arrived last | peak alloc MB | peak reserved MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     let mut rows: Vec<_> = f.ranks.iter().collect();
     crate::sort::by_key(&mut rows, |r| r.rank);
-    let slow = f.straggler.as_ref().map(|x| x.rank);
+    let slow = f.straggler.straggler().map(|x| x.rank);
     for r in rows {
         let (pa, pr) = match r.snapshot_peak {
             Some((a, b)) if r.peak_allocated_bytes == 0 => (a as f64, b as f64),
@@ -217,39 +309,23 @@ pub fn run_markdown(f: &RunFigures) -> String {
             pr / 1e6,
         );
     }
-    if let Some(w) = &f.waited_for {
-        s += &format!(
-            "\n### Waited for: rank {}\n\nArrived last at {} of its collectives ({:.0}%), a median {:.1} µs after the collective's median rank; the other ranks waited {} ms in all at those collectives.\n",
-            w.rank,
-            w.arrived_last,
-            w.arrived_last_pct,
-            us(w.median_lateness_ns),
-            ms(w.others_wait_ns as f64),
-        );
-        if let Some(r) = f.ranks.iter().find(|r| r.rank == w.rank) {
-            if let Some(st) = r.first_step_start_ns.filter(|&x| x > 0) {
-                s += &format!(
-                    "It entered its first step {} ms after the earliest rank (aligned clocks): delay that began before the profiled window.\n",
-                    ms(st as f64)
-                );
+    match &f.straggler {
+        StragglerVerdict::Straggler(st) => {
+            s += &format!(
+                "\n### Straggler: rank {} (found by {})\n\n",
+                st.rank,
+                st.method.label()
+            );
+            for r in &st.reasons {
+                s += &format!("- {}\n", r.sentence(&text_dur));
+            }
+            if !st.ops.is_empty() {
+                s += &ops_markdown(&st.ops);
             }
         }
-        s += &ops_markdown(&w.ops);
-    }
-    if let Some(st) = &f.straggler {
-        s += &format!(
-            "\n### Slowest step: rank {}\n\nMean step {} ms, {:.3}× the median {} ms (+{} ms).",
-            st.rank,
-            ms(st.step_time_ns as f64),
-            st.vs_median,
-            ms(st.median_step_time_ns),
-            ms(st.step_time_ns as f64 - st.median_step_time_ns),
-        );
-        if f.waited_for.as_ref().is_some_and(|w| w.rank != st.rank) {
-            s += " Its step is long because it waited, not because it was slow: see *Waited for*.";
+        StragglerVerdict::None(n) => {
+            s += &format!("\n### No straggler\n\n{}\n", n.sentence(&text_dur));
         }
-        s += "\n";
-        s += &ops_markdown(&st.ops);
     }
     if !f.collectives.is_empty() {
         let mut worst: Vec<_> = f.collectives.iter().collect();

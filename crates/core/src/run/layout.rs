@@ -26,14 +26,17 @@ pub enum Artifact {
     ExecutionTrace,
     Snapshot,
     MemoryTimeline,
+    /// A Flight Recorder dump (`rank_N`, `nccl_trace_rank_N`).
+    FlightRecorder,
 }
 
 impl Artifact {
-    pub const ALL: [Artifact; 4] = [
+    pub const ALL: [Artifact; 5] = [
         Artifact::Trace,
         Artifact::ExecutionTrace,
         Artifact::Snapshot,
         Artifact::MemoryTimeline,
+        Artifact::FlightRecorder,
     ];
 
     pub fn of(f: Format) -> Artifact {
@@ -42,6 +45,7 @@ impl Artifact {
             Format::Chakra => Artifact::ExecutionTrace,
             Format::Snapshot => Artifact::Snapshot,
             Format::MemoryTimeline | Format::MemoryTimelineRaw => Artifact::MemoryTimeline,
+            Format::FlightRecorder => Artifact::FlightRecorder,
         }
     }
 
@@ -51,6 +55,7 @@ impl Artifact {
             Artifact::ExecutionTrace => "ET",
             Artifact::Snapshot => "snapshot",
             Artifact::MemoryTimeline => "memory timeline",
+            Artifact::FlightRecorder => "FR dump",
         }
     }
 
@@ -89,7 +94,7 @@ pub struct Unit {
     /// The nanochat stage's name (`stage2-mid`), when the layout has stages.
     pub stage: Option<String>,
     /// Path per [`Artifact`], in [`Artifact::ALL`] order.
-    pub files: [Option<String>; 4],
+    pub files: [Option<String>; 5],
 }
 
 impl Unit {

@@ -56,6 +56,26 @@ pub const MEMORY: &[(&str, &str)] = &[
     ("other", "#9c755f"),
 ];
 
+/// Flight Recorder cells (the Ranks tab's ranks × sequence grid): what a rank did with one
+/// collective. Its own concept space: finished is compute's green, running the yellow of work
+/// not yet done, queued orange, never issued memory-copy red (the alarm), unknown greys.
+pub const FR_STATES: &[(&str, &str)] = &[
+    ("completed", "#59a14f"),
+    ("started", "#edc948"),
+    ("scheduled", "#f28e2b"),
+    ("absent", "#e15759"),
+    ("lost", "#d0d7de"),
+    ("no dump", "#bab0ac"),
+];
+
+/// The colour of a Flight Recorder cell state ([`FR_STATES`]).
+pub fn fr_state_color(state: &str) -> &'static str {
+    FR_STATES
+        .iter()
+        .find(|(n, _)| *n == state)
+        .map_or(OTHER, |(_, c)| c)
+}
+
 /// memory_viz's palette (Tableau 10) for individual allocations, so they look as they do there.
 pub const ALLOCATIONS: [&str; 10] = [
     "#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f", "#edc949", "#af7aa1", "#ff9da7",

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tracelight_core::analysis::{et, et_link, snapshot};
+use tracelight_core::ingest::flight_recorder::FrDump;
 use tracelight_core::ingest::memory_timeline::{peak, MemoryTimeline};
 use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::ingest::{load_bytes, Loaded};
@@ -48,6 +49,7 @@ pub fn dump(name: &str, bytes: &[u8], sibling: &dyn Fn(&str) -> Option<Vec<u8>>)
                 Loaded::Snapshot(snap) => snapshot_dump(&mut s, name, snap),
                 Loaded::MemoryTimeline(m) => timeline(&mut s, name, m),
                 Loaded::ExecTrace(e) => exec_trace(&mut s, name, e, sibling),
+                Loaded::FlightRecorder(d) => flight_recorder(&mut s, name, d),
             }
         }
     }
@@ -288,6 +290,61 @@ fn timeline(s: &mut String, name: &str, m: &MemoryTimeline) {
         s,
         "report (tracelight memory)",
         &memory::timeline_markdown(name, &p),
+    );
+}
+
+fn flight_recorder(s: &mut String, name: &str, d: &FrDump) {
+    use tracelight_core::analysis::flight_recorder::{analyze, RankDump};
+    let _ = writeln!(s, "\n== model\n");
+    let _ = writeln!(s, "version: {:?}", d.version);
+    let _ = writeln!(s, "comm_lib_version: {:?}", d.comm_lib_version);
+    let _ = writeln!(s, "form: {:?}", d.form);
+    for c in &d.pg_config {
+        let _ = writeln!(
+            s,
+            "pg_config {:?}: name {:?} desc {:?} ranks {:?}",
+            c.key, c.name, c.desc, c.ranks
+        );
+    }
+    for st in &d.pg_status {
+        let _ = writeln!(
+            s,
+            "pg_status {:?}: enqueued {:?} started {:?} completed {:?}",
+            st.key, st.last_enqueued, st.last_started, st.last_completed
+        );
+    }
+    let _ = writeln!(s, "entries: {}", d.entries.len());
+    for e in d.entries.iter().take(MODEL_ROWS) {
+        let _ = writeln!(
+            s,
+            "  #{} pg {:?}/{:?} seq {} p2p {} {:?} in {} {} out {} {} {:?} retired {} frames {}",
+            e.record_id,
+            d.str(e.pg_name),
+            d.str(e.pg_desc),
+            e.collective_seq_id,
+            e.p2p_seq_id,
+            d.str(e.profiling_name),
+            d.str(e.input_sizes),
+            d.str(e.input_dtypes),
+            d.str(e.output_sizes),
+            d.str(e.output_dtypes),
+            e.state,
+            e.retired,
+            d.stacks.get(e.stack).len()
+        );
+    }
+    let _ = writeln!(s, "unique frames: {}", d.frames.name.len());
+    warnings_section(s, &d.warnings.lines());
+    let rank = tracelight_core::ingest::flight_recorder::rank_of_file(name).unwrap_or(0);
+    let r = analyze(&[RankDump {
+        rank,
+        path: name,
+        dump: d,
+    }]);
+    report_section(
+        s,
+        "report (this dump alone)",
+        &tracelight_core::report::flight_recorder::markdown(&r),
     );
 }
 

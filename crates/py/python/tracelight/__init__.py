@@ -65,6 +65,21 @@ class _Report:
         """Memory by operator and device from ``[memory]`` events (``analyze``'s ``memory.ops``)."""
         return self._table("/memory/ops")
 
+    def flight_recorder(self) -> Optional[Dict[str, Any]]:
+        """The Flight Recorder verdict of the dumps read (``analyze``'s ``flight_recorder``): the
+        hang (process group, sequence id, op, missing and disagreeing ranks, culprits), the other
+        stuck groups, the ranks x sequence grid per group, ``pg_status`` per rank, the stacks and
+        what was inferred. ``None`` when no dump was read."""
+        return self.analyze().get("flight_recorder")
+
+    def flight_recorder_entries(self) -> pa.Table:
+        """Every Flight Recorder entry of the dumps read, one row each: ``rank``, ``file``,
+        ``record_id``, ``pg``, ``collective_seq_id``, ``p2p_seq_id``, ``op``, ``profiling_name``,
+        sizes and dtypes (as torch prints them), ``state``, ``retired``, ``time_*_ns`` (null where
+        not discovered), ``duration_ms``, ``thread_name`` and ``frames`` (``name at file:line``
+        lines, innermost first)."""
+        return _table(self._native.fr_entries())
+
     def _repr_markdown_(self) -> str:
         return self.summary()
 

@@ -52,6 +52,10 @@ class _Report:
         """Profiler steps with their time breakdown (``analyze``'s ``steps``)."""
     def memory(self) -> pa.Table:
         """Memory by operator and device from ``[memory]`` events (``analyze``'s ``memory.ops``)."""
+    def flight_recorder(self) -> Optional[Dict[str, Any]]:
+        """The Flight Recorder verdict of the dumps read; ``None`` without dumps."""
+    def flight_recorder_entries(self) -> pa.Table:
+        """Every Flight Recorder entry of the dumps read, one row each."""
 
 class Trace(_Report):
     """One file read by :func:`load`."""

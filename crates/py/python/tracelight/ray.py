@@ -104,15 +104,13 @@ def _print(result: Dict[str, Any]) -> None:
           f"{r['analyze_s']:.2f} s")
     print(f"ranks: {len(result.get('ranks', []))}, collectives matched: "
           f"{len(result.get('collectives', []))}")
-    s, w = result.get("straggler"), result.get("waited_for")
-    if s and s["vs_median"] > 1.0:
-        print(f"slowest rank: {s['rank']} ({s['step_time_us']:.0f} us/step, "
-              f"{s['vs_median']:.2f}x the median)")
-    elif s:
-        print(f"no rank is slower than the median step ({s['median_step_time_us']:.0f} us)")
-    if w:
-        print(f"rank waited for: {w['rank']} (arrived last in {w['arrived_last']} collectives; "
-              f"others waited {w['others_wait_us']:.0f} us)")
+    s, none = result.get("straggler"), result.get("no_straggler")
+    if s:
+        print(f"straggler: rank {s['rank']} (found by {s['method'].replace('_', ' ')})")
+        for r in s.get("reasons", []):
+            print(f"  - {r['text']}")
+    elif none:
+        print(none["text"])
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -139,6 +139,7 @@ impl Feed {
             Loaded::Snapshot(s) => Content::Snapshot(s),
             Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
             Loaded::ExecTrace(e) => Content::ExecTrace(Box::new(EtFile::new(*e))),
+            Loaded::FlightRecorder(d) => Content::FlightRecorder(d),
         };
         let end = now_ms();
         let load_ms = end - self.started;

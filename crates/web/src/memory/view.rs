@@ -34,6 +34,7 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
                 Content::MemoryTimeline(_) => "memory timeline",
                 Content::Trace(_) => "trace [memory] events",
                 Content::ExecTrace(_) => "execution trace",
+                Content::FlightRecorder(_) => "Flight Recorder dump",
             };
             view! { <option value=i.to_string() selected=i == first>{format!("{} — {kind}", s1.files[i].name)}</option> }
         })

@@ -7,12 +7,15 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 /// File names worth opening: traces, snapshots, memory timelines, execution traces, digests
-/// (`.digest.json` and their `.parquet` tables).
+/// (`.digest.json` and their `.parquet` tables), and Flight Recorder dumps, which torch names
+/// `<prefix><rank>` with no extension (`rank_3`, `nccl_trace_rank_12`).
 pub fn looks_openable(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
+    let base = n.rsplit('/').next().unwrap_or(&n);
     [".json", ".json.gz", ".gz", ".pickle", ".pkl", ".parquet"]
         .iter()
         .any(|e| n.ends_with(e))
+        || (!base.contains('.') && base.ends_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Entries of a drop, taken synchronously (the `DataTransfer` is emptied after the event).

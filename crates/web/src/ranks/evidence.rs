@@ -1,7 +1,8 @@
-//! The straggler (slowest mean step) and the rank the others waited for, each with core's
-//! evidence: the kernels (device time) and CPU ops (self time) where that rank spends more per
-//! step than the median of the others. In a synchronous run the two often differ: waiting
-//! lengthens a rank's step, so the slowest step can belong to a rank that waited.
+//! The straggler: the rank the others wait for (core's one verdict, `report::straggler`), with
+//! every reason core gives for it, in core's order (the CLI's Markdown and `analyze --json` list
+//! the same reasons), and the evidence table: the kernels (device time) and CPU ops (self time)
+//! where that rank spends more per step than the median of the others. Or "no straggler" with
+//! core's reason.
 
 use super::run::RunModel;
 use crate::widgets::fmt;
@@ -9,6 +10,7 @@ use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::report::run::OpDelta;
+use tracelight_core::report::straggler::{NoStraggler, Reason, StragglerVerdict};
 
 columns! {
     /// One row per op or kernel that explains a rank.
@@ -41,47 +43,52 @@ fn ops_table(ops: Vec<OpDelta>, testid: &'static str) -> impl IntoView {
     view! { <VTable cols=cols len=n cell=cell sort=Signal::stored(None) testid=testid visible_rows=10 label="Evidence" /> }
 }
 
+/// A reason's kind, for tests and styling.
+fn kind(r: &Reason) -> &'static str {
+    match r {
+        Reason::ArrivedLast { .. } => "arrived_last",
+        Reason::LateStart { .. } => "late_start",
+        Reason::SlowestStep { .. } => "slowest_step",
+        Reason::SlowerOps { .. } => "slower_ops",
+        Reason::Unexplained => "unexplained",
+    }
+}
+
+fn none_kind(n: &NoStraggler) -> &'static str {
+    match n {
+        NoStraggler::NothingToCompare => "nothing_to_compare",
+        NoStraggler::WithinNoise { .. } => "within_noise",
+    }
+}
+
 #[component]
 pub fn Evidence(m: Arc<RunModel>) -> impl IntoView {
     let f = &m.figures;
     let n = f.ranks.len();
-    let waited_rank = f.waited_for.as_ref().map(|w| w.rank);
-    let straggler = f.straggler.clone().map(|s| {
-        let because_waited = waited_rank.is_some_and(|w| w != s.rank);
-        view! {
-            <section class="card" data-testid="run-straggler" data-rank=s.rank.to_string() data-vs-median=s.vs_median.to_string() data-step-ns=s.step_time_ns.to_string()>
-                <h2>"Slowest step: rank " {s.rank}</h2>
-                <p>
-                    {format!(
-                        "Mean step {}, {:.3}× the median {} of {n} ranks (+{}).",
-                        fmt::dur(s.step_time_ns),
-                        s.vs_median,
-                        fmt::dur_f(s.median_step_time_ns),
-                        fmt::dur_f(s.step_time_ns as f64 - s.median_step_time_ns),
-                    )}
-                    {because_waited.then_some(" Its step is long because it waited, not because it was slow: see the rank the others waited for.")}
-                </p>
-                {ops_table(s.ops, "straggler-ops")}
+    match &f.straggler {
+        StragglerVerdict::Straggler(s) => {
+            let reasons = s
+                .reasons
+                .iter()
+                .map(|r| view! { <li data-testid="straggler-reason" data-kind=kind(r)>{r.sentence(&fmt::dur_f)}</li> })
+                .collect::<Vec<_>>();
+            let ops = (!s.ops.is_empty()).then(|| ops_table(s.ops.clone(), "straggler-ops"));
+            view! {
+                <section class="card" data-testid="run-straggler" data-rank=s.rank.to_string() data-method=s.method.label() data-vs-median=s.vs_median.to_string() data-step-ns=s.step_time_ns.to_string() data-others-wait-ns=s.others_wait_ns.to_string() data-arrived-last=s.arrived_last.to_string()>
+                    <h2>"Straggler: rank " {s.rank}</h2>
+                    <p class="hint">{format!("The rank the others wait for, found by {} over {n} ranks.", s.method.label())}</p>
+                    <ul class="reasons">{reasons}</ul>
+                    {ops}
+                </section>
+            }
+            .into_any()
+        }
+        StragglerVerdict::None(none) => view! {
+            <section class="card" data-testid="run-no-straggler">
+                <h2>"No straggler"</h2>
+                <p data-testid="no-straggler-reason" data-kind=none_kind(none)>{none.sentence(&fmt::dur_f)}</p>
             </section>
         }
-    });
-    let waited = f.waited_for.clone().map(|w| {
-        view! {
-            <section class="card" data-testid="run-waited-for" data-rank=w.rank.to_string() data-arrived-last=w.arrived_last.to_string() data-others-wait-ns=w.others_wait_ns.to_string()>
-                <h2>"Waited for: rank " {w.rank}</h2>
-                <p>{format!(
-                    "Arrived last at {} of its collectives ({:.1}%), a median {} after the collective's median rank; the other ranks waited {} in all at those collectives.",
-                    w.arrived_last,
-                    w.arrived_last_pct,
-                    fmt::dur(w.median_lateness_ns),
-                    fmt::dur(w.others_wait_ns),
-                )}</p>
-                {ops_table(w.ops, "waited-ops")}
-            </section>
-        }
-    });
-    let none = (f.straggler.is_none() && f.waited_for.is_none()).then(|| {
-        view! { <p class="muted">"No straggler: fewer than two ranks with steps, and no collective matched across ranks."</p> }
-    });
-    view! { {waited}{straggler}{none} }
+        .into_any(),
+    }
 }

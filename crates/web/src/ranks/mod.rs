@@ -10,6 +10,9 @@ mod aligned_data;
 mod aligned_paint;
 mod collectives;
 mod evidence;
+mod flight;
+mod flight_detail;
+mod flight_grid;
 mod heatmap;
 mod memory;
 pub mod run;
@@ -34,14 +37,21 @@ pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
         let c = &m.figures.collectives;
         let focus =
             RwSignal::new((0..c.len()).max_by_key(|&k| (c[k].skew_ns, std::cmp::Reverse(k))));
+        // A run of dumps alone (the job hung, nothing was profiled) has no per-rank figures.
+        let traces = (!m.figures.ranks.is_empty()).then(|| {
+            view! {
+                <table::RankTable m=m.clone() />
+                <steps::StepTable m=m.clone() />
+                <evidence::Evidence m=m.clone() />
+                <aligned::AlignedTimelines m=m.clone() session=session.clone() focus=focus />
+                <collectives::CollectiveTable m=m.clone() session=session.clone() />
+                <heatmap::WaitHeatmap m=m.clone() focus=focus />
+            }
+        });
         view! {
+            <flight::FlightRecorder m=m.clone() session=session.clone() />
             <RunBar m=m.clone() cycle=cycle />
-            <table::RankTable m=m.clone() />
-            <steps::StepTable m=m.clone() />
-            <evidence::Evidence m=m.clone() />
-            <aligned::AlignedTimelines m=m.clone() session=session.clone() focus=focus />
-            <collectives::CollectiveTable m=m.clone() session=session.clone() />
-            <heatmap::WaitHeatmap m=m focus=focus />
+            {traces}
         }
     };
     view! { <section class="view ranks" data-testid="ranks-view">{body}</section> }

@@ -6,7 +6,9 @@
 
 use super::memory::{lanes_of, RankLane};
 use crate::session::memory::snapshot_summary;
+use crate::session::run::{flight_recorder, FrRun};
 use crate::session::{Content, Nav, SessionRef};
+use std::sync::Arc;
 use tracelight_core::analysis::collectives::{Collective, Part};
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::report::run::{run_figures, RankInput, RunFigures};
@@ -22,6 +24,8 @@ pub struct RunModel {
     pub files: Vec<usize>,
     /// Each rank's memory-file lane under its aligned timeline (same order).
     pub lanes: Vec<Option<RankLane>>,
+    /// The run's Flight Recorder dumps read together, when it has some.
+    pub fr: Option<Arc<FrRun>>,
 }
 
 impl RunModel {
@@ -79,12 +83,14 @@ impl RunModel {
             .collect();
         let figures = run_figures(&inputs);
         let files: Vec<usize> = picked.iter().map(|p| p.1).collect();
+        let fr = flight_recorder(session, &layout, cycle).map(Arc::new);
         RunModel {
             layout,
             cycle,
             figures,
             lanes: lanes_of(session, &files),
             files,
+            fr,
         }
     }
 

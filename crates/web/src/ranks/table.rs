@@ -51,8 +51,7 @@ fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
 pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
     let f = &m.figures;
-    let slow = f.straggler.as_ref().map(|s| s.rank);
-    let waited = f.waited_for.as_ref().map(|w| w.rank);
+    let slow = f.straggler.straggler().map(|s| s.rank);
     let sort = RwSignal::new(Some((RCol::Rank, false)) as Sort<RCol>);
     let m1 = m.clone();
     let order = Memo::new(move |_| {
@@ -118,14 +117,11 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
                 r.wait.arrived_last, r.wait.collectives, r.wait.arrived_last_pct
             ),
             RCol::Flag => {
-                let mut s = Vec::new();
                 if Some(r.rank) == slow {
-                    s.push("slowest step");
+                    "straggler".to_owned()
+                } else {
+                    String::new()
                 }
-                if Some(r.rank) == waited {
-                    s.push("waited for");
-                }
-                s.join(" · ")
             }
         }
     });

@@ -43,7 +43,7 @@ pub fn memory_files(s: &Session) -> Vec<usize> {
     (0..s.files.len())
         .filter(|&i| match &s.files[i].content {
             Content::Trace(t) => !t.trace.memory.ts.is_empty(),
-            Content::ExecTrace(_) => false,
+            Content::ExecTrace(_) | Content::FlightRecorder(_) => false,
             _ => true,
         })
         .collect()
@@ -89,7 +89,7 @@ pub fn sources_of(session: &SessionRef, file: usize) -> Vec<Source> {
                 },
             })
             .collect(),
-        Content::ExecTrace(_) => Vec::new(),
+        Content::ExecTrace(_) | Content::FlightRecorder(_) => Vec::new(),
     };
     // Default first: the busiest device (GPU before CPU for traces).
     if let Some(sum) = snapshot_summary(session, file) {

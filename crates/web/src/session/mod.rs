@@ -22,6 +22,7 @@ use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::et::Producers;
 use tracelight_core::analysis::et_link::{link, same_process, EtLink};
 use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
+use tracelight_core::ingest::flight_recorder::FrDump;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::model::exec_trace::ExecTrace;
@@ -96,6 +97,8 @@ pub enum Content {
     Snapshot(Box<Snapshot>),
     MemoryTimeline(Box<MemoryTimeline>),
     ExecTrace(Box<EtFile>),
+    /// One rank's Flight Recorder dump.
+    FlightRecorder(Box<FrDump>),
 }
 
 /// A Chakra execution trace with its data-dependency index (built at load: tens of ms).
@@ -211,11 +214,18 @@ impl Session {
             .into_iter()
             .filter(|t| match t {
                 Tab::Memory => has_memory,
-                Tab::Ranks => self.trace_indices().len() > 1,
+                Tab::Ranks => self.trace_indices().len() > 1 || self.has_flight_recorder(),
                 Tab::Kernels | Tab::Gpu => has_gpu,
                 _ => has_trace,
             })
             .collect()
+    }
+
+    /// Whether any Flight Recorder dump is open (the Ranks tab shows their verdict).
+    pub fn has_flight_recorder(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(f.content, Content::FlightRecorder(_)))
     }
 
     pub fn timeline_indices(&self) -> Vec<usize> {

@@ -41,6 +41,12 @@ impl Notice {
                     .map(|w| Notice::Warning(format!("{}: {w}", f.name)))
                     .collect()
             }
+            Content::FlightRecorder(d) => d
+                .warnings
+                .lines()
+                .into_iter()
+                .map(|w| Notice::Warning(format!("{}: {w}", f.name)))
+                .collect(),
             Content::Trace(_) | Content::MemoryTimeline(_) => Vec::new(),
         }
     }

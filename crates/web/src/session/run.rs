@@ -7,7 +7,8 @@ use tracelight_core::ingest::Format;
 use tracelight_core::run::layout::{recognise, Artifact, Entry, RunLayout};
 
 /// Why the page left a picked or dropped file out (it never reads those).
-pub const NOT_OPENED: &str = "its name is not .json, .json.gz, .gz, .pickle, .pkl or .parquet";
+pub const NOT_OPENED: &str =
+    "its name is not .json, .json.gz, .gz, .pickle, .pkl, .parquet or a dump's <prefix><rank>";
 
 fn format_of(c: &Content) -> Format {
     match c {
@@ -15,6 +16,7 @@ fn format_of(c: &Content) -> Format {
         Content::Snapshot(_) => Format::Snapshot,
         Content::MemoryTimeline(_) => Format::MemoryTimeline,
         Content::ExecTrace(_) => Format::Chakra,
+        Content::FlightRecorder(_) => Format::FlightRecorder,
     }
 }
 
@@ -59,4 +61,68 @@ pub fn units_of_files(session: &Session, lay: &RunLayout) -> Vec<Option<(i64, u3
         }
     }
     out
+}
+
+/// The session's Flight Recorder dumps of one cycle read together: what `analyze DIR --json`
+/// prints under `flight_recorder` for the same folder (ranks placed by the run layout, as the
+/// CLI places them).
+pub struct FrRun {
+    pub report: tracelight_core::analysis::flight_recorder::FrReport,
+    /// Session file index of each of `report.ranks` (same order).
+    pub files: Vec<usize>,
+}
+
+impl FrRun {
+    /// The dump of `rank`.
+    pub fn dump<'a>(
+        &self,
+        session: &'a Session,
+        rank: i64,
+    ) -> Option<&'a tracelight_core::ingest::flight_recorder::FrDump> {
+        let k = self.report.ranks.iter().position(|r| r.rank == rank)?;
+        match &session.files.get(*self.files.get(k)?)?.content {
+            Content::FlightRecorder(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// The dumps of `cycle` in `lay`, analysed; None when the session holds none.
+pub fn flight_recorder(session: &Session, lay: &RunLayout, cycle: u32) -> Option<FrRun> {
+    use tracelight_core::analysis::flight_recorder::{analyze, RankDump};
+    let mut used = vec![false; session.files.len()];
+    let mut picked: Vec<(i64, usize)> = Vec::new();
+    for u in lay.units.iter().filter(|u| u.cycle == cycle) {
+        let Some(name) = u.file(Artifact::FlightRecorder) else {
+            continue;
+        };
+        let k = (0..session.files.len()).find(|&k| {
+            !used[k]
+                && session.files[k].name == name
+                && matches!(session.files[k].content, Content::FlightRecorder(_))
+        })?;
+        used[k] = true;
+        picked.push((u.rank, k));
+    }
+    if picked.is_empty() {
+        return None;
+    }
+    let dumps: Vec<RankDump> = picked
+        .iter()
+        .filter_map(|&(rank, k)| match &session.files[k].content {
+            Content::FlightRecorder(d) => Some(RankDump {
+                rank,
+                path: &session.files[k].name,
+                dump: d,
+            }),
+            _ => None,
+        })
+        .collect();
+    let report = analyze(&dumps);
+    let files = report
+        .ranks
+        .iter()
+        .filter_map(|r| picked.iter().find(|p| p.0 == r.rank).map(|p| p.1))
+        .collect();
+    Some(FrRun { report, files })
 }

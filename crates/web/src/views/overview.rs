@@ -24,7 +24,7 @@ fn has_memory(session: &SessionRef) -> bool {
     session.files.iter().any(|f| match &f.content {
         Content::Trace(t) => !t.trace.memory.ts.is_empty(),
         Content::Snapshot(_) | Content::MemoryTimeline(_) => true,
-        Content::ExecTrace(_) => false,
+        Content::ExecTrace(_) | Content::FlightRecorder(_) => false,
     })
 }
 

@@ -28,6 +28,7 @@ pub fn SessionBar(session: SessionRef) -> impl IntoView {
                 Content::Snapshot(_) => ("memory snapshot", None),
                 Content::MemoryTimeline(_) => ("memory timeline", None),
                 Content::ExecTrace(_) => ("execution trace", None),
+                Content::FlightRecorder(_) => ("Flight Recorder dump", None),
             };
             let is_trace = rank.is_some();
             let label = match units.get(i).copied().flatten() {

@@ -11,6 +11,11 @@ pub fn color_of(category: &str) -> &'static str {
     palette::color(category)
 }
 
+/// Colour of a Flight Recorder cell state (`completed`, `absent`, …).
+pub fn fr_state_color(state: &str) -> &'static str {
+    palette::fr_state_color(state)
+}
+
 /// Colour of a slice kind (compute kernels for `Kernel`).
 pub fn kind_color(k: SliceKind) -> &'static str {
     SliceCat::of(k, false).color()
