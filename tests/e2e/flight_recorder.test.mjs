@@ -18,7 +18,8 @@ after(async () => { await b?.close(); srv?.server.close(); });
 const FIXTURES = path.join(ROOT, 'crates/core/tests/fixtures/fr-torch-2.15-gloo');
 const dumps = (dir) => fs.readdirSync(dir).filter((f) => /^[a-z_]+\d+(\.json)?$/.test(f)).sort().map((f) => path.join(dir, f));
 // Durations differ only in format between the CLI's text and the page's: compare the words.
-const words = (s) => s.replace(/\+?-?[\d.]+ (ns|µs|ms|s)\b/g, 'D');
+// The page shows the CLI's `code` spans as <code>: compare without the backticks.
+const words = (s) => s.replace(/`/g, '').replace(/\+?-?[\d.]+ (ns|µs|ms|s)\b/g, 'D');
 const ranksOf = (v) => (v || []).join(',');
 
 /** Checks the Flight Recorder card against the CLI's `flight_recorder` block. */
@@ -44,9 +45,11 @@ async function checkCard(p, fr) {
   const grids = p.getByTestId('fr-grid');
   const shown = fr.groups.filter((g) => g.collectives.length || g.p2p.length);
   assert.equal(await grids.count(), shown.length);
-  for (let k = 0; k < shown.length; k++) {
-    const g = shown[k], el = grids.nth(k);
-    assert.equal(await el.getAttribute('data-pg'), g.pg);
+  // The hang's group first, then the other groups that diverge, the rest folded away.
+  const order = await grids.evaluateAll((els) => els.map((e) => e.dataset.pg));
+  if (h) assert.equal(order[0], h.pg);
+  for (const g of shown) {
+    const el = p.locator(`[data-testid=fr-grid][data-pg="${g.pg}"]`);
     assert.equal(await el.getAttribute('data-members'), ranksOf(g.members));
     assert.equal(Number(await el.getAttribute('data-columns')), g.collectives.length);
     assert.equal(await el.getAttribute('data-divergence'), g.first_divergence_seq == null ? '' : String(g.first_divergence_seq));
@@ -78,8 +81,11 @@ test('a folder of gloo dumps gives the CLI\'s verdict, grid, stacks and pg_statu
   await p.setViewportSize({ width: 1440, height: 900 });
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
-  // The folder as the folder picker gives it: the dumps, torch's analyzer output, the generator.
-  await p.getByTestId('folder-input').setInputFiles([...dumps(dir), path.join(dir, 'fr_trace.txt'), path.join(dir, 'gen.py')]);
+  // A folder as a user keeps it, picked with "Open folder…": the dumps, torch's analyzer output,
+  // the script that made them.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-fr-'));
+  for (const f of [...dumps(dir), path.join(dir, 'fr_trace.txt'), path.join(FIXTURES, 'gen.py')]) fs.copyFileSync(f, path.join(tmp, path.basename(f)));
+  await p.getByTestId('folder-input').setInputFiles(tmp);
   await p.getByTestId('fr-view').waitFor({ timeout: 60_000 });
   // Dumps alone: the Ranks tab is the only tab, and opens by itself.
   assert.deepEqual(await p.locator('[data-testid^=tab-]').evaluateAll((els) => els.map((e) => e.dataset.testid)), ['tab-ranks']);
@@ -110,6 +116,7 @@ test('a folder of gloo dumps gives the CLI\'s verdict, grid, stacks and pg_statu
   const rows0 = await p.getByTestId('fr-detail-row').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), e.dataset.state]));
   assert.deepEqual(rows0, g0.members.map((m, k) => [m, c0.states[k]]));
   await p.getByTestId('fr-view').screenshot({ path: shot('fr-two-pgs-card.png') });
+  fs.rmSync(tmp, { recursive: true, force: true });
   assert.deepEqual(errors, []);
   await p.close();
 });

@@ -6,6 +6,7 @@
 
 use super::run::RunModel;
 use crate::widgets::fmt;
+use crate::widgets::prose::prose;
 use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -70,7 +71,7 @@ pub fn Evidence(m: Arc<RunModel>) -> impl IntoView {
             let reasons = s
                 .reasons
                 .iter()
-                .map(|r| view! { <li data-testid="straggler-reason" data-kind=kind(r)>{r.sentence(&fmt::dur_f)}</li> })
+                .map(|r| view! { <li data-testid="straggler-reason" data-kind=kind(r)>{prose(&r.sentence(&fmt::dur_f))}</li> })
                 .collect::<Vec<_>>();
             let ops = (!s.ops.is_empty()).then(|| ops_table(s.ops.clone(), "straggler-ops"));
             view! {

@@ -6,10 +6,11 @@
 //! figure is core's `analysis::flight_recorder` report; this file lays it out.
 
 use super::flight_detail::{Detail, Stacks};
-use super::flight_grid::Grid;
+use super::flight_grid::{legend, Grid};
 use super::run::RunModel;
 use crate::session::SessionRef;
 use crate::widgets::fmt;
+use crate::widgets::prose::prose;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::flight_recorder::{FrReport, Hang, HangKind};
@@ -66,7 +67,7 @@ fn sentences(
     }
     let items = hs
         .iter()
-        .map(|h| view! { <li data-pg=h.pg.clone() data-seq=h.seq.to_string() data-kind=kind(Some(h))>{hang_sentence(h, r.t0_ns, &fmt::dur_f)}</li> })
+        .map(|h| view! { <li data-pg=h.pg.clone() data-seq=h.seq.to_string() data-kind=kind(Some(h))>{prose(&hang_sentence(h, r.t0_ns, &fmt::dur_f))}</li> })
         .collect::<Vec<_>>();
     Some(view! { <div class="fr-more"><b>{title}</b><ul data-testid=testid>{items}</ul></div> })
 }
@@ -105,7 +106,7 @@ fn Verdict(r: Arc<FrRunReport>) -> impl IntoView {
             data-missing={h.map(|h| list(&h.missing)).unwrap_or_default()}
             data-waiting={h.map(|h| list(&h.waiting)).unwrap_or_default()}
         >
-            <p class="fr-headline" data-testid="fr-headline">{line}</p>
+            <p class="fr-headline" data-testid="fr-headline">{prose(&line)}</p>
             {facts}
             {h.and_then(mismatch_table)}
             {sentences(r, &r.also, "fr-also", "Also stuck")}
@@ -202,13 +203,44 @@ pub fn FlightRecorder(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
         .as_ref()
         .and_then(|h| Some((h.pg.clone(), h.column?)));
     let picked = RwSignal::new(start);
-    let grids = fr
+    // The hang's group first, then the other groups that diverge; groups where every recorded
+    // collective completed everywhere are folded away.
+    let hang_pg = fr.report.hang.as_ref().map(|h| h.pg.clone());
+    let mut shown: Vec<&tracelight_core::analysis::flight_recorder::Group> = fr
         .report
         .groups
         .iter()
         .filter(|g| !g.columns.is_empty() || !g.p2p.is_empty())
-        .map(|g| view! { <Grid group=g.clone() t0=fr.report.t0_ns picked=picked /> })
+        .collect();
+    let quiet = |g: &tracelight_core::analysis::flight_recorder::Group| {
+        g.first_divergence.is_none()
+            && g.p2p.iter().all(|p| {
+                p.status == tracelight_core::analysis::flight_recorder::P2pStatus::Completed
+            })
+    };
+    tracelight_core::sort::by_key(&mut shown, |g| {
+        (hang_pg.as_deref() != Some(g.name.as_str()), quiet(g))
+    });
+    let grid = |g: &tracelight_core::analysis::flight_recorder::Group| {
+        view! { <Grid group=g.clone() picked=picked /> }
+    };
+    let loud = shown
+        .iter()
+        .filter(|g| !quiet(g))
+        .map(|g| grid(g))
         .collect::<Vec<_>>();
+    let calm: Vec<_> = shown.iter().filter(|g| quiet(g)).collect();
+    let folded = (!calm.is_empty()).then(|| {
+        let n = calm.len();
+        let names = calm.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join(", ");
+        let inner = calm.iter().map(|g| grid(g)).collect::<Vec<_>>();
+        view! {
+            <details class="fr-done" open=loud.is_empty()>
+                <summary>{format!("{n} group(s) where every recorded collective completed on every rank ({names})")}</summary>
+                {inner}
+            </details>
+        }
+    });
     let inferred = (!fr.report.inferred.is_empty()).then(|| {
         let items = fr
             .report
@@ -222,7 +254,9 @@ pub fn FlightRecorder(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
         <section class="card fr" data-testid="fr-view" data-ranks=fr.report.ranks.len().to_string() data-groups=fr.report.groups.len().to_string()>
             <h2>"Flight Recorder: why did the job hang?"</h2>
             <Verdict r=r.clone() />
-            {grids}
+            {loud}
+            {folded}
+            {legend()}
             <Detail fr=fr.clone() session=session picked=picked />
             <Stacks r=r.clone() />
             {status_table(&fr.report)}

@@ -78,8 +78,15 @@ pub fn Detail(
                 }
             })
             .collect::<Vec<_>>();
+        use tracelight_core::analysis::flight_recorder::ColumnStatus;
+        let status = match c.status {
+            ColumnStatus::Completed => "completed on every rank",
+            ColumnStatus::Pending => "issued everywhere, not finished",
+            ColumnStatus::Missing => "ranks never issued it",
+            ColumnStatus::Unknown => "ranks unaccounted for",
+        };
         let title = format!(
-            "Group {}{} · collective #{} `{}` · {:?}",
+            "Group {}{} · collective #{} {} · {status}{}",
             g.name,
             if g.desc.is_empty() || g.desc == "undefined" {
                 String::new()
@@ -88,9 +95,12 @@ pub fn Detail(
             },
             c.seq,
             c.op,
-            c.status
-        )
-        .to_lowercase();
+            if c.mismatches.is_empty() {
+                ""
+            } else {
+                " · the ranks disagree"
+            }
+        );
         Some(view! {
             <div class="fr-detail" data-testid="fr-detail" data-pg=g.name.clone() data-seq=c.seq.to_string()>
                 <h3>{title}</h3>

@@ -24,7 +24,8 @@ fn symbol(s: CellState) -> &'static str {
     }
 }
 
-fn legend() -> impl IntoView {
+/// What the cells' colours and marks say (once under the grids).
+pub fn legend() -> impl IntoView {
     let items = [
         CellState::Completed,
         CellState::Started,
@@ -45,8 +46,7 @@ fn legend() -> impl IntoView {
 
 /// The grid of one group; `picked` is the (group, column) shown in the detail.
 #[component]
-pub fn Grid(group: Group, t0: i64, picked: RwSignal<Option<(String, usize)>>) -> impl IntoView {
-    let _ = t0;
+pub fn Grid(group: Group, picked: RwSignal<Option<(String, usize)>>) -> impl IntoView {
     let all = RwSignal::new(false);
     let n = group.columns.len();
     let div = group.first_divergence;
@@ -190,7 +190,6 @@ pub fn Grid(group: Group, t0: i64, picked: RwSignal<Option<(String, usize)>>) ->
             <div class="fr-scroll">{table}</div>
             {more}
             {rows_note}
-            {legend()}
             {p2p}
         </div>
     }

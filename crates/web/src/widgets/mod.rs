@@ -8,6 +8,7 @@ pub mod fmt;
 pub mod geometry;
 pub mod memory_paint;
 pub mod palette;
+pub mod prose;
 pub mod spans;
 pub mod table;
 pub mod text;

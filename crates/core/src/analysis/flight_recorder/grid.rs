@@ -72,19 +72,25 @@ fn group_order(name: &str) -> (u8, i64, String) {
 }
 
 /// pg id → group name on one rank, from its entries.
-fn names_by_id(d: &FrDump) -> BTreeMap<i64, String> {
-    d.entries
-        .iter()
-        .filter_map(|e| Some((e.pg_id?, d.str(e.pg_name).to_owned())))
-        .collect()
+fn names_by_id(d: &FrDump) -> Vec<(i64, crate::model::StrId)> {
+    let mut v: Vec<(i64, crate::model::StrId)> = Vec::new();
+    for e in &d.entries {
+        if let Some(id) = e.pg_id {
+            if !v.iter().any(|x| x.0 == id) {
+                v.push((id, e.pg_name));
+            }
+        }
+    }
+    v
 }
 
 /// The group a `pg_status` key names on this rank.
-fn status_group(ids: &BTreeMap<i64, String>, key: &str) -> String {
-    if let Some(n) = key.parse::<i64>().ok().and_then(|id| ids.get(&id)) {
-        return n.clone();
+fn status_group(d: &FrDump, ids: &[(i64, crate::model::StrId)], key: &str) -> String {
+    let id = key.parse::<i64>().ok();
+    match ids.iter().find(|x| Some(x.0) == id) {
+        Some(x) => d.str(x.1).to_owned(),
+        None => key.to_owned(),
     }
-    key.to_owned()
 }
 
 /// Whether a dump's `pg_status` counts what `collective_seq_id` counts: for every group the dump
@@ -122,7 +128,7 @@ fn rank_groups_raw(d: &FrDump) -> BTreeMap<String, RankGroup> {
         }
     }
     for s in &d.pg_status {
-        let name = status_group(&ids, &s.key);
+        let name = status_group(d, &ids, &s.key);
         let g = m.entry(name).or_default();
         g.mentioned = true;
         g.status = Some(s.clone());
@@ -187,7 +193,7 @@ fn disagreements(rank: i64, want: &[String; 5], found: &[String; 5]) -> Vec<Mism
 pub(super) fn groups(dumps: &[RankDump], world: &[i64], inferred: &mut Vec<String>) -> Vec<Group> {
     let per: Vec<BTreeMap<String, RankGroup>> = dumps.iter().map(|d| rank_groups(d.dump)).collect();
     let mut names: Vec<String> = per.iter().flat_map(|m| m.keys().cloned()).collect();
-    names.sort_by_key(|n| group_order(n));
+    crate::sort::by_key(&mut names, |n| group_order(n));
     names.dedup();
     let mut out = Vec::new();
     for name in names {
@@ -267,8 +273,8 @@ fn columns(
     while seqs.len() > keep {
         seqs.pop_first();
     }
-    let index: BTreeMap<i64, usize> = dumps.iter().enumerate().map(|(k, d)| (d.rank, k)).collect();
-    let idx_of = |rank: i64| index.get(&rank).copied();
+    // `analyze` sorted the dumps by rank.
+    let idx_of = |rank: i64| dumps.binary_search_by_key(&rank, |d| d.rank).ok();
     let mut cols = Vec::with_capacity(seqs.len());
     for seq in seqs {
         let mut cells = Vec::with_capacity(members.len());
@@ -401,14 +407,18 @@ pub(super) fn summaries(dumps: &[RankDump], groups: &[Group]) -> Vec<RankSummary
             let d = rd.dump;
             let per = rank_groups_raw(d);
             let usable = status_usable(d);
-            let mut backends: BTreeMap<&str, usize> = BTreeMap::new();
+            // The backend most entries name (dumps hold one, or `c10d` hooks beside it).
+            let mut backends: Vec<(crate::model::StrId, usize)> = Vec::new();
             for e in &d.entries {
-                *backends.entry(d.str(e.backend)).or_default() += 1;
+                match backends.iter_mut().find(|b| b.0 == e.backend) {
+                    Some(b) => b.1 += 1,
+                    None => backends.push((e.backend, 1)),
+                }
             }
             let backend = backends
                 .iter()
-                .max_by_key(|b| *b.1)
-                .map_or("", |b| *b.0)
+                .max_by_key(|b| b.1)
+                .map_or("", |b| d.str(b.0))
                 .to_owned();
             let status = groups
                 .iter()

@@ -7,7 +7,6 @@
 use super::{CellState, Group, RankDump};
 use crate::ingest::flight_recorder::EntryState;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One side of a point-to-point pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,11 +60,10 @@ fn side(rd: &RankDump, k: usize) -> P2pSide {
 /// The group's point-to-point ops, paired.
 pub(super) fn pairs(dumps: &[RankDump], g: &Group) -> Vec<P2pPair> {
     let mut members = g.members.clone();
-    members.sort_unstable();
+    crate::sort::by_key(&mut members, |&m| m);
     let global = |local: i64| -> Option<i64> { members.get(usize::try_from(local).ok()?).copied() };
-    // (src, dst) → sends at src, recvs at dst, each (done, side) in record order.
-    let mut sends: BTreeMap<(i64, i64), Vec<P2pSide>> = BTreeMap::new();
-    let mut recvs: BTreeMap<(i64, i64), Vec<P2pSide>> = BTreeMap::new();
+    // ((src, dst), is a send, side), in record order per rank.
+    let mut ops: Vec<((i64, i64), bool, P2pSide)> = Vec::new();
     for rd in dumps {
         let d = rd.dump;
         for (k, e) in d.entries.iter().enumerate() {
@@ -79,20 +77,29 @@ pub(super) fn pairs(dumps: &[RankDump], g: &Group) -> Vec<P2pPair> {
                 continue;
             };
             match d.str(e.op) {
-                "send" => sends.entry((src, dst)).or_default().push(side(rd, k)),
-                "recv" => recvs.entry((src, dst)).or_default().push(side(rd, k)),
+                "send" => ops.push(((src, dst), true, side(rd, k))),
+                "recv" => ops.push(((src, dst), false, side(rd, k))),
                 _ => {}
             }
         }
     }
-    let mut keys: Vec<(i64, i64)> = sends.keys().chain(recvs.keys()).copied().collect();
-    keys.sort_unstable();
-    keys.dedup();
+    // Stable: each pair's sends and recvs stay in record order.
+    crate::sort::by(&mut ops, |a, b| a.0.cmp(&b.0));
     let has_dump = |r: i64| dumps.iter().any(|d| d.rank == r);
     let mut out = Vec::new();
-    for (src, dst) in keys {
-        let s = sends.remove(&(src, dst)).unwrap_or_default();
-        let r = recvs.remove(&(src, dst)).unwrap_or_default();
+    let mut i = 0;
+    while i < ops.len() {
+        let (src, dst) = ops[i].0;
+        let j = i + ops[i..].iter().take_while(|o| o.0 == (src, dst)).count();
+        let of = |send: bool| -> Vec<P2pSide> {
+            ops[i..j]
+                .iter()
+                .filter(|o| o.1 == send)
+                .map(|o| o.2.clone())
+                .collect()
+        };
+        let (s, r) = (of(true), of(false));
+        i = j;
         for done in [true, false] {
             let pick = |v: &[P2pSide]| -> Vec<P2pSide> {
                 v.iter()

@@ -408,7 +408,7 @@ impl Builder {
             .windows(2)
             .all(|w| w[0].record_id <= w[1].record_id);
         if !sorted {
-            self.dump.entries.sort_by_key(|e| e.record_id);
+            crate::sort::by_key(&mut self.dump.entries, |e| e.record_id);
         }
         self.dump
     }
