@@ -17,7 +17,9 @@
 //! against the median of the other ranks' time per step, largest excess first.
 
 use super::analysis::Analysis;
-use super::straggler::{verdict, StragglerVerdict};
+pub(crate) use super::straggler::median;
+pub use super::straggler::OpDelta;
+use super::straggler::{verdict, RankTiming, StragglerVerdict};
 use crate::analysis::collectives::{
     match_collectives, offsets_from_collectives, Collective, RankCalls, RankWait,
 };
@@ -78,17 +80,6 @@ pub struct RankFigures {
     pub first_step_start_ns: Option<Ns>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpDelta {
-    pub name: String,
-    /// `kernel` (device time) or `cpu_op` (self CPU time).
-    pub kind: &'static str,
-    pub category: String,
-    pub straggler_ns: f64,
-    pub median_ns: f64,
-    pub delta_ns: f64,
-}
-
 pub const EVIDENCE_ROWS: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -100,19 +91,6 @@ pub struct RunFigures {
     pub collectives: Vec<Collective>,
     /// Calls no other rank matched.
     pub unmatched_calls: u64,
-}
-
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    crate::sort::by(&mut v, f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Aligns on matched collectives, else on the first step every rank holds.
@@ -288,7 +266,17 @@ pub fn run_figures(inputs: &[RankInput]) -> RunFigures {
     for (r, s) in ranks.iter_mut().zip(starts) {
         r.first_step_start_ns = s.map(|s| s - earliest);
     }
-    let straggler = verdict(&ranks, &collectives, &|k| evidence(inputs, k));
+    let timing: Vec<RankTiming> = ranks
+        .iter()
+        .map(|r| RankTiming {
+            rank: r.rank,
+            step_time_ns: r.step_time_ns,
+            steps_ns: &r.steps_ns,
+            wait: &r.wait,
+            first_step_start_ns: r.first_step_start_ns,
+        })
+        .collect();
+    let straggler = verdict(&timing, &collectives, &|k| evidence(inputs, k));
     RunFigures {
         alignment,
         ranks,

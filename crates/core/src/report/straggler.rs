@@ -22,10 +22,47 @@
 //! them with its own number format through [`Reason::sentence`], so the page gives every reason
 //! the CLI gives, in the same order.
 
-use super::run::{median, OpDelta, RankFigures};
-use crate::analysis::collectives::Collective;
+use crate::analysis::collectives::{Collective, RankWait};
 use crate::model::Ns;
 use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One op or kernel where a rank spends more per step than the median of the other ranks.
+pub struct OpDelta {
+    pub name: String,
+    /// `kernel` (device time) or `cpu_op` (self CPU time).
+    pub kind: &'static str,
+    pub category: String,
+    pub straggler_ns: f64,
+    pub median_ns: f64,
+    pub delta_ns: f64,
+}
+
+/// The median (the mean of the middle two for an even count; 0 for none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    crate::sort::by(&mut v, f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// What the verdict needs of one rank (`report::run`'s per-rank figures).
+#[derive(Debug, Clone, Copy)]
+pub struct RankTiming<'a> {
+    pub rank: i64,
+    /// Mean step (the window when there are no steps).
+    pub step_time_ns: Ns,
+    pub steps_ns: &'a [Ns],
+    pub wait: &'a RankWait,
+    /// Start of its first step on the aligned clock, after the earliest rank's.
+    pub first_step_start_ns: Option<Ns>,
+}
 
 /// How the straggler was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -270,16 +307,16 @@ fn std_dev(v: &[Ns]) -> f64 {
 }
 
 /// The step-to-step noise (module doc).
-pub fn noise_ns(ranks: &[RankFigures]) -> f64 {
+pub fn noise_ns(ranks: &[RankTiming]) -> f64 {
     let med_step = median(ranks.iter().map(|r| r.step_time_ns as f64).collect());
-    let sigma = median(ranks.iter().map(|r| std_dev(&r.steps_ns)).collect());
+    let sigma = median(ranks.iter().map(|r| std_dev(r.steps_ns)).collect());
     sigma.max(0.01 * med_step)
 }
 
 /// The verdict for `ranks` (input order) and their matched `collectives`; `evidence(k)` gives
 /// the op rows of rank index `k` (called only for the rank named).
 pub fn verdict(
-    ranks: &[RankFigures],
+    ranks: &[RankTiming],
     collectives: &[Collective],
     evidence: &dyn Fn(usize) -> Vec<OpDelta>,
 ) -> StragglerVerdict {

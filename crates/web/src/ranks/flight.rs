@@ -8,6 +8,7 @@
 use super::flight_detail::{Detail, Stacks};
 use super::flight_grid::{legend, Grid};
 use super::run::RunModel;
+use crate::session::run::FrRun;
 use crate::session::SessionRef;
 use crate::widgets::fmt;
 use crate::widgets::prose::prose;
@@ -74,8 +75,8 @@ fn sentences(
 
 /// The verdict: the hang (or that there is none), its disagreements, the other stuck groups.
 #[component]
-fn Verdict(r: Arc<FrRunReport>) -> impl IntoView {
-    let r = &r.0;
+fn Verdict(fr: Arc<FrRun>) -> impl IntoView {
+    let r = &fr.report;
     let h = r.hang.as_ref();
     let line = headline(r, &fmt::dur_f);
     let facts = h.map(|h| {
@@ -114,9 +115,6 @@ fn Verdict(r: Arc<FrRunReport>) -> impl IntoView {
         </div>
     }
 }
-
-/// The report behind an `Arc`, for the components below.
-pub struct FrRunReport(pub FrReport);
 
 fn status_table(r: &FrReport) -> impl IntoView {
     let o = |v: Option<i64>| v.map_or("—".to_owned(), |v| v.to_string());
@@ -195,7 +193,6 @@ pub fn FlightRecorder(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
     let Some(fr) = m.fr.clone() else {
         return ().into_any();
     };
-    let r = Arc::new(FrRunReport(fr.report.clone()));
     // The collective picked in a grid: (group name, column index). The hang's, to begin with.
     let start = fr
         .report
@@ -253,12 +250,12 @@ pub fn FlightRecorder(m: Arc<RunModel>, session: SessionRef) -> impl IntoView {
     view! {
         <section class="card fr" data-testid="fr-view" data-ranks=fr.report.ranks.len().to_string() data-groups=fr.report.groups.len().to_string()>
             <h2>"Flight Recorder: why did the job hang?"</h2>
-            <Verdict r=r.clone() />
+            <Verdict fr=fr.clone() />
             {loud}
             {folded}
             {legend()}
             <Detail fr=fr.clone() session=session picked=picked />
-            <Stacks r=r.clone() />
+            <Stacks fr=fr.clone() />
             {status_table(&fr.report)}
             {dumps_table(&fr.report)}
             {inferred}

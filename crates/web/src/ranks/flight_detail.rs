@@ -3,7 +3,6 @@
 //! its thread and the stack that issued it. And the verdict's stacks: the culprits' last
 //! collectives beside the stacks of the ranks waiting at the hang.
 
-use super::flight::FrRunReport;
 use crate::session::run::FrRun;
 use crate::session::SessionRef;
 use crate::widgets::fmt;
@@ -120,8 +119,8 @@ pub fn Detail(
 
 /// The culprits' last collectives beside the stacks of the ranks waiting at the hang.
 #[component]
-pub fn Stacks(r: Arc<FrRunReport>) -> impl IntoView {
-    let r = &r.0;
+pub fn Stacks(fr: Arc<FrRun>) -> impl IntoView {
+    let r = &fr.report;
     if r.stacks.is_empty() {
         return ().into_any();
     }

@@ -31,7 +31,7 @@ pub mod verdict;
 use crate::ingest::flight_recorder::{EntryState, FrDump};
 use serde::Serialize;
 
-pub use verdict::{Culprit, Hang, HangKind, Mismatch, StackGroup};
+pub use verdict::{Blocked, Hang, HangKind, Mismatch, StackGroup};
 
 /// One rank's dump, as the caller placed it (the rank comes from the file name).
 #[derive(Debug, Clone, Copy)]

@@ -113,9 +113,6 @@ pub struct StackGroup {
     pub frames: Vec<(String, String, i64)>,
 }
 
-/// A culprit rank (re-exported for readers of [`Hang::culprits`]).
-pub type Culprit = i64;
-
 pub(super) struct Verdict {
     pub hang: Option<Hang>,
     pub also: Vec<Hang>,
@@ -333,34 +330,30 @@ pub(super) fn verdict(dumps: &[RankDump], groups: &[Group]) -> Verdict {
     for g in groups {
         divergences(dumps, g, &mut all, &mut disagreements);
     }
-    // Which missing ranks wait elsewhere.
-    let waits: Vec<(usize, i64)> = all
+    // Which missing ranks wait at another divergence, and where.
+    let blocked: Vec<Vec<Blocked>> = all
         .iter()
         .enumerate()
-        .flat_map(|(i, h)| h.waiting.iter().map(move |&r| (i, r)))
+        .map(|(i, h)| {
+            h.missing
+                .iter()
+                .filter_map(|&m| {
+                    let (_, w) = all
+                        .iter()
+                        .enumerate()
+                        .find(|(j, w)| *j != i && w.waiting.contains(&m))?;
+                    Some(Blocked {
+                        rank: m,
+                        pg: w.pg.clone(),
+                        seq: w.seq,
+                        op: w.op.clone(),
+                    })
+                })
+                .collect()
+        })
         .collect();
-    for (i, h) in all.iter_mut().enumerate() {
-        for &m in &h.missing {
-            if let Some(&(j, _)) = waits.iter().find(|(j, r)| *j != i && *r == m) {
-                h.blocked.push(Blocked {
-                    rank: m,
-                    pg: String::new(),
-                    seq: j as i64,
-                    op: String::new(),
-                });
-            }
-        }
-    }
-    // Fill in where each blocked rank waits (indexes were stored in `seq`).
-    let snapshot: Vec<(String, i64, String)> = all
-        .iter()
-        .map(|h| (h.pg.clone(), h.seq, h.op.clone()))
-        .collect();
-    for h in &mut all {
-        for b in &mut h.blocked {
-            let (pg, seq, op) = snapshot[b.seq as usize].clone();
-            (b.pg, b.seq, b.op) = (pg, seq, op);
-        }
+    for (h, b) in all.iter_mut().zip(blocked) {
+        h.blocked = b;
         if matches!(h.kind, HangKind::MissingRanks | HangKind::UnmatchedP2p) {
             let free: Vec<i64> = h
                 .missing
