@@ -139,7 +139,7 @@ pub fn Stacks(fr: Arc<FrRun>) -> impl IntoView {
             view! {
                 <div class="fr-stack-group" data-testid="fr-stack" data-role=s.role data-ranks={s.ranks.iter().map(i64::to_string).collect::<Vec<_>>().join(",")}>
                     <b>{format!("{who}: {}", s.role)}</b>
-                    {format!(" — group {} #{} `{}` ({})", s.pg, s.seq, s.op, s.state.label())}
+                    {format!(" — group {} #{} {} ({})", s.pg, s.seq, s.op, s.state.label())}
                     {frames_view(s.frames.clone())}
                 </div>
             }
