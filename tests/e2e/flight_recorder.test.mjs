@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, assertDur, CORPUS, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, assertDur, corpusSkip, CORPUS, ROOT } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -142,7 +142,7 @@ test('a wrong op, a wrapped buffer and a healthy job each read as the CLI reads 
 });
 
 const DLRM = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
-test('dumps in a run folder join the run\'s Ranks tab', { skip: !fs.existsSync(DLRM) && 'corpus absent' }, async () => {
+test('dumps in a run folder join the run\'s Ranks tab', { skip: corpusSkip(DLRM) }, async () => {
   // A run folder of 8 traces and the 4 dumps of a hang, as `analyze DIR` reads it.
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-fr-run-'));
   const traces = fs.readdirSync(DLRM).filter((f) => f.endsWith('.json')).sort();
