@@ -65,7 +65,8 @@ fn strip_paths(v: &Value) -> Value {
 
 /// What a digest leaves out by design, each a list of rows for the page's timeline or chart:
 /// the idle intervals (and the recommendations' pointers to them) and the roofline's rows per
-/// op shape and per kernel. Every total and each op's and kernel's % of roof stay.
+/// op shape and per kernel, and each trace's `per_step` rows. Every total and each op's and
+/// kernel's % of roof stay.
 fn strip_lists(v: &Value) -> Value {
     let mut v = v.clone();
     let drop = |v: &mut Value, path: &[&str]| {
@@ -83,6 +84,8 @@ fn strip_lists(v: &Value) -> Value {
     drop(&mut v, &["idle_causes", "intervals"]);
     drop(&mut v, &["roofline", "ops"]);
     drop(&mut v, &["roofline", "kernels"]);
+    // A row per op and kernel per step: not kept in a digest (it would be most of its size).
+    drop(&mut v, &["per_step"]);
     if let Some(recs) = v.get_mut("recommendations").and_then(Value::as_array_mut) {
         for r in recs {
             if let Some(o) = r.as_object_mut() {
