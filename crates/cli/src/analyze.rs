@@ -1,4 +1,5 @@
-//! The analytics subcommands: `summary`, `analyze --json`, `table`, `diff` (DESIGN §5). Kept apart
+//! The analytics subcommands: `summary`, `analyze --json`, `table` (DESIGN §5; `diff` is in
+//! [`crate::diff`]). Kept apart
 //! from `commands.rs` so the match arms there stay one line each.
 
 use crate::commands::{load, CliError};
@@ -10,7 +11,7 @@ use tracelight_core::report::json::{analyze_json, Analysis};
 use tracelight_core::report::summary::markdown;
 use tracelight_core::report::table::{render, TableOptions};
 
-fn trace(path: &str) -> Result<Box<Trace>, CliError> {
+pub(crate) fn trace(path: &str) -> Result<Box<Trace>, CliError> {
     match load(path).map_err(CliError::Input)? {
         Loaded::Trace(t) => Ok(t),
         other => Err(CliError::Input(
@@ -26,7 +27,7 @@ fn trace(path: &str) -> Result<Box<Trace>, CliError> {
     }
 }
 
-fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+pub(crate) fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
         .and_then(|k| args.get(k + 1))
@@ -38,7 +39,7 @@ fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 }
 
 /// Positional arguments: not flags and not the value of a flag that takes one.
-fn positional(args: &[String]) -> Vec<&String> {
+pub(crate) fn positional(args: &[String]) -> Vec<&String> {
     let mut out = Vec::new();
     let mut skip = false;
     for a in args {
@@ -46,7 +47,10 @@ fn positional(args: &[String]) -> Vec<&String> {
             skip = false;
             continue;
         }
-        if a == "--sort-by" || a == "--row-limit" {
+        if matches!(
+            a.as_str(),
+            "--sort-by" | "--row-limit" | "--fail-if" | "--weight"
+        ) {
             skip = true;
             continue;
         }
@@ -236,177 +240,4 @@ pub fn table(rest: &[String]) -> Result<String, CliError> {
         flops: rest.iter().any(|a| a == "--with-flops"),
     };
     Ok(render(&tab, opts))
-}
-
-/// One side of `diff`: a trace file, or every Kineto trace under a run folder (one per rank;
-/// files that are not traces, such as execution traces or snapshots, are left out).
-fn side_traces(path: &str) -> Result<Vec<(String, Box<Trace>)>, CliError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        CliError::Input(
-            tracelight_core::Error::new(tracelight_core::ErrorKind::Io(e.to_string()), 0)
-                .in_file(path),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Ok(vec![(path.to_owned(), trace(path)?)]);
-    }
-    let mut files = Vec::new();
-    let mut dirs = vec![std::path::PathBuf::from(path)];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
-            {
-                files.push(p.to_string_lossy().into_owned());
-            }
-        }
-    }
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        if let Ok(Loaded::Trace(t)) = load(&f) {
-            out.push((f, t));
-        }
-    }
-    if out.is_empty() {
-        return Err(CliError::Input(
-            tracelight_core::Error::new(
-                tracelight_core::ErrorKind::Incompatible("no Kineto trace in this folder".into()),
-                0,
-            )
-            .in_file(path),
-        ));
-    }
-    Ok(out)
-}
-
-/// `diff A B [--json] [--group-by-input-shape] [--no-renames]`: the A/B diff of two traces or
-/// run folders (`report::diff`): per-step overview, verdict, matched ops and kernels;
-/// `--no-renames` turns off matching renamed ops and kernels within their family.
-pub fn diff(rest: &[String]) -> Result<String, CliError> {
-    use tracelight_core::report::diff::{
-        json::diff_json, markdown::diff_markdown, side::Side, Diff,
-    };
-    let files = positional(rest);
-    let [a, b] = files.as_slice() else {
-        return Err(CliError::Usage(
-            "diff takes two files or run folders".into(),
-        ));
-    };
-    let by_shapes = rest.iter().any(|f| f == "--group-by-input-shape");
-    let side = |path: &str| -> Result<Side, CliError> {
-        let traces = side_traces(path)?;
-        let analyses: Vec<Analysis> = traces.iter().map(|(p, t)| Analysis::of(p, t)).collect();
-        let pairs: Vec<(&Trace, &Analysis)> = traces
-            .iter()
-            .zip(&analyses)
-            .map(|((_, t), a)| (&**t, a))
-            .collect();
-        Ok(Side::of(path, &pairs, by_shapes))
-    };
-    let opts = tracelight_core::report::diff::rows::MatchOptions {
-        renames: !rest.iter().any(|f| f == "--no-renames"),
-    };
-    let d = Diff::with(side(a)?, side(b)?, opts);
-    if rest.iter().any(|f| f == "--json") {
-        return Ok(serde_json::to_string_pretty(&diff_json(&d)).unwrap_or_default() + "\n");
-    }
-    Ok(diff_markdown(&d))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
-mod tests {
-    use super::*;
-
-    /// Two steps of `step_us`, each with one 100 µs gemm kernel.
-    fn trace(rank: i64, step_us: f64) -> String {
-        let mut v = Vec::new();
-        for k in 0..2 {
-            let t0 = k as f64 * step_us;
-            v.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{k}","pid":1,"tid":1,"ts":{t0},"dur":{step_us}}}"#));
-            v.push(format!(
-                r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{},"dur":8}}"#,
-                t0 + 1.0
-            ));
-            v.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{k}}}}}"#, t0 + 2.0));
-            v.push(format!(r#"{{"ph":"X","cat":"kernel","name":"sgemm","pid":0,"tid":7,"ts":{},"dur":100,"args":{{"device":0,"stream":7,"correlation":{k}}}}}"#, t0 + 10.0));
-        }
-        format!(
-            r#"{{"distributedInfo":{{"rank":{rank},"world_size":2}},"traceEvents":[{}]}}"#,
-            v.join(",")
-        )
-    }
-
-    fn run_folder(name: &str, steps: [f64; 2]) -> String {
-        let dir =
-            std::env::temp_dir().join(format!("tracelight-diff-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(dir.join("device")).unwrap();
-        for (r, s) in steps.iter().enumerate() {
-            std::fs::write(
-                dir.join(format!("device/rank-{r}.json")),
-                trace(r as i64, *s),
-            )
-            .unwrap();
-        }
-        std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
-        dir.to_string_lossy().into_owned()
-    }
-
-    #[test]
-    fn diff_of_two_run_folders_compares_rank_by_rank_and_rank_means() {
-        let (a, b) = (
-            run_folder("a", [1000.0, 1200.0]),
-            run_folder("b", [900.0, 1000.0]),
-        );
-        let args: Vec<String> = vec![a.clone(), b.clone(), "--json".into()];
-        let Ok(out) = diff(&args) else {
-            panic!("diff failed")
-        };
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["step"]["a"]["mean_us"], 1100.0);
-        assert_eq!(v["step"]["b"]["mean_us"], 950.0);
-        assert_eq!(v["step"]["delta_us"], -150.0);
-        let ranks = v["ranks"].as_array().unwrap();
-        assert_eq!(ranks.len(), 2);
-        assert_eq!(
-            (
-                ranks[1]["rank"].as_i64(),
-                ranks[1]["a_step_us"].as_f64(),
-                ranks[1]["b_step_us"].as_f64()
-            ),
-            (Some(1), Some(1200.0), Some(1000.0))
-        );
-        // The contract's row fields: totals over both ranks (2 ranks × 2 steps × 100 µs).
-        let k = &v["kernels"][0];
-        assert_eq!(
-            (k["name"].as_str(), k["a_us"].as_f64(), k["b_us"].as_f64()),
-            (Some("sgemm"), Some(400.0), Some(400.0))
-        );
-        assert_eq!(
-            (
-                k["delta_us"].as_f64(),
-                k["a_calls"].as_u64(),
-                k["b_calls"].as_u64()
-            ),
-            (Some(0.0), Some(4), Some(4))
-        );
-        assert_eq!(k["delta_step_us"], 0.0);
-        let Ok(md) = diff(&[a.clone(), b.clone()]) else {
-            panic!("diff failed")
-        };
-        assert!(md.contains("**B is 13.6% faster per step"), "{md}");
-        assert!(md.contains("### Ranks (mean step)"));
-        for d in [a, b] {
-            std::fs::remove_dir_all(d).unwrap();
-        }
-    }
 }

@@ -19,6 +19,12 @@ pub const USAGE: &str = "usage:
                                        A/B diff of two traces or run folders: per-step
                                        overview, verdict, matched ops and kernels
                                        (--no-renames: match by exact name only)
+  tracelight diff A B --fail-if BOUND [--fail-if BOUND]... [--strict] [--json]
+                                       CI gate: exit 1 when B crossed a bound, e.g.
+                                       'step_time>+5%' 'peak_memory>+10%' 'gpu_utilization<-5pp'
+                                       (names: the keys of --json's 'figures'); per-step
+                                       figures compared as distributions; --strict also
+                                       fails when the runs are too short or noisy to tell
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
@@ -50,17 +56,26 @@ pub fn load(path: &str) -> Result<Loaded, tracelight_core::Error> {
 }
 
 pub fn run(args: &[String]) -> Result<String, CliError> {
+    run_code(args).map(|x| x.0)
+}
+
+/// [`run`] with the exit code of a successful run: 0, or 1 when `diff --fail-if` found a bound
+/// crossed (the text is printed either way).
+pub fn run_code(args: &[String]) -> Result<(String, u8), CliError> {
     let Some((cmd, rest)) = args.split_first() else {
         return Err(CliError::Usage("no command".into()));
     };
-    match cmd.as_str() {
+    if cmd == "diff" {
+        return crate::diff::diff_code(rest);
+    }
+    let out = match cmd.as_str() {
         "summary" | "analyze" => crate::analyze::summary_or_analyze(cmd, rest),
         "table" => crate::analyze::table(rest),
-        "diff" => crate::analyze::diff(rest),
         "digest" => crate::digest::digest(rest),
         "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
-    }
+    }?;
+    Ok((out, 0))
 }
 
 /// A snapshot or memory timeline, analysed for `summary` / `analyze`.

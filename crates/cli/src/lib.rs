@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod commands;
+pub mod diff;
 pub mod digest;
 pub mod et;
 pub mod fr;

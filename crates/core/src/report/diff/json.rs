@@ -4,7 +4,8 @@
 //! per-step figures, its share of the step-time change, its status and how it was matched; the
 //! object adds the overview (`step`, `breakdown`, `categories`, `fine_categories`, `gpu`,
 //! `memory`, `flops` with the FLOP coverage of each side and whether the rates compare,
-//! `setup_notes`, `verdict`) and, for runs, `ranks`. Each row says how it was matched (`how`,
+//! `setup_notes`, `verdict`), `figures` (every figure a CI gate can bound, by the name
+//! `--fail-if` takes: [`super::figures`]) and, for runs, `ranks`. Each row says how it was matched (`how`,
 //! `matched_by`, `family`, `confidence`); `renames` says whether renames were matched at all.
 
 use super::rows::DiffRow;
@@ -118,6 +119,7 @@ pub fn diff_json(d: &Diff) -> Value {
             "peak_reserved_bytes": bytes(d, "peak_reserved_bytes"),
         },
         "setup_notes": d.setup_notes,
+        "figures": super::figures::figures_json(d),
         "flops": {
             "tflops": pair(d, "tflops", 1.0),
             "tflops_busy": pair(d, "tflops_busy", 1.0),

@@ -21,7 +21,8 @@ fn pct(a: f64, b: f64) -> String {
     num::change(a, b)
 }
 
-fn bytes(v: f64) -> String {
+/// Bytes in MiB or GiB, signed: `1.20 GiB`, `−12.0 MiB`.
+pub fn bytes(v: f64) -> String {
     let a = v.abs();
     let sign = if v < 0.0 { "−" } else { "" };
     if a >= (1u64 << 30) as f64 {

@@ -25,12 +25,15 @@
 //! ```
 
 pub mod family;
+pub mod figures;
+pub mod gate;
 pub mod json;
 pub mod markdown;
 pub mod matching;
 pub mod memory;
 pub mod rows;
 pub mod side;
+pub mod stats;
 
 use crate::report::num;
 use rows::{diff_rows, DiffRow, MatchOptions};

@@ -116,6 +116,13 @@ pub struct Side {
     /// Rank-steps the per-step figures divide by.
     pub rank_steps: f64,
     pub step_ns: Spread,
+    /// Every rank-step's duration (ns), rank by rank: what [`super::stats`] compares.
+    #[serde(skip)]
+    pub step_samples: Vec<f64>,
+    /// Every rank-step's breakdown (ns, [`CATEGORIES`] order), in the same order; empty without
+    /// `ProfilerStep#N`.
+    #[serde(skip)]
+    pub part_samples: Vec<[f64; 8]>,
     /// Step breakdown (TensorBoard priorities), mean per step, in [`CATEGORIES`] order.
     pub breakdown_ns: [f64; 8],
     pub seed_ns: Vec<(String, f64)>,
@@ -176,6 +183,7 @@ impl Side {
                 for (c, p) in s.parts_ns.iter().enumerate() {
                     side.breakdown_ns[c] += *p as f64;
                 }
+                side.part_samples.push(s.parts_ns.map(|p| p as f64));
             }
             for (c, v) in &a.categories.seed {
                 *seed.entry((*c).to_owned()).or_default() += *v as f64;
@@ -216,6 +224,7 @@ impl Side {
         side.step_ns = Spread::of(&steps_all);
         let n = side.rank_steps.max(1.0);
         let steps_n = steps_all.len().max(1) as f64;
+        side.step_samples = steps_all;
         for p in side.breakdown_ns.iter_mut() {
             *p /= steps_n;
         }
