@@ -285,7 +285,7 @@ fn check(bound: &Bound, g: &Figure) -> Check {
         interval: None,
         steps: g
             .is_sampled()
-            .then(|| (g.a_samples.len(), g.b_samples.len())),
+            .then_some((g.a_samples.len(), g.b_samples.len())),
         why: String::new(),
     };
     if let Some(why) = &g.not_comparable {
