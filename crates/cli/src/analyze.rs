@@ -3,11 +3,13 @@
 //! from `commands.rs` so the match arms there stay one line each.
 
 use crate::commands::{load, CliError};
-use tracelight_core::analysis::ops::{op_table, sort_rows, OpOptions, SortKey};
+use tracelight_core::analysis::ops::{op_table, op_table_masked, sort_rows, OpOptions, SortKey};
+use tracelight_core::analysis::scope::{Mask, ScopeSpec, TimeScope};
 use tracelight_core::ingest::Loaded;
 use tracelight_core::model::Trace;
 use tracelight_core::report::facts::Facts;
 use tracelight_core::report::json::{analyze_json, Analysis};
+use tracelight_core::report::scoped::scope_json;
 use tracelight_core::report::summary::markdown;
 use tracelight_core::report::table::{render, TableOptions};
 
@@ -49,7 +51,7 @@ pub(crate) fn positional(args: &[String]) -> Vec<&String> {
         }
         if matches!(
             a.as_str(),
-            "--sort-by" | "--row-limit" | "--fail-if" | "--weight"
+            "--sort-by" | "--row-limit" | "--fail-if" | "--weight" | "--scope"
         ) {
             skip = true;
             continue;
@@ -68,9 +70,15 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
         return Err(CliError::Usage("no input file".into()));
     }
     let json = cmd == "analyze" || rest.iter().any(|f| f == "--json");
+    let spec = scope_arg(rest)?;
     if let [dir] = files.as_slice() {
         let p = std::path::Path::new(dir.as_str());
         if p.is_dir() {
+            if spec != ScopeSpec::Whole {
+                return Err(CliError::Usage(
+                    "--scope applies to trace files, not to a run folder".into(),
+                ));
+            }
             return crate::run::run_dir(p, json);
         }
     }
@@ -78,32 +86,63 @@ pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError
     for path in &files {
         loaded.push(((*path).clone(), load(path).map_err(CliError::Input)?));
     }
-    Ok(report(&loaded, json))
+    report_scoped(&loaded, json, &spec)
+}
+
+/// `--scope step:N | annotation:NAME[:K] | window:START_NS-END_NS` (the whole trace without it).
+fn scope_arg(rest: &[String]) -> Result<ScopeSpec, CliError> {
+    match flag_value(rest, "--scope") {
+        Some(v) => ScopeSpec::parse(v).map_err(CliError::Usage),
+        None if rest.iter().any(|a| a == "--scope") => {
+            Err(CliError::Usage("--scope needs a value".into()))
+        }
+        None => Ok(ScopeSpec::Whole),
+    }
+}
+
+/// The windows `spec` names in `t`; an error names the file and what it has instead.
+fn resolve(spec: &ScopeSpec, path: &str, t: &Trace) -> Result<Option<TimeScope>, CliError> {
+    spec.resolve(t)
+        .map_err(|m| CliError::Usage(format!("{path}: {m}")))
 }
 
 /// `summary` (Markdown) or `analyze --json` of files already loaded, in the order given: what the
 /// command prints for them.
 pub fn report(files: &[(String, Loaded)], json: bool) -> String {
-    if json {
-        let mut out = serde_json::to_string_pretty(&report_json(files)).unwrap_or_default();
+    report_scoped(files, json, &ScopeSpec::Whole).unwrap_or_default()
+}
+
+/// [`report`] with every trace's tables restricted to `spec` (`--scope`); fails when a trace
+/// does not have what it names.
+pub fn report_scoped(
+    files: &[(String, Loaded)],
+    json: bool,
+    spec: &ScopeSpec,
+) -> Result<String, CliError> {
+    let g = gather(files, spec)?;
+    Ok(if json {
+        let mut out = serde_json::to_string_pretty(&gathered_json(g)).unwrap_or_default();
         out.push('\n');
         out
     } else {
-        report_markdown(files)
-    }
+        gathered_markdown(g)
+    })
 }
 
 /// The files of one command line sorted by kind, traces analysed.
 struct Gathered<'a> {
     traces: Vec<(&'a str, &'a Trace, Analysis)>,
+    /// The `scope` object of each trace, under `--scope`.
+    scopes: Vec<serde_json::Value>,
     memory: Vec<crate::commands::MemoryFile>,
     ets: crate::et::EtFiles<'a>,
     fr: Vec<crate::fr::FrFile>,
 }
 
-fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
+fn gather<'a>(files: &'a [(String, Loaded)], spec: &ScopeSpec) -> Result<Gathered<'a>, CliError> {
     let mut g = Gathered {
         traces: Vec::new(),
+        scopes: Vec::new(),
         memory: Vec::new(),
         ets: crate::et::EtFiles::default(),
         fr: Vec::new(),
@@ -113,7 +152,16 @@ fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
         // Snapshots and memory timelines have their own report; traces go through the analyses.
         match loaded {
             Loaded::Trace(t) => {
-                g.traces.push((path, t, Analysis::of(path, t)));
+                let whole = Analysis::of(path, t);
+                let a = match resolve(spec, path, t)? {
+                    Some(scope) => {
+                        let a = whole.scoped(t, &scope);
+                        g.scopes.push(scope_json(spec, &scope));
+                        a
+                    }
+                    None => whole,
+                };
+                g.traces.push((path, t, a));
                 if files.len() > 1 {
                     g.ets.keep_trace(path, t);
                 }
@@ -124,18 +172,35 @@ fn gather(files: &[(String, Loaded)]) -> Gathered<'_> {
         }
     }
     g.fr = crate::fr::from_args(dumps);
-    g
+    Ok(g)
 }
 
 /// `analyze FILE… --json`'s object (the Python bindings' `analyze()`, without a text round trip).
 pub fn report_json(files: &[(String, Loaded)]) -> serde_json::Value {
-    let g = gather(files);
+    match gather(files, &ScopeSpec::Whole) {
+        Ok(g) => gathered_json(g),
+        Err(_) => serde_json::Value::Null,
+    }
+}
+
+fn gathered_json(g: Gathered<'_>) -> serde_json::Value {
     let all: Vec<Analysis> = g.traces.into_iter().map(|(_, _, a)| a).collect();
     let mut v = if all.is_empty() {
         crate::commands::memory_json(&g.memory)
     } else {
         analyze_json(&all)
     };
+    // Under --scope: the scope beside the tables it restricted, on top and in each trace's.
+    if let (Some(first), serde_json::Value::Object(o)) = (g.scopes.first(), &mut v) {
+        o.insert("scope".into(), first.clone());
+        if let Some(serde_json::Value::Array(traces)) = o.get_mut("traces") {
+            for (tr, sc) in traces.iter_mut().zip(&g.scopes) {
+                if let serde_json::Value::Object(x) = tr {
+                    x.insert("scope".into(), sc.clone());
+                }
+            }
+        }
+    }
     if !g.ets.is_empty() {
         g.ets.extend_json(&mut v);
     }
@@ -160,7 +225,13 @@ pub fn report_json(files: &[(String, Loaded)]) -> serde_json::Value {
 
 /// `summary FILE…`'s Markdown.
 pub fn report_markdown(files: &[(String, Loaded)]) -> String {
-    let g = gather(files);
+    match gather(files, &ScopeSpec::Whole) {
+        Ok(g) => gathered_markdown(g),
+        Err(_) => String::new(),
+    }
+}
+
+fn gathered_markdown(g: Gathered<'_>) -> String {
     let mut out = String::new();
     if !g.fr.is_empty() {
         out += &tracelight_core::report::flight_recorder::markdown(&crate::fr::report(&g.fr, 0));
@@ -169,7 +240,17 @@ pub fn report_markdown(files: &[(String, Loaded)]) -> String {
     if g.traces.is_empty() && g.ets.is_empty() {
         return out + &crate::commands::memory_markdown(&g.memory);
     }
-    for (path, t, a) in &g.traces {
+    for (k, (path, t, a)) in g.traces.iter().enumerate() {
+        if let Some(sc) = g.scopes.get(k) {
+            out += &format!(
+                "> Scope: {} (`--scope {}`), {} window(s) — the tables count what ran in it; \
+                 not restricted: {}.\n\n",
+                sc["label"].as_str().unwrap_or(""),
+                sc["spec"].as_str().unwrap_or(""),
+                sc["windows"].as_array().map_or(0, Vec::len),
+                tracelight_core::report::scoped::WHOLE_TRACE.join(", ")
+            );
+        }
         out += &markdown(&Facts::of(path, t), a);
         out.push('\n');
     }
@@ -204,6 +285,8 @@ pub fn table(rest: &[String]) -> Result<String, CliError> {
         None => None,
     };
     let t = trace(path)?;
+    let spec = scope_arg(rest)?;
+    let scope = resolve(&spec, path, &t)?;
     let views = [
         rest.iter().any(|a| a == "--modules"),
         rest.iter().any(|a| a == "--source-lines"),
@@ -213,24 +296,30 @@ pub fn table(rest: &[String]) -> Result<String, CliError> {
         use tracelight_core::analysis::{autograd, modules, source};
         use tracelight_core::report::modules as text;
         let ag = autograd::autograd(&t);
+        let mask_v = scope.as_ref().map(|s| s.slice_mask(&t));
+        let keep = Mask(mask_v.as_deref());
         let mut out = String::new();
         if views[0] {
-            out += &text::modules_text(&modules::module_table(&t, &ag));
+            out += &text::modules_text(&modules::module_table_masked(&t, &ag, keep));
         }
         if views[1] {
-            out += &text::source_text(&source::source_table(&t, &ag));
+            out += &text::source_text(&source::source_table_masked(&t, &ag, keep));
         }
         if views[2] {
-            out += &text::backward_text(&autograd::backward_table(&t, &ag));
+            out += &text::backward_text(&autograd::backward_table_masked(&t, &ag, keep));
         }
         return Ok(out);
     }
-    let mut tab = op_table(
-        &t,
-        OpOptions {
-            group_by_input_shape: rest.iter().any(|a| a == "--group-by-input-shape"),
-        },
-    );
+    let opts = OpOptions {
+        group_by_input_shape: rest.iter().any(|a| a == "--group-by-input-shape"),
+    };
+    let mut tab = match &scope {
+        Some(sc) => {
+            let keep = sc.slice_mask(&t);
+            op_table_masked(&t, opts, Mask(Some(&keep)), &|ts| sc.contains(ts)).0
+        }
+        None => op_table(&t, opts),
+    };
     sort_rows(&mut tab.rows, key);
     let m = &t.memory;
     let opts = TableOptions {

@@ -15,6 +15,11 @@ pub const USAGE: &str = "usage:
                                        the nn.Module tree with host/GPU time (forward and
                                        backward), GPU time by line of user code, forward op
                                        <-> backward node
+  summary, analyze and table take --scope SCOPE (trace files): the tables of one part of
+  the trace. SCOPE is step:N (ProfilerStep#N), annotation:NAME (every record_function
+  region named NAME) or annotation:NAME:K (its K-th, from 1), or window:START_NS-END_NS
+  (trace ns). Ops count when they start inside, whole; kernels when the call that launched
+  them does; utilization and the step breakdown are over the windows
   tracelight diff A B [--json] [--group-by-input-shape] [--no-renames]
                                        A/B diff of two traces or run folders: per-step
                                        overview, verdict, matched ops and kernels

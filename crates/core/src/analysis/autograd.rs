@@ -14,6 +14,7 @@
 //! with sequence numbers sit on more than one host thread, each `Fwd thread id` value is mapped to
 //! the track on which most of its sequence numbers find a forward op.
 
+use super::scope::Mask;
 use crate::model::{Ns, SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -177,6 +178,13 @@ pub struct BackwardRow {
 
 /// Forward ↔ backward as a table, most backward GPU time first (then host, then names).
 pub fn backward_table(t: &Trace, ag: &Autograd) -> Vec<BackwardRow> {
+    backward_table_masked(t, ag, Mask::ALL)
+}
+
+/// [`backward_table`] over the slices `keep` passes (a scope, [`super::scope`]): a pair counts
+/// when either side is in the scope, each side's times only when that side is (the forward op by
+/// its start, the backward node by its own, GPU work by its launch).
+pub fn backward_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> Vec<BackwardRow> {
     let s = &t.slices;
     // One node per pair: the wrapper when it encloses the inner node of the same forward op.
     let mut nodes: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
@@ -193,7 +201,7 @@ pub fn backward_table(t: &Trace, ag: &Autograd) -> Vec<BackwardRow> {
     let g = &t.gpu;
     for r in 0..g.slice.len() {
         let l = g.launch[r];
-        if l == NONE {
+        if l == NONE || !keep.has(g.slice[r] as usize) {
             continue;
         }
         let d = s.dur[g.slice[r] as usize];
@@ -215,7 +223,12 @@ pub fn backward_table(t: &Trace, ag: &Autograd) -> Vec<BackwardRow> {
     let mut fwds: Vec<&u32> = nodes.keys().collect();
     fwds.sort_unstable();
     for &f in fwds {
-        for &b in &nodes[&f] {
+        let mine: Vec<u32> = nodes[&f]
+            .iter()
+            .copied()
+            .filter(|&b| keep.has(b as usize) || keep.has(f as usize))
+            .collect();
+        for &b in &mine {
             let bname = t.str(s.name[b as usize]);
             let bname = bname
                 .strip_prefix(EVALUATE_PREFIX)
@@ -233,17 +246,21 @@ pub fn backward_table(t: &Trace, ag: &Autograd) -> Vec<BackwardRow> {
                     backward_gpu_ns: 0,
                 });
             r.pairs += 1;
-            r.backward_host_ns += s.dur[b as usize];
+            if keep.has(b as usize) {
+                r.backward_host_ns += s.dur[b as usize];
+            }
         }
         // The forward side once per forward op, on its first node's row.
-        if let Some(&b) = nodes[&f].first() {
+        if let Some(&b) = mine.first() {
             let bname = t.str(s.name[b as usize]);
             let bname = bname
                 .strip_prefix(EVALUATE_PREFIX)
                 .unwrap_or(bname)
                 .to_owned();
             if let Some(r) = rows.get_mut(&(s.name[f as usize], bname)) {
-                r.forward_host_ns += s.dur[f as usize];
+                if keep.has(f as usize) {
+                    r.forward_host_ns += s.dur[f as usize];
+                }
                 r.forward_gpu_ns += fwd_gpu.get(&f).copied().unwrap_or(0);
                 r.backward_gpu_ns += bwd_gpu.get(&f).copied().unwrap_or(0);
             }

@@ -232,10 +232,19 @@ fn temporal_of(v: &[(Ns, Ns, bool)]) -> Temporal {
 
 /// Communication vs compute overlap over all GPU work.
 pub fn overlap(t: &Trace) -> Overlap {
+    overlap_in(t, None)
+}
+
+/// [`overlap`] over the GPU work inside `within` (merged windows), clipped to them.
+fn overlap_in(t: &Trace, within: Option<&[(Ns, Ns)]>) -> Overlap {
     let is_comm = t.slice_name_test(|n| hta_kernel_type(n) == HtaKernelType::Communication);
     let is_comp = t.slice_name_test(|n| hta_kernel_type(n) == HtaKernelType::Computation);
-    let comm = union(gpu_intervals(t, None, |i| is_comm[i]));
-    let comp = union(gpu_intervals(t, None, |i| is_comp[i]));
+    let inside = |u: Vec<(Ns, Ns)>| match within {
+        Some(w) => intersect(&u, w),
+        None => u,
+    };
+    let comm = inside(union(gpu_intervals(t, None, |i| is_comm[i])));
+    let comp = inside(union(gpu_intervals(t, None, |i| is_comp[i])));
     let comm_ns = total(&comm);
     let overlap_ns = total(&intersect(&comm, &comp));
     Overlap {
@@ -335,6 +344,53 @@ pub fn gpu_summary(t: &Trace) -> GpuSummary {
         devices,
         temporal: temporal(t),
         overlap: overlap(t),
+        idle_gaps: idle_gaps(t),
+    }
+}
+
+/// [`gpu_summary`] over a scope's windows (`merged`: sorted, disjoint; see [`super::scope`]):
+/// per device the kernels' union inside the windows ÷ their total length, and the temporal
+/// breakdown and overlap of the GPU work clipped to them. Idle gaps per stream stay the trace's.
+pub fn gpu_summary_in(t: &Trace, merged: &[(Ns, Ns)]) -> GpuSummary {
+    let window = total(merged);
+    let mut devices = Vec::new();
+    for (d, iv) in kernel_intervals_by_device(t) {
+        let busy = total(&intersect(&union(iv), merged));
+        devices.push(DeviceUtil {
+            device: d,
+            busy_ns: busy,
+            utilization: if window > 0 {
+                busy as f64 / window as f64
+            } else {
+                0.0
+            },
+        });
+    }
+    let n = devices.len().max(1) as i64;
+    let busy_ns = devices.iter().map(|d| d.busy_ns).sum::<Ns>() / n;
+    // Each piece of GPU work cut to the windows it overlaps.
+    let mut clipped = Vec::new();
+    for (a, b, comp) in gpu_intervals_named(t, |_| true) {
+        let k = merged.partition_point(|w| w.1 <= a);
+        for w in merged[k..].iter().take_while(|w| w.0 < b) {
+            let (x, y) = (a.max(w.0), b.min(w.1));
+            if y > x {
+                clipped.push((x, y, comp));
+            }
+        }
+    }
+    GpuSummary {
+        utilization: (!devices.is_empty())
+            .then(|| devices.iter().map(|d| d.utilization).sum::<f64>() / devices.len() as f64),
+        busy_ns,
+        idle_ns: window - busy_ns,
+        window_ns: window,
+        window_start_ns: merged.first().map_or(0, |w| w.0),
+        window_end_ns: merged.last().map_or(0, |w| w.1),
+        window_from_steps: false,
+        devices,
+        temporal: temporal_of(&clipped),
+        overlap: overlap_in(t, Some(merged)),
         idle_gaps: idle_gaps(t),
     }
 }

@@ -15,6 +15,7 @@
 //! [`gpu_health`] says how much GPU time the op-level tables can attribute, and why not the rest.
 
 use super::intervals::{total, union};
+use super::scope::Mask;
 use crate::model::{Ns, SliceKind, Trace, NONE};
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +58,11 @@ pub struct Graphs {
 }
 
 pub fn graphs(t: &Trace) -> Graphs {
+    graphs_masked(t, Mask::ALL)
+}
+
+/// [`graphs`] over the replays whose kernels `keep` passes (a scope: by the launch's start).
+pub fn graphs_masked(t: &Trace, keep: Mask<'_>) -> Graphs {
     let s = &t.slices;
     let g = &t.gpu;
     let mut out = Graphs::default();
@@ -73,7 +79,10 @@ pub fn graphs(t: &Trace) -> Graphs {
     let mut rows: Vec<(u32, usize)> = (0..g.slice.len())
         .filter(|&r| {
             let l = g.launch[r];
-            l != NONE && s.kind[l as usize].is_launch() && is_graph(l as usize)
+            l != NONE
+                && keep.has(g.slice[r] as usize)
+                && s.kind[l as usize].is_launch()
+                && is_graph(l as usize)
         })
         .map(|r| (g.launch[r], r))
         .collect();
@@ -160,12 +169,17 @@ pub struct GpuHealth {
 }
 
 pub fn gpu_health(t: &Trace) -> GpuHealth {
+    gpu_health_masked(t, Mask::ALL)
+}
+
+/// [`gpu_health`] over the GPU work `keep` passes (a scope).
+pub fn gpu_health_masked(t: &Trace, keep: Mask<'_>) -> GpuHealth {
     let s = &t.slices;
     let g = &t.gpu;
     let mut h = GpuHealth::default();
     for r in 0..g.slice.len() {
         let i = g.slice[r] as usize;
-        if !s.kind[i].is_gpu_work() {
+        if !s.kind[i].is_gpu_work() || !keep.has(i) {
             continue;
         }
         let d = s.dur[i];
@@ -196,7 +210,7 @@ pub fn gpu_health(t: &Trace) -> GpuHealth {
         }
         let mut end = Ns::MIN;
         for i in tr.first as usize..(tr.first + tr.count) as usize {
-            if !s.kind[i].is_gpu_work() {
+            if !s.kind[i].is_gpu_work() || !keep.has(i) {
                 continue;
             }
             if s.start[i] < end {

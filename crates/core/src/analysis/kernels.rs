@@ -14,6 +14,7 @@
 //! - a finer one whose rules are data ([`FINE_RULES`]), so a UI can list them and a user can pass
 //!   their own list to [`fine_category_with`].
 
+use super::scope::Mask;
 use super::tensor_cores::{tensor_core_hint, TensorCores};
 use crate::model::{SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
@@ -300,6 +301,11 @@ pub fn enclosing_op(t: &Trace, l: u32) -> u32 {
 
 /// Builds the kernel table, sorted by total time descending then name. O(n).
 pub fn kernel_table(t: &Trace) -> KernelTable {
+    kernel_table_masked(t, Mask::ALL)
+}
+
+/// [`kernel_table`] over the GPU slices `keep` passes (a scope: [`super::scope`]).
+pub fn kernel_table_masked(t: &Trace, keep: Mask<'_>) -> KernelTable {
     let s = &t.slices;
     let g = &t.gpu;
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
@@ -310,7 +316,7 @@ pub fn kernel_table(t: &Trace) -> KernelTable {
     for r in 0..g.slice.len() {
         let i = g.slice[r] as usize;
         let kind = s.kind[i];
-        if !kind.is_gpu_work() {
+        if !kind.is_gpu_work() || !keep.has(i) {
             continue;
         }
         let d = s.dur[i];

@@ -85,17 +85,47 @@ pub(crate) fn op_at(t: &Trace, track: u32, ts: Ns) -> u32 {
 
 /// Per device peaks, sorted by (device type, id).
 pub fn memory_summary(t: &Trace) -> Vec<DeviceMemory> {
+    memory_summary_of(t, None)
+}
+
+/// [`memory_summary`] over a scope's windows (`merged`: sorted, disjoint): the events inside
+/// them, and on each device the level each window opened with (the last event before it: what
+/// was allocated then is still allocated at its start). `events` counts the ones inside.
+pub fn memory_summary_in(t: &Trace, merged: &[(Ns, Ns)]) -> Vec<DeviceMemory> {
+    memory_summary_of(t, Some(merged))
+}
+
+fn memory_summary_of(t: &Trace, merged: Option<&[(Ns, Ns)]>) -> Vec<DeviceMemory> {
     let m = &t.memory;
     let mut out = Vec::new();
+    let inside = |ts: Ns| {
+        merged.is_none_or(|w| {
+            let k = w.partition_point(|x| x.0 <= ts);
+            k > 0 && ts < w[k - 1].1
+        })
+    };
     for (dt, di) in devices(t) {
         let mut peak_k = None;
         let mut peak_res = 0i64;
         let mut n = 0;
-        for k in 0..m.ts.len() {
-            if m.device_type[k] != dt || m.device_id[k] != di {
+        let mine: Vec<usize> = (0..m.ts.len())
+            .filter(|&k| m.device_type[k] == dt && m.device_id[k] == di)
+            .collect();
+        // The level each window opens with: the device's last event before it.
+        let mut carried: Vec<usize> = Vec::new();
+        for w in merged.unwrap_or(&[]) {
+            let p = mine.partition_point(|&k| m.ts[k] < w.0);
+            if p > 0 {
+                carried.push(mine[p - 1]);
+            }
+        }
+        carried.dedup();
+        for &k in &mine {
+            let counted = inside(m.ts[k]);
+            if !counted && carried.binary_search(&k).is_err() {
                 continue;
             }
-            n += 1;
+            n += u64::from(counted);
             peak_res = peak_res.max(m.total_reserved[k]);
             if peak_k.is_none_or(|p: usize| m.total_allocated[k] > m.total_allocated[p]) {
                 peak_k = Some(k);

@@ -28,6 +28,7 @@ pub mod ops;
 pub mod per_step;
 pub mod recommend;
 pub mod roofline;
+pub mod scope;
 pub mod snapshot;
 pub mod snapshot_flame;
 pub mod snapshot_state;

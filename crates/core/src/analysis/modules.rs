@@ -21,6 +21,7 @@
 //! `torch-2.11-cuda13-h100/gpu_mlp` (`tests/modules.rs`).
 
 use super::autograd::Autograd;
+use super::scope::Mask;
 use super::source::MODULE_PREFIX;
 use crate::model::{Ns, SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
@@ -152,6 +153,13 @@ pub fn module_index(t: &Trace) -> ModuleIndex {
 
 /// Builds the table. O(n) over slices.
 pub fn module_table(t: &Trace, ag: &Autograd) -> ModuleTable {
+    module_table_masked(t, ag, Mask::ALL)
+}
+
+/// [`module_table`] over the slices `keep` passes (a scope, [`super::scope`]): module frames and
+/// backward nodes by their start, GPU work by its launch; the module paths are the trace's, and
+/// rows with nothing in the scope are dropped ([`ModuleTable::pruned`]).
+pub fn module_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> ModuleTable {
     let s = &t.slices;
     let n = s.len();
     let mut table = ModuleTable::default();
@@ -163,6 +171,7 @@ pub fn module_table(t: &Trace, ag: &Autograd) -> ModuleTable {
     let m = parent_of.len();
     if m == 0 {
         table.total_gpu_ns = (0..t.gpu.slice.len())
+            .filter(|&r| keep.has(t.gpu.slice[r] as usize))
             .map(|r| s.dur[t.gpu.slice[r] as usize])
             .sum();
         table.outside_gpu_ns = table.total_gpu_ns;
@@ -220,6 +229,9 @@ pub fn module_table(t: &Trace, ag: &Autograd) -> ModuleTable {
         false
     };
     for i in 0..n {
+        if !keep.has(i) {
+            continue;
+        }
         let k = module_of[i];
         match s.kind[i] {
             SliceKind::PythonFunction if k != NONE && s.name[i] == name_of[k as usize] => {
@@ -262,6 +274,9 @@ pub fn module_table(t: &Trace, ag: &Autograd) -> ModuleTable {
     let g = &t.gpu;
     for r in 0..g.slice.len() {
         let i = g.slice[r] as usize;
+        if !keep.has(i) {
+            continue;
+        }
         let d = s.dur[i];
         table.total_gpu_ns += d;
         let l = g.launch[r];
@@ -341,7 +356,50 @@ pub fn module_table(t: &Trace, ag: &Autograd) -> ModuleTable {
         row.depth = d;
         table.rows.push(row);
     }
+    if keep.0.is_some() {
+        table = table.pruned();
+    }
     table
+}
+
+impl ModuleTable {
+    /// Without the rows that have nothing (no call, no backward, no GPU work) and no descendant
+    /// that has something: a scope's tree shows the modules that ran in it.
+    pub fn pruned(mut self) -> ModuleTable {
+        let n = self.rows.len();
+        let mut keep = vec![false; n];
+        // Rows are in depth-first order: a row's descendants come after it.
+        for k in (0..n).rev() {
+            let r = &self.rows[k];
+            if r.calls > 0 || r.backward_host_ns > 0 || r.kernels > 0 {
+                keep[k] = true;
+            }
+            if keep[k] {
+                if let Some(p) = r.parent {
+                    keep[p as usize] = true;
+                }
+            }
+        }
+        let mut pos = vec![NONE; n];
+        let mut next = 0u32;
+        for k in 0..n {
+            if keep[k] {
+                pos[k] = next;
+                next += 1;
+            }
+        }
+        let rows = std::mem::take(&mut self.rows);
+        self.rows = rows
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| keep[*k])
+            .map(|(_, mut r)| {
+                r.parent = r.parent.map(|p| pos[p as usize]);
+                r
+            })
+            .collect();
+        self
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@
 //!   the op's own launches; device total adds the children's totals.
 
 use super::flops::{slice_flops, torch_shape_text, FlopsSource};
+use super::scope::Mask;
 use crate::model::{IdVal, Ns, SliceKind, StrId, Trace, TrackKind, NONE, NO_ID};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -76,6 +77,8 @@ pub struct OpTree {
     pub entry_of: Vec<u32>,
     /// `[memory]` events inside no CPU event: how many, and their CPU and device bytes.
     pub loose_memory: (u64, i64, i64),
+    /// Those events (indices into `Trace::memory`), for a scoped table.
+    pub loose_events: Vec<u32>,
 }
 
 /// Events of torch's tree. `python_function` events (`with_stack=True`) are in it but are not
@@ -312,6 +315,7 @@ pub fn op_tree(t: &Trace) -> OpTree {
                 k += 1;
             }
             if ts > reach {
+                tr.loose_events.push(j as u32);
                 let l = &mut tr.loose_memory;
                 l.0 += 1;
                 if mem.device_type[j] == 0 {
@@ -554,6 +558,18 @@ pub fn op_table(t: &Trace, opts: OpOptions) -> OpTable {
 /// entries that form no row: `python_function` frames). The A/B diff walks the tree to match ops
 /// renamed between two traces through their parents (`report::diff`).
 pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32>) {
+    op_table_masked(t, opts, Mask::ALL, &|_| true)
+}
+
+/// [`op_table_indexed`] over the slices `keep` passes and the `[memory]` events whose time
+/// `mem_in` passes (a scope, [`super::scope`]): each kept event with its own figures, as in the
+/// whole table (self time net of all its children, the device time of all it launched).
+pub fn op_table_masked(
+    t: &Trace,
+    opts: OpOptions,
+    keep: Mask<'_>,
+    mem_in: &dyn Fn(Ns) -> bool,
+) -> (OpTable, OpTree, Vec<u32>) {
     let tree = op_tree(t);
     let mut row_of_entry = vec![NONE; tree.slice.len()];
     let s = &t.slices;
@@ -575,7 +591,7 @@ pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32
     let mut flops_cache: FxHashMap<(StrId, StrId), (f64, FlopsSource)> = FxHashMap::default();
     for (e, row_of) in row_of_entry.iter_mut().enumerate() {
         let i = tree.slice[e] as usize;
-        if s.kind[i] == SliceKind::PythonFunction {
+        if s.kind[i] == SliceKind::PythonFunction || !keep.has(i) {
             continue;
         }
         let (nid, step) = name_key(s.name[i]);
@@ -629,7 +645,24 @@ pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32
             row.flops_source = row.flops_source.max(flops.1);
         }
     }
-    let (n_loose, cpu_b, dev_b) = tree.loose_memory;
+    let (n_loose, cpu_b, dev_b) = if keep.0.is_none() {
+        tree.loose_memory
+    } else {
+        let m = &t.memory;
+        let mut l = (0u64, 0i64, 0i64);
+        for &j in &tree.loose_events {
+            let j = j as usize;
+            if mem_in(m.ts[j]) {
+                l.0 += 1;
+                if m.device_type[j] == 0 {
+                    l.1 += m.bytes[j];
+                } else {
+                    l.2 += m.bytes[j];
+                }
+            }
+        }
+        l
+    };
     if n_loose > 0 {
         let row = OpRow {
             name: "[memory]".to_owned(),
@@ -656,7 +689,7 @@ pub fn op_table_indexed(t: &Trace, opts: OpOptions) -> (OpTable, OpTree, Vec<u32
     // device, `ProfilerStep#N` merges too.
     for i in 0..s.len() {
         let ua = s.kind[i] == SliceKind::GpuAnnotation;
-        if !(ua || s.kind[i].is_gpu_work()) {
+        if !(ua || s.kind[i].is_gpu_work()) || !keep.has(i) {
             continue;
         }
         let (nid, step) = if ua {

@@ -19,6 +19,7 @@
 //! ≤ 2.11), only the function is known and its first line is shown.
 
 use super::autograd::Autograd;
+use super::scope::Mask;
 use crate::model::{Ns, SliceKind, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -312,6 +313,11 @@ impl Lines<'_> {
 }
 
 pub fn source_table(t: &Trace, ag: &Autograd) -> SourceTable {
+    source_table_masked(t, ag, Mask::ALL)
+}
+
+/// [`source_table`] over the slices `keep` passes (a scope, [`super::scope`]).
+pub fn source_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> SourceTable {
     let s = &t.slices;
     let mut lines = Lines {
         t,
@@ -342,7 +348,7 @@ pub fn source_table(t: &Trace, ag: &Autograd) -> SourceTable {
         false
     };
     for i in 0..s.len() {
-        if s.kind[i] != SliceKind::CpuOp || has_op_above(i) {
+        if s.kind[i] != SliceKind::CpuOp || !keep.has(i) || has_op_above(i) {
             continue;
         }
         let backward = ag.anchor[i] != NONE;
@@ -362,6 +368,9 @@ pub fn source_table(t: &Trace, ag: &Autograd) -> SourceTable {
     let g = &t.gpu;
     for r in 0..g.slice.len() {
         let k = g.slice[r] as usize;
+        if !keep.has(k) {
+            continue;
+        }
         let d = s.dur[k];
         if g.launch[r] == NONE {
             out.unlaunched_gpu_ns += d;

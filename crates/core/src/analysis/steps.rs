@@ -93,9 +93,18 @@ pub fn steps(t: &Trace) -> Vec<Step> {
 /// category claiming only time no higher one claimed, the rest `other`, so each sums to
 /// `hi - lo`. [`steps`] uses the ProfilerStep windows; a test uses the TensorBoard plugin's.
 pub fn breakdown(t: &Trace, windows: &[(Ns, Ns)]) -> Vec<[Ns; 8]> {
+    breakdown_without(t, windows, &[])
+}
+
+/// [`breakdown`] leaving out the slices in `skip` (sorted): a scope's own annotations, which
+/// span their windows as the step annotations span theirs (docs/definitions.md, "Scoped tables").
+pub fn breakdown_without(t: &Trace, windows: &[(Ns, Ns)], skip: &[u32]) -> Vec<[Ns; 8]> {
     let s = &t.slices;
     let mut per_cat: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); 7];
     for i in 0..s.len() {
+        if skip.binary_search(&(i as u32)).is_ok() {
+            continue;
+        }
         if let Some(c) = category(t, i) {
             per_cat[c].push((s.start[i], s.end(i)));
         }

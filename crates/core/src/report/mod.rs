@@ -12,6 +12,7 @@ pub mod num;
 pub mod run;
 pub mod run_json;
 pub mod run_steps;
+pub mod scoped;
 pub mod straggler;
 pub mod summary;
 pub mod table;
