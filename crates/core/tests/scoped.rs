@@ -5,6 +5,8 @@
 //! out, one launched inside and running after is in), while utilization is the GPU time inside
 //! the window; an annotation's occurrences, all or one; the peak memory a window opens with.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
 use tracelight_core::analysis::scope::{annotation_names, ScopeSpec, TimeScope};
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::Trace;
