@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import fs from 'node:fs';
-import { serve, browser, cli, page, shot, cellText, assertDur, ROOT } from './harness.mjs';
+import { serve, browser, cli, page, shot, cellText, assertDur, ROOT, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -112,7 +112,7 @@ test('a backward kernel names its forward op, module and line; the jump lands on
 
 const A100 = path.join(ROOT, '../shared/corpus/real/hta/a100_80gb_rank0of16.json.gz');
 
-test('CUDA graph replays, the GPU health line and the per-step column show the CLI\'s figures', { skip: !fs.existsSync(A100) && 'corpus absent' }, async () => {
+test('CUDA graph replays, the GPU health line and the per-step column show the CLI\'s figures', { skip: corpusSkip(A100) }, async () => {
   const errors = [];
   const p = await page(b, errors);
   const c = cli(A100);
