@@ -26,7 +26,7 @@ await p.goto(`${srv.base}/`);
 await p.getByTestId('empty').waitFor();
 const t0 = Date.now();
 await p.getByTestId('file-input').setInputFiles(files);
-await p.getByTestId('overview').waitFor({ timeout: 1_800_000 });
+await p.getByTestId('ranks-view').waitFor({ timeout: 1_800_000 });
 // Every file listed as loaded (the overview appears with the first).
 await p.waitForFunction((n) => document.querySelectorAll('.file-chip').length >= n, files.length, { timeout: 1_800_000 }).catch(() => {});
 const loadS = (Date.now() - t0) / 1000;

@@ -30,7 +30,7 @@ test('a folder of digests opens as the run the traces make', { skip: corpusSkip(
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
   await p.getByTestId('folder-input').setInputFiles(dir);
-  await p.getByTestId('overview').waitFor({ timeout: 60_000 });
+  await p.getByTestId('ranks-view').waitFor({ timeout: 60_000 });
   await p.getByTestId('tab-ranks').click();
   await p.getByTestId('ranks-view').waitFor();
 

@@ -124,7 +124,8 @@ test('a folder of rank files opens as one session, ranks from distributedInfo', 
   const p = await page(b, errors);
   await p.goto(srv.base + '/');
   await p.getByTestId('folder-input').setInputFiles(dir);
-  await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  // A run opens on its Ranks tab; a rank's chip opens that rank.
+  await p.getByTestId('ranks-view').waitFor({ timeout: 120_000 });
   const chips = await p.locator('[data-testid=session-bar] .file-chip').allTextContents();
   assert.equal(chips.length, 8);
   // Each file's rank (distributedInfo.rank) matches the workerN in its name.

@@ -70,7 +70,7 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corp
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
   await p.getByTestId('file-input').setInputFiles([...traces, ...ets, EXTRA]);
-  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('ranks-view').waitFor({ timeout: 120_000 });
   await p.getByTestId('tab-ranks').click();
   await p.getByTestId('ranks-view').waitFor();
 
@@ -273,7 +273,7 @@ test('a NeMo-style folder picked whole: layout, missing artifacts, the skipped l
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
   await p.getByTestId('folder-input').setInputFiles(dir);
-  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('ranks-view').waitFor({ timeout: 120_000 });
   await p.getByTestId('tab-ranks').click();
   const bar = p.getByTestId('run-bar');
   assert.equal(await bar.getAttribute('data-layout'), 'nemo');
@@ -331,7 +331,7 @@ test('a tensorboard_trace_handler folder with two cycles per worker: cycles kept
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
   await p.getByTestId('folder-input').setInputFiles(dir);
-  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('ranks-view').waitFor({ timeout: 120_000 });
   await p.getByTestId('tab-ranks').click();
   const bar = p.getByTestId('run-bar');
   assert.equal(await bar.getAttribute('data-layout'), 'trace_handler');
@@ -423,7 +423,7 @@ test('a NeMo-style folder with a memory file per rank: a memory lane under each 
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
   await p.getByTestId('folder-input').setInputFiles(dir);
-  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  await p.getByTestId('ranks-view').waitFor({ timeout: 120_000 });
   await p.getByTestId('tab-ranks').click();
   await p.waitForFunction(() => document.querySelector('[data-testid=aligned-canvas]')?.dataset.memLanes);
   const canvas = p.getByTestId('aligned-canvas');

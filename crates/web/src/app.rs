@@ -36,11 +36,11 @@ const MEMORY_LANE: LaneFn = |session, file, window| {
 const PAIRED: crate::session::pair::PairedFn =
     |session, file, pair| view! { <Timeline session=session file=file pair=pair /> }.into_any();
 
-/// The errors (or the warnings) among `notices`, one per line.
-fn notice_text(notices: RwSignal<Vec<Notice>>, errors: bool) -> String {
+/// The notices of one kind (`Notice::is_error`, `is_warning`, `is_skipped`), one per line.
+fn notice_text(notices: RwSignal<Vec<Notice>>, kind: fn(&Notice) -> bool) -> String {
     notices.with(|n| {
         n.iter()
-            .filter(|x| x.is_error() == errors)
+            .filter(|x| kind(x))
             .map(Notice::text)
             .collect::<Vec<_>>()
             .join("\n")
@@ -73,12 +73,30 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    // The files a pick or drop held that are no profiler output, with the reason: those the page
+    // does not open by name (logs, pages, scripts) and those no reader recognised (a run folder's
+    // `reference.json`); the Ranks tab lists them as skipped, as `tracelight summary DIR` does.
+    let skipped = RwSignal::new(Vec::<(String, String)>::new());
     let finish = move |gen: u64, files: Vec<LoadedFile>, errors: Vec<tracelight_core::Error>| {
         if generation.get_value() != gen {
             return;
         }
         progress.set(None);
-        let mut said: Vec<Notice> = errors.iter().filter_map(Notice::of_error).collect();
+        let many = files.len() + errors.len() > 1;
+        let mut said: Vec<Notice> = errors
+            .iter()
+            .filter_map(if many {
+                Notice::of_error_among_many
+            } else {
+                Notice::of_error
+            })
+            .collect();
+        skipped.update(|s| {
+            s.extend(said.iter().filter_map(|n| match n {
+                Notice::Skipped(f, why) => Some((f.clone(), why.clone())),
+                _ => None,
+            }))
+        });
         said.extend(files.iter().flat_map(Notice::of_file));
         notices.set(said);
         // A failed load keeps the previous session on screen.
@@ -90,7 +108,11 @@ pub fn App() -> impl IntoView {
         nav.file
             .set(s.trace_indices().first().copied().unwrap_or(0));
         nav.reveal.set(None);
-        if !tabs.contains(&nav.tab.get_untracked()) {
+        // A run (two or more rank traces) opens on its Ranks tab: the run's picture first, a
+        // rank's Overview one click away.
+        if tabs.contains(&Tab::Ranks) && s.trace_indices().len() > 1 {
+            nav.tab.set(Tab::Ranks);
+        } else if !tabs.contains(&nav.tab.get_untracked()) {
             nav.tab.set(tabs.first().copied().unwrap_or(Tab::Overview));
         }
         // The first load of the page honours a deep link's tab and file (`#tab=timeline&file=0…`).
@@ -147,9 +169,6 @@ pub fn App() -> impl IntoView {
         progress,
         open: open_posted,
     });
-    // The names of the files a pick or drop held that the page does not open (logs, pages,
-    // scripts): the Ranks tab lists them as skipped.
-    let skipped = RwSignal::new(Vec::<String>::new());
     let open_list = move |all: Vec<web_sys::File>| {
         embed.user_opened();
         // A folder lists every file inside: keep the ones worth opening, name the rest.
@@ -157,7 +176,11 @@ pub fn App() -> impl IntoView {
         let (files, left): (Vec<_>, Vec<_>) = all
             .into_iter()
             .partition(|f| !many || crate::platform::drop::looks_openable(&f.name()));
-        skipped.set(left.iter().map(web_sys::File::name).collect());
+        skipped.set(
+            left.iter()
+                .map(|f| (f.name(), crate::session::run::NOT_OPENED.to_owned()))
+                .collect(),
+        );
         if files.is_empty() {
             notices.set(vec![Notice::Error(
                 "nothing to open: no .json, .json.gz, .pickle or Flight Recorder dump (rank_N) files found".into(),
@@ -312,15 +335,25 @@ pub fn App() -> impl IntoView {
             </header>
             <Show when=move || notices.with(|n| n.iter().any(Notice::is_error))>
                 <div class="error" role="alert" data-testid="error">
-                    <span>{move || notice_text(notices, true)}</span>
+                    <span>{move || notice_text(notices, Notice::is_error)}</span>
                     <button class="button" on:click=move |_| notices.update(|n| n.retain(|x| !x.is_error()))>"Dismiss"</button>
                 </div>
             </Show>
-            <Show when=move || notices.with(|n| n.iter().any(|x| !x.is_error()))>
+            <Show when=move || notices.with(|n| n.iter().any(Notice::is_warning))>
                 <div class="error warning" role="status" data-testid="load-warnings">
-                    <span>{move || notice_text(notices, false)}</span>
-                    <button class="button" on:click=move |_| notices.update(|n| n.retain(Notice::is_error))>"Dismiss"</button>
+                    <span>{move || notice_text(notices, Notice::is_warning)}</span>
+                    <button class="button" on:click=move |_| notices.update(|n| n.retain(|x| !x.is_warning()))>"Dismiss"</button>
                 </div>
+            </Show>
+            // Files that are no profiler output: grey, with the reason, as the CLI's "Skipped".
+            <Show when=move || notices.with(|n| n.iter().any(Notice::is_skipped))>
+                <details class="notice-skipped" role="status" data-testid="load-skipped">
+                    <summary>{move || {
+                        let k = notices.with(|n| n.iter().filter(|x| x.is_skipped()).count());
+                        format!("{k} file{} skipped: not profiler output", if k == 1 { "" } else { "s" })
+                    }}</summary>
+                    <pre>{move || notice_text(notices, Notice::is_skipped)}</pre>
+                </details>
             </Show>
             {body}
         </main>

@@ -188,7 +188,7 @@ fn base_name(path: &str) -> &str {
 
 /// Why a file that is none of ours was left out, named by its extension where that says more
 /// than the content check.
-fn skip_reason(path: &str, why: &str) -> String {
+pub fn skip_reason(path: &str, why: &str) -> String {
     let lower = base_name(path).to_ascii_lowercase();
     let what = [
         (".html", "an HTML page"),

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use tracelight_core::run::layout::{Artifact, LayoutKind};
 
 #[component]
-pub fn RanksView(session: SessionRef, skipped: Vec<String>) -> impl IntoView {
+pub fn RanksView(session: SessionRef, skipped: Vec<(String, String)>) -> impl IntoView {
     // A `tensorboard_trace_handler` run with `repeat > 1` (or nanochat's stages): one cycle at a
     // time, never mixed.
     let cycle = RwSignal::new(0u32);

@@ -31,7 +31,7 @@ pub struct RunModel {
 impl RunModel {
     /// Lays out `session` plus the names it `skipped`, and computes `cycle`'s figures (a cycle
     /// the run lacks gives the first).
-    pub fn of(session: &SessionRef, skipped: &[String], cycle: u32) -> RunModel {
+    pub fn of(session: &SessionRef, skipped: &[(String, String)], cycle: u32) -> RunModel {
         let layout = crate::session::run::layout(session, skipped);
         let cycle = if cycle < layout.cycles() { cycle } else { 0 };
         // A name may repeat (two folders' `rank-0.json`): each session file is used once.

@@ -12,6 +12,9 @@ use tracelight_core::{Error, ErrorKind};
 pub enum Notice {
     Warning(String),
     Error(String),
+    /// A file of a folder (or of a pick of several) that is no profiler output, with the reason,
+    /// as `tracelight summary DIR` lists it under "Skipped": said in grey, never as an error.
+    Skipped(String, String),
 }
 
 impl Notice {
@@ -21,6 +24,19 @@ impl Notice {
             ErrorKind::Cancelled => None,
             ErrorKind::Truncated => Some(Notice::Warning(e.to_string())),
             _ => Some(Notice::Error(e.to_string())),
+        }
+    }
+
+    /// A failed load among several files: a file no reader recognises is skipped (a run folder's
+    /// `reference.json`, a results table), anything else as [`Notice::of_error`]. One file alone
+    /// that is not ours is still an error: it was all the user asked for.
+    pub fn of_error_among_many(e: &Error) -> Option<Notice> {
+        match &e.kind {
+            ErrorKind::Incompatible(why) => Some(Notice::Skipped(
+                e.file.clone().unwrap_or_default(),
+                why.clone(),
+            )),
+            _ => Notice::of_error(e),
         }
     }
 
@@ -55,9 +71,21 @@ impl Notice {
         matches!(self, Notice::Error(_))
     }
 
-    pub fn text(&self) -> &str {
+    pub fn is_warning(&self) -> bool {
+        matches!(self, Notice::Warning(_))
+    }
+
+    pub fn is_skipped(&self) -> bool {
+        matches!(self, Notice::Skipped(..))
+    }
+
+    pub fn text(&self) -> String {
         match self {
-            Notice::Warning(s) | Notice::Error(s) => s,
+            Notice::Warning(s) | Notice::Error(s) => s.clone(),
+            // In the run layout's words, as `tracelight summary DIR` lists it.
+            Notice::Skipped(f, why) => {
+                format!("{f}: {}", tracelight_core::run::layout::skip_reason(f, why))
+            }
         }
     }
 }

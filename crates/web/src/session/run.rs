@@ -20,8 +20,8 @@ fn format_of(c: &Content) -> Format {
     }
 }
 
-/// The layout of `session`'s files plus the names it `skipped`.
-pub fn layout(session: &Session, skipped: &[String]) -> RunLayout {
+/// The layout of `session`'s files plus the files it `skipped` (name, reason).
+pub fn layout(session: &Session, skipped: &[(String, String)]) -> RunLayout {
     let mut entries: Vec<Entry> = session
         .files
         .iter()
@@ -36,9 +36,9 @@ pub fn layout(session: &Session, skipped: &[String]) -> RunLayout {
             },
         })
         .collect();
-    entries.extend(skipped.iter().map(|p| Entry {
+    entries.extend(skipped.iter().map(|(p, why)| Entry {
         path: p.clone(),
-        format: Err(NOT_OPENED.to_owned()),
+        format: Err(why.clone()),
         head_rank: None,
     }));
     recognise(&entries)
