@@ -30,6 +30,9 @@ pub const USAGE: &str = "usage:
                                        (names: the keys of --json's 'figures'); per-step
                                        figures compared as distributions; --strict also
                                        fails when the runs are too short or noisy to tell
+  tracelight diff A B --folded [--weight cpu|device]
+                                       the differential flame graph's stacks: 'frame;…;leaf A B'
+                                       (ns per step; difffolded.pl's format, flamegraph.pl draws it)
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";

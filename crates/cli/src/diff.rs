@@ -3,14 +3,21 @@
 //! bound is crossed (`report::diff::gate`, docs/ci-gate.md); with `--folded` the differential
 //! flame graph's stacks, both weights per line (`report::diff::flame`).
 
-use crate::analyze::{positional, trace};
+use crate::analyze::{flag_value, positional, trace};
 use crate::commands::{load, CliError};
 use tracelight_core::ingest::Loaded;
 use tracelight_core::model::Trace;
 use tracelight_core::report::diff::{
-    gate, json::diff_json, markdown::diff_markdown, rows::MatchOptions, side::Side, Diff,
+    flame::{renames, DiffFlame, FlameSide},
+    gate,
+    json::diff_json,
+    markdown::diff_markdown,
+    rows::MatchOptions,
+    side::Side,
+    Diff, Measure,
 };
 use tracelight_core::report::json::Analysis;
+use tracelight_core::view::flame::Weight;
 
 /// One side of `diff`: a trace file, or every Kineto trace under a run folder (one per rank;
 /// files that are not traces, such as execution traces or snapshots, are left out).
@@ -141,6 +148,9 @@ pub fn diff_code(rest: &[String]) -> Result<(String, u8), CliError> {
         Some(g) if g.failed() || (strict && g.unsure()) => 1,
         _ => 0,
     };
+    if rest.iter().any(|f| f == "--folded") {
+        return Ok((folded(&la, &lb, &d, rest)?, code));
+    }
     if rest.iter().any(|f| f == "--json") {
         let mut v = diff_json(&d);
         if let Some(g) = &g {
@@ -158,6 +168,38 @@ pub fn diff_code(rest: &[String]) -> Result<(String, u8), CliError> {
     }
     out += &diff_markdown(&d);
     Ok((out, code))
+}
+
+/// `--folded [--weight cpu|device]`: the differential flame graph's stacks, `stack A B` in
+/// integer ns per step (`report::diff::flame`); the weight defaults to the diff's own measure
+/// (device time when both sides have GPU work).
+fn folded(la: &SideFiles, lb: &SideFiles, d: &Diff, rest: &[String]) -> Result<String, CliError> {
+    let weight = match flag_value(rest, "--weight") {
+        None => match d.measure {
+            Measure::Device => Weight::Device,
+            Measure::Cpu => Weight::Cpu,
+        },
+        Some("cpu") => Weight::Cpu,
+        Some("device" | "gpu") => Weight::Device,
+        Some(other) => {
+            return Err(CliError::Usage(format!(
+                "--weight takes cpu or device, not {other:?}"
+            )))
+        }
+    };
+    fn side<'a>(f: &'a SideFiles, s: &Side) -> FlameSide<'a> {
+        FlameSide {
+            traces: f.traces.iter().map(|(_, t)| &**t).collect(),
+            rank_steps: s.rank_steps,
+        }
+    }
+    let rename = if d.renames {
+        renames(d)
+    } else {
+        Default::default()
+    };
+    let fl = DiffFlame::build(&side(la, &d.a), &side(lb, &d.b), weight, &rename);
+    Ok(fl.folded())
 }
 
 /// [`diff_code`]'s text alone (the Python bindings and tests).

@@ -26,6 +26,7 @@
 
 pub mod family;
 pub mod figures;
+pub mod flame;
 pub mod gate;
 pub mod json;
 pub mod markdown;
