@@ -1,19 +1,22 @@
 //! Every key the JSON reports has a definition in `docs/definitions.md`: `analyze --json` on every
 //! fixture of the repository (traces, snapshots, memory timelines, execution traces, the Flight
-//! Recorder dumps), on several traces read as one run, on the demo trace, and `diff --json` of two
-//! traces; with the corpus beside the clone also the 8-rank DLRM run folder (`analyze DIR` and
-//! `diff DIR DIR`). A figure that lands without a definition fails this test, naming its path.
+//! Recorder dumps), on several traces read as one run, on the demo trace, on a trace scoped to one
+//! step (`--scope`), and `diff --json` of two traces; with the corpus beside the clone also the
+//! 8-rank DLRM run folder (`analyze DIR` and `diff DIR DIR`). A figure that lands without a
+//! definition fails this test, naming its path.
 //!
 //! How a key path maps to the page: a heading of `docs/definitions.md` that holds a path in
 //! backticks written jq's way (`` `.idle_causes.devices[]` ``; `` `.` `` is the top level of
 //! `analyze --json`, `` `diff .ops[]` `` an object of `diff --json`) opens the section of that
-//! object; a heading may name several paths (`` `diff .sides.a`, `diff .sides.b` ``). Each key of
-//! the object is defined in that section by a table row whose first cell, or a list item whose
-//! start, holds the key in backticks (`` | `busy_us` | … ``; one cell may define several keys).
-//! Paths are reduced before the look-up: `[]` stands for every element of an array, a key that is
-//! a number (a rank) is `*`, `traces[]` of a run holds trace objects (so `.traces[].ops[]` is
-//! `.ops[]`), and in `diff --json` an object of only `a`, `b` and `delta` (a figure compared) is
-//! one value, defined where its key is.
+//! object; a heading may name several paths (`` `diff .sides.a`, `diff .sides.b` ``), and a
+//! heading without one closes the section. Each key of the object is defined in that section by a
+//! table row whose first cell, or a list item whose start, holds the key in backticks
+//! (`` | `busy_us` | … ``; one cell may define several keys). Paths are reduced before the
+//! look-up: `[]` stands for every element of an array; a key that is a number (a rank) is `*`; a
+//! key that holds a dot (a figure name such as `breakdown.kernel`) is `breakdown.*`; the values of
+//! a map of names (`diff .figures`) are one object, `diff .figures.*`; `traces[]` of a run holds
+//! trace objects (so `.traces[].ops[]` is `.ops[]`); and in `diff --json` an object of only `a`,
+//! `b` and `delta` (a figure compared) is one value, defined where its key is.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
@@ -39,6 +42,10 @@ fn json_of(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// Objects whose keys are names (each defined in the object's section) over values of one
+/// shape, defined once under `*`.
+const MAPS: &[&str] = &["diff .figures"];
+
 /// Every object path in `v` under `root` (`.` or `diff .`), with the key of each object: the map
 /// from the reduced parent path to its keys.
 fn walk(v: &Value, parent: &str, diff: bool, out: &mut BTreeMap<String, BTreeSet<String>>) {
@@ -57,6 +64,8 @@ fn walk(v: &Value, parent: &str, diff: bool, out: &mut BTreeMap<String, BTreeSet
                 }
                 let key = if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) {
                     "*".to_string()
+                } else if let Some((head, _)) = k.split_once('.') {
+                    format!("{head}.*")
                 } else {
                     k.clone()
                 };
@@ -65,7 +74,8 @@ fn walk(v: &Value, parent: &str, diff: bool, out: &mut BTreeMap<String, BTreeSet
                     continue;
                 }
                 let sep = if parent.ends_with('.') { "" } else { "." };
-                walk(x, &format!("{parent}{sep}{key}"), diff, out);
+                let child = if MAPS.contains(&parent) { "*" } else { &key };
+                walk(x, &format!("{parent}{sep}{child}"), diff, out);
             }
         }
         Value::Array(items) => {
@@ -205,6 +215,12 @@ fn every_key_of_the_json_is_defined_in_docs_definitions() {
     );
     walk(
         &json_of(&["analyze", &s(&a), &s(&b), "--json"]),
+        ".",
+        false,
+        &mut seen,
+    );
+    walk(
+        &json_of(&["analyze", &s(&a), "--json", "--scope", "step:2"]),
         ".",
         false,
         &mut seen,
