@@ -308,3 +308,111 @@ fn the_section_parser_reads_headings_rows_and_items() {
     assert!(seen[".ops[]"].contains("name"));
     assert!(seen[".alignment.offsets_us"].contains("*"));
 }
+
+/// GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (a repeated heading gets `-1`, `-2`… as on GitHub).
+fn anchors(md: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut fenced = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let base = slug(line.trim_start_matches('#'));
+        let mut a = base.clone();
+        let mut k = 0;
+        while out.contains(&a) {
+            k += 1;
+            a = format!("{base}-{k}");
+        }
+        out.insert(a);
+    }
+    out
+}
+
+#[test]
+fn every_link_of_the_docs_leads_to_a_file_and_heading_of_the_repository() {
+    let root = repo();
+    let mut pages = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    let mut dirs = vec![root.join("docs")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                pages.push(p);
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    let mut links = 0;
+    for page in &pages {
+        let md = std::fs::read_to_string(page).unwrap();
+        let name = page.strip_prefix(&root).unwrap().display().to_string();
+        for (k, _) in md.match_indices("](") {
+            let rest = &md[k + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            links += 1;
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            if file.contains("../shared") {
+                bad.push(format!("{name}: {target} points outside the repository"));
+                continue;
+            }
+            let dest = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            if !dest.exists() {
+                bad.push(format!("{name}: {target}: no such file"));
+            } else if !anchor.is_empty() {
+                let text = std::fs::read_to_string(&dest).unwrap_or_default();
+                if !anchors(&text).contains(anchor) {
+                    bad.push(format!("{name}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(links > 100, "only {links} links found: the scan is broken");
+    assert!(
+        bad.is_empty(),
+        "broken links in the docs:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn anchors_follow_github() {
+    assert_eq!(slug(" Scoped tables (`--scope`)"), "scoped-tables---scope");
+    assert_eq!(
+        slug(" Idle causes `.idle_causes`"),
+        "idle-causes-idle_causes"
+    );
+    assert_eq!(
+        slug(" The gate's figures `diff .figures`"),
+        "the-gates-figures-diff-figures"
+    );
+    let a = anchors("## A\n## A\n```\n# not\n```\n");
+    assert_eq!(a, ["a", "a-1"].iter().map(|x| x.to_string()).collect());
+}
