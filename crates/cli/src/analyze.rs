@@ -1,8 +1,8 @@
-//! The analytics subcommands: `summary`, `analyze --json`, `table` (DESIGN §5; `diff` is in
+//! The analytics subcommands: `summary`, `analyze --json`, `table` (docs/cli.md; `diff` is in
 //! [`crate::diff`]). Kept apart
 //! from `commands.rs` so the match arms there stay one line each.
 
-use crate::commands::{load, CliError};
+use crate::input::{flag_value, load, positional, trace, CliError};
 use tracelight_core::analysis::ops::{op_table, op_table_masked, sort_rows, OpOptions, SortKey};
 use tracelight_core::analysis::scope::{Mask, ScopeSpec, TimeScope};
 use tracelight_core::ingest::Loaded;
@@ -12,56 +12,6 @@ use tracelight_core::report::json::{analyze_json, Analysis};
 use tracelight_core::report::scoped::scope_json;
 use tracelight_core::report::summary::markdown;
 use tracelight_core::report::table::{render, TableOptions};
-
-pub(crate) fn trace(path: &str) -> Result<Box<Trace>, CliError> {
-    match load(path).map_err(CliError::Input)? {
-        Loaded::Trace(t) => Ok(t),
-        other => Err(CliError::Input(
-            tracelight_core::Error::new(
-                tracelight_core::ErrorKind::Incompatible(format!(
-                    "this command needs a Kineto trace, not a {}",
-                    other.format().label()
-                )),
-                0,
-            )
-            .in_file(path),
-        )),
-    }
-}
-
-pub(crate) fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|k| args.get(k + 1))
-        .map(String::as_str)
-        .or_else(|| {
-            args.iter()
-                .find_map(|a| a.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
-        })
-}
-
-/// Positional arguments: not flags and not the value of a flag that takes one.
-pub(crate) fn positional(args: &[String]) -> Vec<&String> {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for a in args {
-        if skip {
-            skip = false;
-            continue;
-        }
-        if matches!(
-            a.as_str(),
-            "--sort-by" | "--row-limit" | "--fail-if" | "--weight" | "--scope"
-        ) {
-            skip = true;
-            continue;
-        }
-        if !a.starts_with("--") {
-            out.push(a);
-        }
-    }
-    out
-}
 
 /// `summary FILE…` (Markdown) and `analyze FILE… --json`.
 pub fn summary_or_analyze(cmd: &str, rest: &[String]) -> Result<String, CliError> {
@@ -134,7 +84,7 @@ struct Gathered<'a> {
     traces: Vec<(&'a str, &'a Trace, Analysis)>,
     /// The `scope` object of each trace, under `--scope`.
     scopes: Vec<serde_json::Value>,
-    memory: Vec<crate::commands::MemoryFile>,
+    memory: Vec<crate::memory::MemoryFile>,
     ets: crate::et::EtFiles<'a>,
     fr: Vec<crate::fr::FrFile>,
 }
@@ -168,7 +118,7 @@ fn gather<'a>(files: &'a [(String, Loaded)], spec: &ScopeSpec) -> Result<Gathere
             }
             Loaded::ExecTrace(e) => g.ets.add(path, e),
             Loaded::FlightRecorder(d) => dumps.push((path.clone(), (**d).clone())),
-            other => g.memory.push(crate::commands::MemoryFile::of(path, other)),
+            other => g.memory.push(crate::memory::MemoryFile::of(path, other)),
         }
     }
     g.fr = crate::fr::from_args(dumps);
@@ -186,7 +136,7 @@ pub fn report_json(files: &[(String, Loaded)]) -> serde_json::Value {
 fn gathered_json(g: Gathered<'_>) -> serde_json::Value {
     let all: Vec<Analysis> = g.traces.into_iter().map(|(_, _, a)| a).collect();
     let mut v = if all.is_empty() {
-        crate::commands::memory_json(&g.memory)
+        crate::memory::memory_json(&g.memory)
     } else {
         analyze_json(&all)
     };
@@ -238,7 +188,7 @@ fn gathered_markdown(g: Gathered<'_>) -> String {
         out.push('\n');
     }
     if g.traces.is_empty() && g.ets.is_empty() {
-        return out + &crate::commands::memory_markdown(&g.memory);
+        return out + &crate::memory::memory_markdown(&g.memory);
     }
     for (k, (path, t, a)) in g.traces.iter().enumerate() {
         if let Some(sc) = g.scopes.get(k) {
@@ -255,7 +205,7 @@ fn gathered_markdown(g: Gathered<'_>) -> String {
         out.push('\n');
     }
     if g.traces.is_empty() {
-        out += &crate::commands::memory_markdown(&g.memory);
+        out += &crate::memory::memory_markdown(&g.memory);
     }
     out += &g.ets.markdown();
     out

@@ -1,9 +1,9 @@
-//! Argument handling and the subcommands of the CLI contract (DESIGN §5).
+//! The dispatcher: the usage text and the subcommands of the CLI contract (docs/cli.md), each in
+//! its own module. The top layer: it imports the subcommands, none of them imports it (what they
+//! share is in `input` and `memory`); `load` and `CliError` are re-exported for the Python package.
 
-use std::fs::File;
-use std::io::Read;
-use tracelight_core::ingest::{Loaded, Loader};
-use tracelight_core::report::memory as memory_report;
+pub use crate::input::{load, CliError};
+pub use crate::memory::{memory_json, memory_markdown, MemoryFile};
 
 pub const USAGE: &str = "usage:
   tracelight summary FILE...|DIR       Markdown summary (DIR: a run folder, all its ranks)
@@ -37,32 +37,6 @@ pub const USAGE: &str = "usage:
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
 
-/// The CLI's one error type.
-pub enum CliError {
-    /// Input that could not be read: exit 2.
-    Input(tracelight_core::Error),
-    /// Bad arguments: exit 64.
-    Usage(String),
-}
-
-/// Reads a file in fixed slices through the same push loader the browser uses.
-pub fn load(path: &str) -> Result<Loaded, tracelight_core::Error> {
-    let io = |e: std::io::Error| {
-        tracelight_core::Error::new(tracelight_core::ErrorKind::Io(e.to_string()), 0).in_file(path)
-    };
-    let mut f = File::open(path).map_err(io)?;
-    let mut loader = Loader::new(path).threaded();
-    let mut buf = vec![0u8; 4 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        loader.push(&buf[..n])?;
-    }
-    loader.finish()
-}
-
 pub fn run(args: &[String]) -> Result<String, CliError> {
     run_code(args).map(|x| x.0)
 }
@@ -84,100 +58,6 @@ pub fn run_code(args: &[String]) -> Result<(String, u8), CliError> {
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
     }?;
     Ok((out, 0))
-}
-
-/// A snapshot or memory timeline, analysed for `summary` / `analyze`.
-pub struct MemoryFile {
-    path: String,
-    format: &'static str,
-    events: u64,
-    warnings: Vec<String>,
-    snapshot: Option<tracelight_core::analysis::snapshot::SnapshotSummary>,
-    timeline: Option<tracelight_core::ingest::memory_timeline::TimelinePeak>,
-}
-
-impl MemoryFile {
-    /// Its `files` entry (DESIGN §5).
-    pub fn file_json(&self) -> serde_json::Value {
-        serde_json::json!({"path": self.path, "format": self.format, "events": self.events})
-    }
-
-    pub fn of(path: &str, loaded: &Loaded) -> MemoryFile {
-        use tracelight_core::analysis::snapshot::summarize;
-        use tracelight_core::ingest::memory_timeline::peak;
-        let mut m = MemoryFile {
-            path: path.to_owned(),
-            format: loaded.format().label(),
-            events: 0,
-            warnings: Vec::new(),
-            snapshot: None,
-            timeline: None,
-        };
-        match loaded {
-            Loaded::Snapshot(s) => {
-                m.events = s.records();
-                m.warnings = s.warnings.lines();
-                m.snapshot = Some(summarize(s));
-            }
-            Loaded::MemoryTimeline(t) => {
-                m.events = t.records;
-                m.timeline = Some(peak(t));
-            }
-            Loaded::Trace(_) | Loaded::ExecTrace(_) | Loaded::FlightRecorder(_) => {}
-        }
-        m
-    }
-}
-
-/// `summary`'s Markdown for snapshots and memory timelines.
-pub fn memory_markdown(files: &[MemoryFile]) -> String {
-    let mut out = String::new();
-    for f in files {
-        if let Some(s) = &f.snapshot {
-            out += &memory_report::snapshot_markdown(&f.path, s, &f.warnings);
-        }
-        if let Some(t) = &f.timeline {
-            out += &memory_report::timeline_markdown(&f.path, t);
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// `analyze --json`'s object for snapshots and memory timelines (DESIGN §5): `files` plus a
-/// `snapshot` block (devices of every snapshot given) and, for timelines, a `memory_timeline`
-/// block.
-pub fn memory_json(files: &[MemoryFile]) -> serde_json::Value {
-    let list: Vec<serde_json::Value> = files
-        .iter()
-        .map(|f| serde_json::json!({"path": f.path, "format": f.format, "events": f.events}))
-        .collect();
-    let mut v = serde_json::json!({"files": list});
-    let devices: Vec<&tracelight_core::analysis::snapshot::DeviceMemory> = files
-        .iter()
-        .filter_map(|f| f.snapshot.as_ref())
-        .flat_map(|s| s.devices.iter())
-        .collect();
-    if files.iter().any(|f| f.snapshot.is_some()) {
-        v["snapshot"] = serde_json::json!({ "devices": devices });
-    }
-    let timelines: Vec<serde_json::Value> = files
-        .iter()
-        .filter_map(|f| {
-            f.timeline
-                .as_ref()
-                .map(|t| serde_json::json!({"path": f.path, "peak": t}))
-        })
-        .collect();
-    if !timelines.is_empty() {
-        v["memory_timeline"] = serde_json::Value::Array(timelines);
-    }
-    let warnings: Vec<String> = files
-        .iter()
-        .flat_map(|f| f.warnings.iter().map(move |w| format!("{}: {w}", f.path)))
-        .collect();
-    v["warnings"] = serde_json::json!(warnings);
-    v
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 //! bound is crossed (`report::diff::gate`, docs/ci-gate.md); with `--folded` the differential
 //! flame graph's stacks, both weights per line (`report::diff::flame`).
 
-use crate::analyze::{flag_value, positional, trace};
-use crate::commands::{load, CliError};
+use crate::input::{flag_value, load, positional, trace, CliError};
 use tracelight_core::ingest::Loaded;
 use tracelight_core::model::Trace;
 use tracelight_core::report::diff::{

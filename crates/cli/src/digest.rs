@@ -2,7 +2,7 @@
 //! written by [`tracelight_digest`]; and reading a folder of digests as a run for `summary DIR` /
 //! `analyze DIR --json`, with the same functions the traces go through.
 
-use crate::commands::CliError;
+use crate::input::CliError;
 use std::path::{Path, PathBuf};
 use tracelight_core::digest::{stem, Digest, HEADER_SUFFIX};
 use tracelight_core::ingest::ranks::assign_ranks;
@@ -152,6 +152,6 @@ pub fn run_digests(dir: &Path, heads: &[&PathBuf], json: bool) -> Result<String,
 /// Walks `dir` for `run_dir`'s digest check.
 pub fn walk(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     let mut out = Vec::new();
-    crate::run::walk(dir, &mut out).map_err(|e| io_err(dir, e))?;
+    crate::input::walk(dir, &mut out).map_err(|e| io_err(dir, e))?;
     Ok(out)
 }

@@ -8,5 +8,7 @@ pub mod diff;
 pub mod digest;
 pub mod et;
 pub mod fr;
+pub mod input;
+pub mod memory;
 pub mod run;
 pub mod run_report;

@@ -3,8 +3,10 @@
 //! are analysed as the ranks of one run. Files that are none of ours are listed as skipped, and a
 //! file that fails to load is listed with its error: neither stops the run.
 
-use crate::commands::{load, CliError};
-use crate::run_report::{cycle_json, cycles_markdown, et_json, layout_json, layout_markdown};
+use crate::input::{load, walk, CliError};
+use crate::run_report::{
+    cycle_json, cycles_markdown, et_json, layout_json, layout_markdown, EtEntry, Loaded1,
+};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use tracelight_core::analysis::et::summary as et_summary;
@@ -17,24 +19,6 @@ use tracelight_core::report::run::run_figures;
 use tracelight_core::report::run_json::run_markdown;
 use tracelight_core::run::layout::{recognise, Artifact, RunLayout};
 use tracelight_core::run::{entry_from_head, HEAD_BYTES};
-
-/// Every regular file under `dir`, sorted, hidden ones (`.git`, `.ipynb_checkpoints`) left out.
-pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut items: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    items.sort_by_key(|e| e.file_name());
-    for e in items {
-        if e.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p.is_file() {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
 
 fn io_err(path: &Path, e: std::io::Error) -> CliError {
     CliError::Input(
@@ -63,23 +47,6 @@ pub fn layout(dir: &Path) -> Result<RunLayout, CliError> {
     Ok(recognise(&entries))
 }
 
-pub(crate) struct Loaded1 {
-    pub(crate) cycle: u32,
-    pub(crate) analysis: Analysis,
-    pub(crate) memory: RankMemory,
-}
-
-/// A unit's execution trace: its summary, and its link figures against the same unit's Kineto
-/// trace (same rank and cycle) when that loaded.
-pub(crate) struct EtEntry {
-    pub(crate) rank: i64,
-    pub(crate) cycle: u32,
-    pub(crate) path: String,
-    pub(crate) summary: serde_json::Value,
-    pub(crate) nodes: u64,
-    pub(crate) link: Option<LinkReport>,
-}
-
 /// `summary DIR` (Markdown) or `analyze DIR --json`.
 pub fn run_dir(dir: &Path, json: bool) -> Result<String, CliError> {
     // A folder of digests (or a run folder holding some) is read as digests.
@@ -104,7 +71,7 @@ pub struct RunData {
     lay: RunLayout,
     traces: Vec<Loaded1>,
     errors: Vec<(String, String)>,
-    memory_files: Vec<crate::commands::MemoryFile>,
+    memory_files: Vec<crate::memory::MemoryFile>,
     ets: Vec<EtEntry>,
     fr: Vec<crate::fr::FrFile>,
 }
@@ -148,7 +115,7 @@ impl RunData {
                 Some(rel) => match load(&full(rel)) {
                     Ok(Loaded::Snapshot(s)) => {
                         let sum = summarize(&s);
-                        let m = crate::commands::MemoryFile::of(&full(rel), &Loaded::Snapshot(s));
+                        let m = crate::memory::MemoryFile::of(&full(rel), &Loaded::Snapshot(s));
                         memory_files.push(m);
                         let a = sum.devices.iter().map(|d| d.peak_active_bytes).max();
                         let r = sum.devices.iter().map(|d| d.peak_reserved_bytes).max();
@@ -166,7 +133,7 @@ impl RunData {
                 Some(rel) => match load(&full(rel)) {
                     Ok(Loaded::MemoryTimeline(t)) => {
                         let p = timeline_peak(&t).peak_total_bytes;
-                        memory_files.push(crate::commands::MemoryFile::of(
+                        memory_files.push(crate::memory::MemoryFile::of(
                             &full(rel),
                             &Loaded::MemoryTimeline(t),
                         ));
@@ -245,7 +212,7 @@ impl RunData {
             let files: Vec<serde_json::Value> = traces
                 .iter()
                 .map(|l| serde_json::json!({"path": l.analysis.path, "format": "kineto", "events": l.analysis.events}))
-                .chain(memory_files.iter().map(crate::commands::MemoryFile::file_json))
+                .chain(memory_files.iter().map(crate::memory::MemoryFile::file_json))
                 .chain(self.fr.iter().map(crate::fr::FrFile::file_json))
                 .collect();
             o.insert("files".into(), serde_json::Value::Array(files));

@@ -1,7 +1,7 @@
 //! The report halves of `summary DIR` / `analyze DIR --json`: the layout, cycle and ET parts of
 //! the JSON object and of the Markdown, from a [`crate::run::RunData`] already read.
 
-use crate::run::{EtEntry, Loaded1};
+use tracelight_core::analysis::et_link::LinkReport;
 use tracelight_core::report::json::{rank_inputs, Analysis, RankMemory};
 use tracelight_core::report::run::run_figures;
 use tracelight_core::report::run_json::run_json;
@@ -9,6 +9,24 @@ use tracelight_core::run::layout::{Artifact, RunLayout};
 
 /// One cycle (or nanochat stage) of the run: its files, step times and memory peaks, and the
 /// multi-rank fields when it has several ranks.
+/// One loaded trace of a run folder: its cycle, its analysis and its memory files' peaks.
+pub(crate) struct Loaded1 {
+    pub(crate) cycle: u32,
+    pub(crate) analysis: Analysis,
+    pub(crate) memory: RankMemory,
+}
+
+/// A unit's execution trace: its summary, and its link figures against the same unit's Kineto
+/// trace (same rank and cycle) when that loaded.
+pub(crate) struct EtEntry {
+    pub(crate) rank: i64,
+    pub(crate) cycle: u32,
+    pub(crate) path: String,
+    pub(crate) summary: serde_json::Value,
+    pub(crate) nodes: u64,
+    pub(crate) link: Option<LinkReport>,
+}
+
 pub(crate) fn cycle_json(
     c: u32,
     lay: &RunLayout,
