@@ -233,6 +233,35 @@ pub fn kind_color(kind: SliceKind, comm: bool) -> &'static str {
     color(kind_name(kind, comm))
 }
 
+/// The differential flame graph's diverging scale (ColorBrewer RdBu, colour-blind safe): red for
+/// time that grew in B, blue for time that shrank, grey for unchanged; a frame's saturation
+/// is its relative change, full at ±100 % and beyond.
+pub const DIFF_GREW: &str = "#b2182b";
+pub const DIFF_SHRANK: &str = "#2166ac";
+pub const DIFF_SAME: &str = "#d9d9d9";
+/// Frames only B has: the deepest red, apart from any growth by its outline in the legend.
+pub const DIFF_NEW: &str = "#67001f";
+
+/// The colour of a change `rel` = (B − A) ÷ A: grey blended toward [`DIFF_GREW`] or
+/// [`DIFF_SHRANK`] by |rel| (at least a fifth of the way, so a visible change is visibly
+/// coloured), clamped at ±1. Returns `#rrggbb`.
+pub fn diff_heat(rel: f64) -> String {
+    let rgb = |hex: &str| -> [f64; 3] {
+        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
+        [(v >> 16) & 255, (v >> 8) & 255, v & 255].map(f64::from)
+    };
+    if !rel.is_finite() || rel == 0.0 {
+        return DIFF_SAME.to_owned();
+    }
+    let lo = rgb(DIFF_SAME);
+    let hi = rgb(if rel > 0.0 { DIFF_GREW } else { DIFF_SHRANK });
+    let t = 0.2 + 0.8 * rel.abs().min(1.0);
+    let c: Vec<u8> = (0..3)
+        .map(|k| (lo[k] + (hi[k] - lo[k]) * t).round() as u8)
+        .collect();
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +335,18 @@ mod tests {
         };
         let steps: Vec<u32> = (0..=10).map(|k| sum(&wait_heat(k as f64 / 10.0))).collect();
         assert!(steps.windows(2).all(|w| w[1] < w[0]), "{steps:?}");
+    }
+
+    #[test]
+    fn diff_heat_diverges_from_grey_and_saturates_at_double() {
+        assert_eq!(diff_heat(0.0), DIFF_SAME);
+        assert_eq!(diff_heat(f64::NAN), DIFF_SAME);
+        assert_eq!(diff_heat(1.0), DIFF_GREW);
+        assert_eq!(diff_heat(5.0), DIFF_GREW);
+        assert_eq!(diff_heat(-1.0), DIFF_SHRANK);
+        // +50 %: 0.2 + 0.8 × 0.5 = 60 % of the way from #d9d9d9 to #b2182b: red 217 − 39 × 0.6 =
+        // 193.6 → 0xc2, green 217 − 193 × 0.6 = 101.2 → 0x65, blue 217 − 174 × 0.6 = 112.6 → 0x71.
+        assert_eq!(diff_heat(0.5), "#c26571");
+        assert_ne!(diff_heat(0.3), diff_heat(0.6));
     }
 }

@@ -2,6 +2,7 @@
 //! figures, the step breakdown and kernel categories side by side with deltas; the diff tables
 //! below ([`super::tables`]).
 
+use super::flame::DiffFlameCard;
 use super::memory::{CategoryOverlays, MemoryOverlayChart};
 use super::tables::DiffTables;
 use super::timelines::PairedTimelines;
@@ -298,9 +299,17 @@ pub fn CompareView(
                     " Match renamed ops and kernels within their family (off: " <code>"tracelight diff --no-renames"</code> ")"
                 </label>
             </div>
+            {
+                let (sa, sb, variant) = (session.clone(), b.clone(), variant.clone());
+                move || {
+                    let diff = variant(by_shapes.get(), renames.get());
+                    view! { <DiffTables diff=diff session=sa.clone() b=sb.clone() reveals=reveals /> }
+                }
+            }
             {move || {
-                let diff = variant(by_shapes.get(), renames.get());
-                view! { <DiffTables diff=diff session=session.clone() b=b.clone() reveals=reveals /> }
+                // Keyed by name (not shapes): frames match by name path; renames as the tables.
+                let diff = variant(false, renames.get());
+                view! { <DiffFlameCard a=session.clone() b=b.clone() diff=diff /> }
             }}
         </section>
     }

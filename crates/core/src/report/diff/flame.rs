@@ -263,6 +263,56 @@ impl DiffFlame {
         (a > 0.0).then(|| (self.b_total[node] - a) / a)
     }
 
+    /// The frame's colour on the diverging scale ([`crate::view::palette::diff_heat`]): by
+    /// its relative change, [`crate::view::palette::DIFF_NEW`] when only B has it, grey when it
+    /// is within [`SAME_WITHIN`].
+    pub fn color(&self, node: usize) -> String {
+        use crate::view::palette::{diff_heat, DIFF_NEW, DIFF_SAME};
+        match self.change(node) {
+            Change::New => DIFF_NEW.to_owned(),
+            Change::Same => DIFF_SAME.to_owned(),
+            _ => diff_heat(self.rel(node).unwrap_or(0.0)),
+        }
+    }
+
+    /// The frame under `frac` (0..1 across the shown root `root`, by B's widths) at `depth` rows
+    /// below it.
+    pub fn hit(&self, root: u32, frac: f64, depth: u16) -> Option<u32> {
+        let r = root as usize;
+        let (x0, w) = (*self.x.get(r)?, *self.b_total.get(r)?);
+        if !(0.0..=1.0).contains(&frac) || w <= 0.0 {
+            return None;
+        }
+        let at = x0 + frac * w;
+        let mut n = r;
+        for _ in 0..depth {
+            let mut c = n + 1;
+            let end = self.end[n] as usize;
+            let mut found = None;
+            while c < end {
+                if at >= self.x[c] && at < self.x[c] + self.b_total[c] {
+                    found = Some(c);
+                    break;
+                }
+                c = self.end[c] as usize;
+            }
+            n = found?;
+        }
+        Some(n as u32)
+    }
+
+    /// Frames only A has, heaviest first (width 0 in B's graph, so the page lists them).
+    pub fn gone(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = (1..self.len())
+            .filter(|&k| {
+                self.change(k) == Change::Gone
+                    && self.change(self.parent[k] as usize) != Change::Gone
+            })
+            .collect();
+        crate::sort::by(&mut v, |&x, &y| self.a_total[y].total_cmp(&self.a_total[x]));
+        v
+    }
+
     /// The frame names from below the root down to `node`, `;`-joined (a `;` inside a name
     /// becomes `:`, so the line splits back into the same frames).
     pub fn stack(&self, node: usize) -> String {
