@@ -33,6 +33,9 @@ pub const USAGE: &str = "usage:
   tracelight diff A B --folded [--weight cpu|device]
                                        the differential flame graph's stacks: 'frame;…;leaf A B'
                                        (ns per step; difffolded.pl's format, flamegraph.pl draws it)
+  tracelight trend DIR [--json]        a folder of runs (trace files or run folders, in name
+                                       order) as a series: step time, breakdown, top kernels,
+                                       peak memory per run; change points marked
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
@@ -54,6 +57,7 @@ pub fn run_code(args: &[String]) -> Result<(String, u8), CliError> {
         "summary" | "analyze" => crate::analyze::summary_or_analyze(cmd, rest),
         "table" => crate::analyze::table(rest),
         "digest" => crate::digest::digest(rest),
+        "trend" => crate::trend::trend(rest),
         "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
     }?;

@@ -12,3 +12,4 @@ pub mod input;
 pub mod memory;
 pub mod run;
 pub mod run_report;
+pub mod trend;

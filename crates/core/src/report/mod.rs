@@ -16,4 +16,5 @@ pub mod scoped;
 pub mod straggler;
 pub mod summary;
 pub mod table;
+pub mod trend;
 pub mod why;
