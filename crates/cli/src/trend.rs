@@ -2,8 +2,8 @@
 //! DIR is one run — a trace file, or a run folder (one trace per rank, read as `diff` reads a
 //! side) — in the order of its name, so runs named by date or zero-padded commit number line up.
 
-use crate::input::CliError;
 use crate::diff::SideFiles;
+use crate::input::CliError;
 use tracelight_core::report::trend::Trend;
 
 /// The runs under `dir`: its trace files and its folders, by name.
