@@ -14,7 +14,7 @@ pub struct FrFile {
 }
 
 impl FrFile {
-    /// Its `files` entry (DESIGN §5): `events` = the entries it holds.
+    /// Its `files` entry (docs/definitions.md): `events` = the entries it holds.
     pub fn file_json(&self) -> serde_json::Value {
         serde_json::json!({
             "path": self.path,

@@ -15,7 +15,7 @@ pub struct MemoryFile {
 }
 
 impl MemoryFile {
-    /// Its `files` entry (DESIGN §5).
+    /// Its `files` entry (docs/definitions.md).
     pub fn file_json(&self) -> serde_json::Value {
         serde_json::json!({"path": self.path, "format": self.format, "events": self.events})
     }
@@ -62,8 +62,8 @@ pub fn memory_markdown(files: &[MemoryFile]) -> String {
     out
 }
 
-/// `analyze --json`'s object for snapshots and memory timelines (DESIGN §5): `files` plus a
-/// `snapshot` block (devices of every snapshot given) and, for timelines, a `memory_timeline`
+/// `analyze --json`'s object for snapshots and memory timelines (docs/definitions.md): `files` plus
+/// a `snapshot` block (devices of every snapshot given) and, for timelines, a `memory_timeline`
 /// block.
 pub fn memory_json(files: &[MemoryFile]) -> serde_json::Value {
     let list: Vec<serde_json::Value> = files

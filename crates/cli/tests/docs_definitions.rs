@@ -416,3 +416,63 @@ fn anchors_follow_github() {
     let a = anchors("## A\n## A\n```\n# not\n```\n");
     assert_eq!(a, ["a", "a-1"].iter().map(|x| x.to_string()).collect());
 }
+
+#[test]
+fn no_file_of_the_repository_points_outside_it_for_documentation() {
+    // The definitions live in docs/, not in a design note beside the clone: a clone alone must
+    // tell a user what every figure means. (Tests may read ../shared/corpus: that is data.)
+    let root = repo();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    let mut dirs = vec![root.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                let skip = [
+                    "target",
+                    "node_modules",
+                    "dist",
+                    "dist-single",
+                    ".git",
+                    ".venv",
+                    "fuzz",
+                ];
+                if !skip.contains(&name.as_str()) && !name.starts_with('.') {
+                    dirs.push(p);
+                }
+                continue;
+            }
+            let text_like = [
+                ".rs", ".md", ".mjs", ".js", ".py", ".sh", ".toml", ".html", ".css",
+            ];
+            if !text_like.iter().any(|x| name.ends_with(x)) || p.ends_with(file!()) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            checked += 1;
+            for (k, line) in text.lines().enumerate() {
+                if ["DESIGN §", "DESIGN.md", "STYLE.md", "shared/DESIGN"]
+                    .iter()
+                    .any(|w| line.contains(w))
+                {
+                    let rel = p.strip_prefix(&root).unwrap().display().to_string();
+                    bad.push(format!("{rel}:{}: {}", k + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 300,
+        "only {checked} files read: the walk is broken"
+    );
+    assert!(
+        bad.is_empty(),
+        "these lines point to documentation outside the repository (say it in docs/ and point \
+         there):\n{}",
+        bad.join("\n")
+    );
+}

@@ -1,7 +1,7 @@
-//! Seed kernel categories: headline figures test comm before matmul (DESIGN §4), so NCCL kernels
-//! whose signature holds `ncclDevComm*` are comm, not matmul through the bare `mm`. Regression for
-//! issue 18: the A100 rank-0-of-16 Overview said matmul 79 %, comm 0 %, while the finer
-//! classification right below said comm 42 %.
+//! Seed kernel categories: headline figures test comm before matmul (docs/definitions.md), so NCCL
+//! kernels whose signature holds `ncclDevComm*` are comm, not matmul through the bare `mm`.
+//! Regression for issue 18: the A100 rank-0-of-16 Overview said matmul 79 %, comm 0 %, while the
+//! finer classification right below said comm 42 %.
 
 #![allow(clippy::unwrap_used)]
 

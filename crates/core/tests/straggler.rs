@@ -1,4 +1,4 @@
-//! The straggler is the rank the others wait for (DESIGN §4 "Multi-rank"), one verdict in every
+//! The straggler is the rank the others wait for (docs/definitions.md), one verdict in every
 //! output. Hand-built runs whose answer is known by construction: in a synchronous job every
 //! rank's step takes the same time, so the slowest step names nobody; the rank that arrives last
 //! at the collectives is the straggler when it stands out beyond the step-to-step noise, and

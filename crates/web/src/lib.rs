@@ -1,6 +1,6 @@
 //! Leptos client-side app over `tracelight-core`: loading (file, drop, `?url=`), the session,
 //! DOM views and canvas painters. Parsing runs on the main thread in fixed slices that yield to the
-//! browser between them, so progress paints and Cancel works (DESIGN §2's accepted alternative to
+//! browser between them, so progress paints and Cancel works (the design's accepted alternative to
 //! a worker).
 //!
 //! Layers, each importing only those before it (`tests/arch/imports.test.mjs` enforces it):

@@ -1,4 +1,4 @@
-//! Collective matching across ranks (DESIGN §4 "Multi-rank").
+//! Collective matching across ranks (docs/definitions.md).
 //!
 //! Each rank's collectives are its NCCL kernels (HTA's `^nccl…Kernel` rule), else, in CPU-only
 //! runs, its `gloo:*` / `nccl:*` annotations. Their collective args (`Collective name`, `In msg

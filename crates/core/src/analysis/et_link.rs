@@ -1,15 +1,15 @@
 //! Linking a Chakra execution trace to the Kineto trace of the same run.
 //!
-//! Definition (DESIGN §3; PyTorch #122833 / #122948, which added the key for exactly this): an ET
-//! node and a Kineto op (`cpu_op` or `user_annotation`) are the same op when the node's `rf_id`
-//! equals the op's `Record function id` arg, the names agree, and the time ranges are consistent —
-//! ET nodes carry no times of their own, so "overlapping" is checked through the tree: when the
-//! node's nearest ET ancestor is linked to a Kineto op on the same thread, the two Kineto ops must
-//! overlap in time. HTA matches on `External id`, which is a different counter and links the wrong
-//! ops; it is never used here.
+//! Definition (docs/definitions.md, `.et[].link`; PyTorch #122833 / #122948, which added the key
+//! for exactly this): an ET node and a Kineto op (`cpu_op` or `user_annotation`) are the same op
+//! when the node's `rf_id` equals the op's `Record function id` arg, the names agree, and the time
+//! ranges are consistent — ET nodes carry no times of their own, so "overlapping" is checked
+//! through the tree: when the node's nearest ET ancestor is linked to a Kineto op on the same
+//! thread, the two Kineto ops must overlap in time. HTA matches on `External id`, which is a
+//! different counter and links the wrong ops; it is never used here.
 //!
 //! `Record function id` is absent from traces written before PyTorch 2.4 and 0 in some: such ops are
-//! counted and reported, never guessed at (DESIGN §3).
+//! counted and reported, never guessed at (docs/definitions.md).
 
 use crate::model::exec_trace::ExecTrace;
 use crate::model::{SliceKind, Trace, NONE, NO_ID};

@@ -1,4 +1,4 @@
-//! FLOPs per op and achieved TFLOPS / MFU (DESIGN §4 "Achieved TFLOPS / MFU").
+//! FLOPs per op and achieved TFLOPS / MFU (docs/definitions.md).
 //!
 //! Current torch writes no `flops` arg into the trace even with `with_flops=True` (older versions
 //! did), so FLOPs come from, in order: the `flops` arg when present ([`FlopsSource::Trace`]);

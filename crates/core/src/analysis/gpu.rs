@@ -1,5 +1,5 @@
 //! GPU time: utilization (TensorBoard plugin), the HTA temporal breakdown, idle gaps per stream,
-//! and communication/compute overlap (DESIGN §4 "GPU utilization", "Temporal / idle breakdown").
+//! and communication/compute overlap (docs/definitions.md).
 //!
 //! - Utilization = union of kernel intervals per device ÷ the ProfilerStep window (first step
 //!   start → last step end; the whole trace when there are no steps), as the TensorBoard plugin's
@@ -9,14 +9,14 @@
 //!   union, idle = span − busy, compute = union of kernels HTA types COMPUTATION, non-compute =
 //!   busy − compute. HTA's types (hta/utils/utils.py): COMMUNICATION = `^nccl.*Kernel`, MEMORY =
 //!   `^Memcpy|^Memset|^dma`, COMPUTATION = none of those and not matching
-//!   `.*Memcpy|^Memset|.*Sync`; the rest is OTHER (counted as non-compute). DESIGN §4 quotes a
-//!   broader COMM pattern (`^nccl|^hip|^hccl|ncclKernel`); the released HTA uses the one above, and
-//!   that is what `tests/hta_reference.rs` checks against.
+//!   `.*Memcpy|^Memset|.*Sync`; the rest is OTHER (counted as non-compute). An older definition
+//!   quoted a broader COMM pattern (`^nccl|^hip|^hccl|ncclKernel`); the released HTA uses the one
+//!   above, and that is what `tests/hta_reference.rs` checks against.
 //! - Idle gaps per stream follow HTA's `_analyze_idle_time_for_stream`: the gap before a kernel is
 //!   host wait when its launch call started after the previous kernel ended, kernel wait when it is
 //!   under [`KERNEL_WAIT_NS`] (HTA's `consecutive_kernel_delay` = 30 µs), else other.
 //! - Overlap % = |compute ∩ comm| ÷ |comm|; exposed comm = |comm − compute| (HTA
-//!   `get_comm_comp_overlap` and the DESIGN's definition).
+//!   `get_comm_comp_overlap` and docs/definitions.md).
 
 use super::intervals::{clip, intersect, subtract, total, union};
 use crate::model::{Ns, SliceKind, Trace, TrackKind, NONE};
@@ -141,7 +141,8 @@ fn gpu_intervals(t: &Trace, device: Option<i64>, keep: impl Fn(usize) -> bool) -
     v
 }
 
-/// Temporal breakdown over all GPU work of the trace (kernels, memcpy, memset), DESIGN §4.
+/// Temporal breakdown over all GPU work of the trace (kernels, memcpy, memset),
+/// docs/definitions.md.
 pub fn temporal(t: &Trace) -> Temporal {
     temporal_of(&gpu_intervals_named(t, |_| true))
 }
@@ -279,11 +280,11 @@ pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
     out
 }
 
-/// Kernel intervals per device: what "GPU utilization" counts (DESIGN §4), here over the step
-/// window and on the timeline's utilization counter per pixel. Kernels only (memcpy / memset are
-/// not utilization); a kernel's device is its `device` arg, else its track's, else -1 (unknown,
-/// never filed under device 0). Devices ascending; a kernel is counted on every device that
-/// claims it (arg or track).
+/// Kernel intervals per device: what "GPU utilization" counts (docs/definitions.md), here over the
+/// step window and on the timeline's utilization counter per pixel. Kernels only (memcpy / memset
+/// are not utilization); a kernel's device is its `device` arg, else its track's, else -1 (unknown,
+/// never filed under device 0). Devices ascending; a kernel is counted on every device that claims
+/// it (arg or track).
 pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
     let mut devs: Vec<i64> = t
         .gpu

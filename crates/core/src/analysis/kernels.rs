@@ -1,4 +1,4 @@
-//! The kernel table and kernel categories (DESIGN §4 "Kernel categories").
+//! The kernel table and kernel categories (docs/definitions.md).
 //!
 //! Two classifications are shown side by side:
 //! - the seed classification (KempnerForge): substring match on the lowercased name — matmul:

@@ -1,4 +1,4 @@
-//! Launch statistics and sync points (DESIGN §4 "Launch statistics", after HTA's
+//! Launch statistics and sync points (docs/definitions.md, after HTA's
 //! `get_cuda_kernel_launch_stats`): launch delay = GPU start − launching runtime call end; a short
 //! kernel runs shorter on the GPU than its launch call took on the CPU (the launch-bound pattern);
 //! sync points are `cudaStreamSynchronize`, `cudaDeviceSynchronize`, `cudaEventSynchronize` (and

@@ -1,4 +1,4 @@
-//! Memory from `[memory]` events (DESIGN §4 "Memory"): allocated and reserved curves per device
+//! Memory from `[memory]` events (docs/definitions.md): allocated and reserved curves per device
 //! (`Total Allocated` / `Total Reserved` after each event), the peak, and the op that reached it —
 //! the innermost cpu_op / user_annotation on the event's thread active at the peak event's time.
 //! Per-op self/total allocation is in [`super::ops`] (torch's `cpu_memory_usage` semantics).

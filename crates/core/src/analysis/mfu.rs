@@ -1,4 +1,4 @@
-//! Achieved TFLOPS and MFU (DESIGN §4 "Achieved TFLOPS / MFU"), each op against the peak of its
+//! Achieved TFLOPS and MFU (docs/definitions.md), each op against the peak of its
 //! own math — dtype and math unit, decided in [`super::math_unit`] from its inputs, the kernels
 //! it launched and the trace's TF32 mode ([`super::roofline::call_costs`]); peaks from the
 //! device table ([`super::devices`]).

@@ -1,6 +1,6 @@
 //! Analyses: pure functions from a loaded [`crate::model::Trace`] to small serde structs, one file
-//! per analysis. Each file names the definition it implements (DESIGN §4) and the reference it is
-//! checked against (torch `key_averages`, HTA, the TensorBoard plugin).
+//! per analysis. Each file names the definition it implements (docs/definitions.md) and the
+//! reference it is checked against (torch `key_averages`, HTA, the TensorBoard plugin).
 
 pub mod autograd;
 pub mod collectives;

@@ -1,4 +1,4 @@
-//! The operator table, with torch `key_averages()` semantics (DESIGN §4 "Operator table"),
+//! The operator table, with torch `key_averages()` semantics (docs/definitions.md),
 //! computed from the trace and checked against `key_averages()` on the generated corpus
 //! (`tests/ops_vs_torch.rs`).
 //!

@@ -1,7 +1,7 @@
 //! Memory-snapshot analysis: per-device state figures, replayed peaks, the blocks live at the peak,
 //! allocations by stack, OOMs, private pools and the active-memory timeline.
 //!
-//! Definitions (DESIGN §4 "Memory", §5 `"snapshot"`):
+//! Definitions (docs/definitions.md, `.snapshot`):
 //! - **State figures** (`segments`, `reserved_bytes`, `allocated_bytes`, `active_bytes`,
 //!   `requested_bytes`, `blocks`) are sums over the snapshot's segments (`total_size`,
 //!   `allocated_size`, `active_size`, `requested_size`) and block states: the allocator's own numbers
@@ -72,7 +72,8 @@ pub struct PrivatePool {
     pub allocated_bytes: u64,
 }
 
-/// One device's figures. The first fields are the DESIGN §5 contract, in its order.
+/// One device's figures. The first fields are the JSON contract (docs/definitions.md), in its
+/// order.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceMemory {
     pub device: i64,

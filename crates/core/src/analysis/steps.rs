@@ -1,4 +1,4 @@
-//! Step breakdown with the TensorBoard plugin's priorities (DESIGN §4 "Step breakdown"): within
+//! Step breakdown with the TensorBoard plugin's priorities (docs/definitions.md): within
 //! each `ProfilerStep#N`, Kernel > Memcpy > Memset > Communication > Runtime > DataLoader >
 //! CPU Exec > Other, each claiming only time no higher category claimed, so the parts sum to the
 //! step. Kernel = non-communication kernels; Communication = NCCL kernels (HTA's

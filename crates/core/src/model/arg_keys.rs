@@ -1,4 +1,4 @@
-//! The Kineto `args` keys the model keeps in typed columns (DESIGN §3), listed once: the reader
+//! The Kineto `args` keys the model keeps in typed columns, listed once: the reader
 //! matches them ([`bytes`], in `ingest/kineto/event.rs`), the builder decides which stay columnar
 //! (`ingest/kineto/build.rs`), and [`crate::model::Trace::slice_args`] writes them back ([`text`]).
 //! Older spellings (`external id`, `Input dims`, `Bytes`) are listed beside the current ones.

@@ -1,6 +1,7 @@
-//! The `tracelight analyze --json` object (DESIGN §5): one [`Analysis`] per trace holds every
-//! analysis once; [`analyze_json`] lays several out as the contract says (times in µs as floats,
-//! sizes in bytes as integers), adding `ranks` and `straggler` when there is more than one trace.
+//! The `tracelight analyze --json` object (docs/definitions.md): one [`Analysis`] per trace holds
+//! every analysis once; [`analyze_json`] lays several out as the contract says (times in µs as
+//! floats, sizes in bytes as integers), adding `ranks` and `straggler` when there is more than one
+//! trace.
 
 pub use super::analysis::Analysis;
 use crate::analysis::{gpu::Temporal, memory::headline_peak, steps::CATEGORIES};
@@ -254,7 +255,7 @@ pub fn trace_json(a: &Analysis) -> Value {
             "window_us": us(a.gpu.window_ns),
             "temporal": temporal_json(t),
             // What HTA 0.5.0's get_temporal_breakdown computes (its event selection; see
-            // analysis::gpu::temporal_hta_compat), beside the DESIGN definition above.
+            // analysis::gpu::temporal_hta_compat), beside the definition above.
             "temporal_hta": temporal_json(&a.temporal_hta),
             "comm_us": us(a.gpu.overlap.comm_ns),
             "exposed_comm_us": us(a.gpu.overlap.exposed_comm_ns),

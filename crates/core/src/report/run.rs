@@ -1,4 +1,4 @@
-//! One run's multi-rank figures (DESIGN §4 "Multi-rank"): the ranks' clocks aligned, collectives
+//! One run's multi-rank figures (docs/definitions.md): the ranks' clocks aligned, collectives
 //! matched ([`crate::analysis::collectives`]), per-rank step times, time split, waits and memory,
 //! and the straggler with the ops that explain it.
 //!

@@ -1,5 +1,5 @@
 //! A run's multi-rank figures ([`super::run`]) as the `analyze --json` fields `ranks`,
-//! `straggler`, `collectives`, `alignment` (DESIGN §5: times µs as floats, sizes bytes as
+//! `straggler`, `collectives`, `alignment` (docs/definitions.md: times µs as floats, sizes bytes as
 //! integers; the fields that existed before runs keep their names and meaning), and as the
 //! Markdown a team pastes into an issue.
 

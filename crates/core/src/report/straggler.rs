@@ -1,4 +1,4 @@
-//! The straggler (DESIGN §4 "Multi-rank"): **the rank the others wait for**, one verdict that
+//! The straggler (docs/definitions.md): **the rank the others wait for**, one verdict that
 //! `analyze --json`, the Markdown summary and the Ranks tab all show.
 //!
 //! In a synchronous job every rank's step takes the same time (the collectives equalize them),

@@ -139,7 +139,7 @@ fn with_cache<R>(session: &SessionRef, f: impl FnOnce(&mut Cache) -> R) -> R {
     })
 }
 
-/// The snapshot's per-device figures (DESIGN §5 `snapshot.devices[]`), computed once.
+/// The snapshot's per-device figures (docs/definitions.md, `.snapshot.devices[]`), computed once.
 pub fn snapshot_summary(session: &SessionRef, file: usize) -> Option<Arc<SnapshotSummary>> {
     let Content::Snapshot(s) = &session.files.get(file)?.content else {
         return None;

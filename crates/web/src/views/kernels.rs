@@ -1,5 +1,5 @@
 //! Kernels: every GPU kernel / memcpy / memset name with its time, the seed and finer categories
-//! (DESIGN §4; the finer rules are listed and editable here), launch geometry, registers,
+//! (docs/definitions.md; the finer rules are listed and editable here), launch geometry, registers,
 //! occupancy and a tensor-core hint; a row opens its occurrences in the timeline.
 
 use crate::session::reveal;

@@ -1,7 +1,7 @@
-//! Operators: the full operator table with torch `key_averages()` semantics (DESIGN §4), sortable by
-//! any column, filterable by name, optionally grouped by input shape, CPU and/or device columns;
-//! a row opens its occurrences in the timeline. Exports: the `key_averages().table()` text to the
-//! clipboard, and CSV.
+//! Operators: the full operator table with torch `key_averages()` semantics (docs/definitions.md),
+//! sortable by any column, filterable by name, optionally grouped by input shape, CPU and/or device
+//! columns; a row opens its occurrences in the timeline. Exports: the `key_averages().table()` text
+//! to the clipboard, and CSV.
 
 use crate::platform::export;
 use crate::session::reveal;

@@ -1,5 +1,6 @@
-//! The step breakdown (TensorBoard plugin priorities, DESIGN §4): all steps together as one stacked
-//! bar, then each step as its own bar with its time; a step links to it in the timeline.
+//! The step breakdown (TensorBoard plugin priorities, docs/definitions.md): all steps together as
+//! one stacked bar, then each step as its own bar with its time; a step links to it in the
+//! timeline.
 
 use crate::session::{Nav, SessionRef};
 use crate::widgets::bars::{Bar, StackBar};

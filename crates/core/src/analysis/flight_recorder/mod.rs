@@ -1,5 +1,5 @@
 //! "Why did my job hang?": the Flight Recorder dumps of a job's ranks read together
-//! (DESIGN §3 "Flight Recorder dump"; torch's `flight_recorder/fr_trace` is the reference).
+//! (docs/formats.md; torch's `flight_recorder/fr_trace` is the reference).
 //!
 //! Like `fr_trace`, the same collective on every rank of its process group is keyed by
 //! (process group name, `collective_seq_id`), and the ranks are checked to agree on op, sizes

@@ -1,4 +1,4 @@
-//! Why the GPU is idle (DESIGN §4 "Idle causes"): every stretch of time a device runs no
+//! Why the GPU is idle (docs/definitions.md): every stretch of time a device runs no
 //! kernel, memcpy or memset gets exactly one cause, from what the host was doing meanwhile, so
 //! the causes of a device sum to its idle time and no interval counts twice.
 //!

@@ -1,4 +1,4 @@
-//! The roofline (DESIGN §4 "Achieved TFLOPS / MFU", the roofline beside it): for every op call
+//! The roofline (docs/definitions.md, the roofline beside it): for every op call
 //! of a known family ([`super::op_cost`]) its FLOPs, bytes moved and device time; grouped by op
 //! name and input shapes, each group's arithmetic intensity (FLOPs ÷ bytes), achieved FLOP/s and
 //! B/s, the peak of the math unit it ran on ([`super::math_unit`]) and the device's memory

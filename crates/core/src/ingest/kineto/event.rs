@@ -6,7 +6,8 @@ use crate::model::arg_keys::bytes as k;
 /// Declares [`ArgSpans`] from its field list.
 macro_rules! arg_spans {
     ($($(#[$doc:meta])* $f:ident),* $(,)?) => {
-        /// The typed args of DESIGN §3 that the model keeps in columns, as raw value spans.
+        /// The typed args ([`crate::model::arg_keys`]) that the model keeps in columns, as raw
+        /// value spans.
         #[derive(Default, Clone, Copy)]
         pub(super) struct ArgSpans<'a> {
             $($(#[$doc])* pub $f: Option<&'a [u8]>,)*

@@ -6,9 +6,10 @@
 //! `deviceProperties`, `distributedInfo`, `traceEvents`, … or, in 2020 files, a bare array of events.
 //!
 //! Supported: phases X, B/E, i/I, s/f/t (flows), M (process/thread metadata), C (counters);
-//! `[memory]` instants; the typed args of DESIGN §3; old (`Operator`, `Runtime`, `Kernel`, `async`
-//! flows) and new (`cpu_op`, `cuda_runtime`, `kernel`, `ac2g`) spellings; string pids/tids; u64 ids;
-//! trailing commas; truncated files (everything before the cut is kept and a warning gives the offset).
+//! `[memory]` instants; the typed args of `model::arg_keys`; old (`Operator`, `Runtime`, `Kernel`,
+//! `async` flows) and new (`cpu_op`, `cuda_runtime`, `kernel`, `ac2g`) spellings; string pids/tids;
+//! u64 ids; trailing commas; truncated files (everything before the cut is kept and a warning gives
+//! the offset).
 //!
 //! The reader is push-based: [`KinetoReader::push`] takes the decoded stream in slices of any size and
 //! keeps only the unfinished tail of the last event, so memory is the model plus one slice.

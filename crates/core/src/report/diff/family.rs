@@ -1,5 +1,5 @@
-//! Which ops and kernels may stand for one another when a rename is matched (DESIGN §4
-//! "Compare"): a rename pairs only like with like.
+//! Which ops and kernels may stand for one another when a rename is matched (docs/compare.md): a
+//! rename pairs only like with like.
 //!
 //! A backend change renames work without changing it: `aten::cudnn_convolution` becomes
 //! `aten::miopen_convolution`, `volta_sgemm_128x64_tn` becomes `ampere_sgemm_64x64_nn`, eager

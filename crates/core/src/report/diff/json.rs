@@ -1,11 +1,11 @@
-//! `tracelight diff A B --json` (DESIGN §5). The contract's fields stay as they were: `ops` and
-//! `kernels` rows with `name`, `a_us`, `b_us`, `delta_us`, `a_calls`, `b_calls`, sorted by
-//! |`delta_us`| (whole-trace totals: CPU total for ops, GPU total for kernels). Each row adds the
-//! per-step figures, its share of the step-time change, its status and how it was matched; the
-//! object adds the overview (`step`, `breakdown`, `categories`, `fine_categories`, `gpu`,
-//! `memory`, `flops` with the FLOP coverage of each side and whether the rates compare,
-//! `setup_notes`, `verdict`), `figures` (every figure a CI gate can bound, by the name
-//! `--fail-if` takes: [`super::figures`]) and, for runs, `ranks`. Each row says how it was matched (`how`,
+//! `tracelight diff A B --json` (docs/definitions.md). The contract's fields stay as they were:
+//! `ops` and `kernels` rows with `name`, `a_us`, `b_us`, `delta_us`, `a_calls`, `b_calls`, sorted
+//! by |`delta_us`| (whole-trace totals: CPU total for ops, GPU total for kernels). Each row adds
+//! the per-step figures, its share of the step-time change, its status and how it was matched; the
+//! object adds the overview (`step`, `breakdown`, `categories`, `fine_categories`, `gpu`, `memory`,
+//! `flops` with the FLOP coverage of each side and whether the rates compare, `setup_notes`,
+//! `verdict`), `figures` (every figure a CI gate can bound, by the name `--fail-if` takes:
+//! [`super::figures`]) and, for runs, `ranks`. Each row says how it was matched (`how`,
 //! `matched_by`, `family`, `confidence`); `renames` says whether renames were matched at all.
 
 use super::rows::DiffRow;

@@ -1,4 +1,4 @@
-//! Matching A's ops and kernels with B's (DESIGN §4 "Compare"; the rules are listed in
+//! Matching A's ops and kernels with B's (docs/compare.md; the rules are listed in
 //! [`super::rows`]' module doc and in docs/compare.md): by name, by shapes, by sizes, then renames
 //! within one family under the lowest common parent.
 

@@ -1,4 +1,4 @@
-//! The A/B diff (DESIGN §4 "Compare"): did a change help, and where did the time go?
+//! The A/B diff (docs/compare.md): did a change help, and where did the time go?
 //!
 //! Each side ([`side::Side`]) is one trace or the ranks of a run, reduced to per-step figures so
 //! runs of different step counts (or rank counts) compare as means. [`Diff::of`] sets them side by
@@ -81,7 +81,7 @@ pub struct RankLine {
     pub b_step_ns: Option<f64>,
 }
 
-/// Whether the two sides' FLOP rates (TFLOPS, MFU) measure the same work (DESIGN §4 "Compare"):
+/// Whether the two sides' FLOP rates (TFLOPS, MFU) measure the same work (docs/compare.md):
 /// both sides counted FLOPs, for as many op calls per step (within [`COVERAGE_TOLERANCE`] of the
 /// larger) covering as much of their GPU time (within the same tolerance, in points). Otherwise
 /// the rates are shown greyed, with `reasons`: a torch.compile'd side hides most of its FLOPs

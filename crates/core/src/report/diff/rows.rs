@@ -1,4 +1,4 @@
-//! Op and kernel rows of an A/B diff, matched across the two sides (DESIGN §4 "Compare"):
+//! Op and kernel rows of an A/B diff, matched across the two sides (docs/compare.md):
 //!
 //! 1. by key: the same name (and the same input shapes when grouping by shapes) — confidence
 //!    [`Confidence::Exact`];

@@ -1,5 +1,5 @@
 //! One side of an A/B comparison: a trace, or the ranks of a run, reduced to per-step figures
-//! (DESIGN §4 "Compare"). Every time figure is divided by the number of steps the side recorded
+//! (docs/compare.md). Every time figure is divided by the number of steps the side recorded
 //! (summed over its ranks: a rank-step is the unit), so a run of 5 steps compares fairly with one
 //! of 6 and a run of 8 ranks with one of 2. Totals over the whole trace are divided, not the time
 //! inside the step windows: GPU work launched in the last step often runs after its end and still
@@ -75,7 +75,7 @@ pub struct Stat {
     pub family: Option<String>,
 }
 
-/// What a side's FLOP rates rest on (DESIGN §4 "Compare"): the FLOPs the op table counted and
+/// What a side's FLOP rates rest on (docs/compare.md): the FLOPs the op table counted and
 /// how much of the GPU's work those ops are. Rates of two sides whose coverage differs measure
 /// different work ([`super::RateCheck`]).
 #[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
