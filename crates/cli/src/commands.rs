@@ -40,6 +40,29 @@ pub const USAGE: &str = "usage:
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
 
+/// What the `tracelight` command does with `args`, short of touching the process: the bytes of
+/// its stdout and stderr and its exit code (0, 1 when `diff --fail-if` found a bound crossed, 2 on
+/// unreadable input, 64 on a usage error). The binary (`main.rs`) writes them; so does the Python
+/// package's `tracelight` console script, so the two are one command, byte for byte.
+pub struct Outcome {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: u8,
+}
+
+pub fn outcome(args: &[String]) -> Outcome {
+    let (stdout, stderr, code) = match run_code(args) {
+        Ok((out, code)) => (out, String::new(), code),
+        Err(CliError::Input(e)) => (String::new(), format!("tracelight: {e}\n"), 2),
+        Err(CliError::Usage(m)) => (String::new(), format!("tracelight: {m}\n\n{USAGE}\n"), 64),
+    };
+    Outcome {
+        stdout,
+        stderr,
+        code,
+    }
+}
+
 pub fn run(args: &[String]) -> Result<String, CliError> {
     run_code(args).map(|x| x.0)
 }

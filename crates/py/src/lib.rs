@@ -301,6 +301,19 @@ fn _exact_json(text: &str) -> String {
     exact::parse(text).to_string()
 }
 
+/// The `tracelight` command itself, for the wheel's console script (`tracelight.cli`):
+/// `(stdout, stderr, exit code)` of `tracelight ARGS…`, from the very function the binary prints
+/// (`commands::outcome`), so the two are byte-identical. The GIL is released while it runs.
+#[pyfunction]
+fn _cli<'py>(py: Python<'py>, args: Vec<String>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, u8) {
+    let o = py.detach(|| tracelight_cli::commands::outcome(&args));
+    (
+        PyBytes::new(py, o.stdout.as_bytes()),
+        PyBytes::new(py, o.stderr.as_bytes()),
+        o.code,
+    )
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
@@ -310,6 +323,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(digest, m)?)?;
     m.add_function(wrap_pyfunction!(digest_stem, m)?)?;
     m.add_function(wrap_pyfunction!(_exact_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_cli, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
