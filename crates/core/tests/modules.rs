@@ -14,12 +14,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use tracelight_core::analysis::autograd::{autograd, is_wrapper};
+use tracelight_core::analysis::autograd::{autograd, backward_of, backward_table, is_wrapper};
 use tracelight_core::analysis::modules::{module_index, module_table};
 use tracelight_core::analysis::ops::op_tree;
 use tracelight_core::analysis::source::torch_stack;
 use tracelight_core::ingest::{load_bytes, Loaded};
 use tracelight_core::model::{SliceKind, Trace, NONE};
+use tracelight_core::view::flame::{Flame, Options, Scope, Weight};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torch-2.15-cpu");
 
@@ -474,4 +475,61 @@ fn provenance_links_backward_and_forward_both_ways() {
         fp.stack_text
     );
     assert_eq!(fp.module.as_deref(), Some(module.as_str()));
+}
+
+/// A module row opens its flame frame: the `nn.Module: X` frame (Python frames kept) holding most
+/// of the module's calls, whose breadcrumb's module frames spell the module's path, and which
+/// merges only that module's calls. And an Operators row of a backward node names the forward
+/// ops it was paired with.
+#[test]
+fn a_module_row_opens_its_flame_frame_and_backward_rows_name_their_forward_op() {
+    let (t, _) = load();
+    let ag = autograd(&t);
+    let tab = module_table(&t, &ag);
+    let g = Flame::build(
+        &t,
+        &Scope::default(),
+        Options {
+            weight: Weight::Cpu,
+            python: true,
+        },
+    );
+    assert!(!tab.rows.is_empty());
+    for m in &tab.rows {
+        let n = g
+            .frame_of(&m.frames)
+            .unwrap_or_else(|| panic!("{}: no frame", m.path));
+        assert_eq!(
+            g.label(&t, n),
+            format!("nn.Module: {}", m.name),
+            "{}",
+            m.path
+        );
+        assert!(
+            g.occurrences(n).iter().all(|s| m.frames.contains(s)),
+            "{}",
+            m.path
+        );
+        let modules: Vec<&str> = g
+            .path(n)
+            .into_iter()
+            .filter_map(|k| g.label(&t, k).strip_prefix("nn.Module: "))
+            .collect();
+        assert_eq!(modules.join("/"), m.path);
+    }
+    // No frame holds slices that are not in the graph.
+    assert_eq!(g.frame_of(&[]), None);
+
+    let bw = backward_table(&t, &ag);
+    let addmm = bw
+        .iter()
+        .find(|r| r.backward == "AddmmBackward0")
+        .expect("AddmmBackward0 in the fixture");
+    let want = vec![addmm.forward.as_str()];
+    assert_eq!(backward_of(&bw, "AddmmBackward0"), want);
+    assert_eq!(
+        backward_of(&bw, "autograd::engine::evaluate_function: AddmmBackward0"),
+        want
+    );
+    assert!(backward_of(&bw, "aten::addmm").is_empty());
 }

@@ -17,10 +17,12 @@ use crate::views::modules::ModulesView;
 use crate::views::open::OpenBar;
 use crate::views::operators::OperatorsView;
 use crate::views::overview::{Headline, Overview};
+use crate::views::scope::ScopePicker;
 use crate::views::session_bar::{SessionBar, TabBar};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::sync::Arc;
+use tracelight_core::analysis::scope::ScopeSpec;
 
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
@@ -65,10 +67,14 @@ pub fn App() -> impl IntoView {
     // The tab and file go into the URL hash, so a copied link reopens the same view.
     Effect::new(move |_| {
         let (tab, file) = (nav.tab.get(), nav.file.get());
+        let scope = nav
+            .scope
+            .with(|s| (*s != ScopeSpec::Whole).then(|| s.text()));
         if session.with(|s| s.is_some()) {
             crate::platform::hash::update(|d| {
                 d.tab = Some(tab.slug().to_owned());
                 d.file = Some(file);
+                d.scope = scope;
             });
         }
     });
@@ -121,6 +127,9 @@ pub fn App() -> impl IntoView {
             let link = crate::platform::hash::read();
             if let Some(f) = link.file.filter(|&f| s.trace(f).is_some()) {
                 nav.file.set(f);
+            }
+            if let Some(sc) = link.scope.as_deref().and_then(|v| ScopeSpec::parse(v).ok()) {
+                nav.scope.set(sc);
             }
             if let Some(t) = link
                 .tab
@@ -290,7 +299,14 @@ pub fn App() -> impl IntoView {
             let active = move || {
                 let s = s2.clone();
                 let file = nav.file.get();
-                match nav.tab.get() {
+                let tab = nav.tab.get();
+                // The four scoped tabs remount under a new scope (their tables are its tables).
+                if tab.scoped() && !embedded {
+                    nav.scope.track();
+                }
+                let picker = (tab.scoped() && !embedded)
+                    .then(|| view! { <ScopePicker session=s.clone() file=file /> });
+                let body = match tab {
                     // Embed mode: the cards above the timeline, in the iframe's height.
                     Tab::Overview if embedded => view! {
                         <div class="embed-overview">
@@ -308,7 +324,8 @@ pub fn App() -> impl IntoView {
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
                     Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare on_drop=drop_compare paired=PAIRED /> }.into_any(),
-                }
+                };
+                view! { {picker} {body} }.into_any()
             };
             view! {
                 <SessionBar session=s.clone() />

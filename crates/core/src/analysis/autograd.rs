@@ -176,6 +176,23 @@ pub struct BackwardRow {
     pub backward_gpu_ns: Ns,
 }
 
+/// The forward ops an op-table row is the backward of: for a backward node's row (`AddmmBackward0`
+/// or its `autograd::engine::evaluate_function: AddmmBackward0` wrapper) the forward ops its
+/// nodes were paired with (by sequence number, [`backward_table`]), most pairs first; empty for
+/// any other row. What the Operators tab's "Backward of" column shows.
+pub fn backward_of<'a>(rows: &'a [BackwardRow], op_name: &str) -> Vec<&'a str> {
+    let node = op_name.strip_prefix(EVALUATE_PREFIX).unwrap_or(op_name);
+    let mut v: Vec<(&str, u64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.backward == node) {
+        match v.iter_mut().find(|(f, _)| *f == r.forward) {
+            Some(x) => x.1 += r.pairs,
+            None => v.push((&r.forward, r.pairs)),
+        }
+    }
+    crate::sort::by(&mut v, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter().map(|(f, _)| f).collect()
+}
+
 /// Forward ↔ backward as a table, most backward GPU time first (then host, then names).
 pub fn backward_table(t: &Trace, ag: &Autograd) -> Vec<BackwardRow> {
     backward_table_masked(t, ag, Mask::ALL)

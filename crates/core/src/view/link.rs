@@ -39,6 +39,9 @@ pub struct DeepLink {
     pub step: Option<String>,
     /// An op or kernel by name and occurrence (1-based, time order).
     pub reveal: Option<(Named, String, u32)>,
+    /// The tables' scope (`scope=step:3`, `annotation:NAME[:K]`, `window:A-B`): the text of
+    /// [`crate::analysis::scope::ScopeSpec`], the same as the CLI's `--scope`.
+    pub scope: Option<String>,
 }
 
 /// Percent-encodes everything but unreserved characters and `:` (so `aten::mm` stays legible).
@@ -109,6 +112,7 @@ impl DeepLink {
                 "op" if !v.is_empty() => named = Some((Named::Op, decode_text(v))),
                 "kernel" if !v.is_empty() => named = Some((Named::Kernel, decode_text(v))),
                 "n" => n = v.parse::<u32>().ok().filter(|&n| n >= 1),
+                "scope" if !v.is_empty() => d.scope = Some(decode_text(v)),
                 _ => {}
             }
         }
@@ -144,6 +148,9 @@ impl DeepLink {
                 Named::Kernel => "kernel",
             };
             parts.push(format!("{key}={}&n={n}", encode_text(name)));
+        }
+        if let Some(s) = &self.scope {
+            parts.push(format!("scope={}", encode_text(s)));
         }
         if let Some(s) = &self.slice {
             parts.push(format!(
@@ -214,9 +221,10 @@ mod tests {
             }),
             step: Some("ProfilerStep#12".into()),
             reveal: Some((Named::Kernel, "void f<a, b>(int) ünï".into(), 3)),
+            scope: Some("annotation:## backward ##:2".into()),
         };
         let text = d.encode();
-        assert!(text.starts_with("#tab=timeline&file=1&visStart=-5&visEnd=1700000000123456&step=ProfilerStep%2312&kernel=void%20f%3Ca%2C%20b%3E(int)%20%C3%BCn%C3%AF&n=3&ts=1700000000000782800&dur=30048&track=GPU%200%20%2F%20stream%207%20%26%20co%20%231"), "{text}");
+        assert!(text.starts_with("#tab=timeline&file=1&visStart=-5&visEnd=1700000000123456&step=ProfilerStep%2312&kernel=void%20f%3Ca%2C%20b%3E(int)%20%C3%BCn%C3%AF&n=3&scope=annotation:%23%23%20backward%20%23%23:2&ts=1700000000000782800&dur=30048&track=GPU%200%20%2F%20stream%207%20%26%20co%20%231"), "{text}");
         assert_eq!(text.matches('#').count(), 1);
         assert_eq!(DeepLink::parse(&text), d);
     }

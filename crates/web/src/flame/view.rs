@@ -126,6 +126,18 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
         selected.set(None);
         hover.set(None);
     });
+    // A module row's "flame" link: zoom to and select the frame holding most of its calls.
+    Effect::new(move |_| {
+        let Some(want) = st.with(|s| s.focus.clone()) else {
+            return;
+        };
+        let n = graph.with(|g| g.frame_of(&want));
+        st.update(|s| {
+            s.focus = None;
+            s.zoom = n.unwrap_or(0);
+        });
+        selected.set(n);
+    });
 
     let canvas = NodeRef::<html::Canvas>::new();
     let wrap = NodeRef::<html::Div>::new();

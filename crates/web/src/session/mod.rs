@@ -22,6 +22,7 @@ use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::et::Producers;
 use tracelight_core::analysis::et_link::{link, same_process, EtLink};
 use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
+use tracelight_core::analysis::scope::ScopeSpec;
 use tracelight_core::ingest::flight_recorder::FrDump;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
@@ -39,6 +40,10 @@ pub struct TraceFile {
     /// Rank: `distributedInfo.rank`, else from the file name (`rank-N`, `workerN`), else file order.
     pub rank: i64,
     analysis: OnceLock<Analysis>,
+    /// The analyses over the scopes picked so far ([`TraceFile::analysis_in`]).
+    scoped: OnceLock<Box<Scoped>>,
+    /// A digest's: its analysis came with it and its events are a skeleton, so no scope.
+    digest: bool,
     timeline: OnceLock<Arc<TimelineData>>,
     /// The session's ET file of this trace's process and the link to it, made on first use.
     et_link: OnceLock<Option<(usize, EtLink)>>,
@@ -52,6 +57,8 @@ impl TraceFile {
             facts,
             rank: 0,
             analysis: OnceLock::new(),
+            scoped: OnceLock::new(),
+            digest: false,
             timeline: OnceLock::new(),
             et_link: OnceLock::new(),
         }
@@ -59,8 +66,9 @@ impl TraceFile {
 
     /// A trace file whose analysis is already known (a digest's: its skeleton trace would give
     /// other figures).
-    pub fn with_analysis(self, a: Analysis) -> Self {
+    pub fn with_analysis(mut self, a: Analysis) -> Self {
         let _ = self.analysis.set(a);
+        self.digest = true;
         self
     }
 
@@ -84,12 +92,72 @@ impl TraceFile {
     /// The analysis with the finer kernel categories under `rules` (the user's edits); the
     /// cached one, not a copy, while the rules are the defaults.
     pub fn analysis_with(&self, rules: &[FineRule]) -> Cow<'_, Analysis> {
-        if rules == default_fine_rules().as_slice() {
-            Cow::Borrowed(self.analysis())
-        } else {
-            Cow::Owned(self.analysis().with_fine_rules(rules))
+        self.analysis_with_in(rules, &ScopeSpec::Whole)
+    }
+
+    /// The tables over `spec` (the scope picker's choice): core's [`Analysis::scoped`], the
+    /// function behind the CLI's `--scope`, kept per scope for the session (a scope picked
+    /// again, or a tab switch under it, costs nothing). The whole trace's when `spec` is
+    /// [`ScopeSpec::Whole`] or names nothing in this trace ([`TraceFile::scope_error`] says so).
+    pub fn analysis_in(&self, spec: &ScopeSpec) -> &Analysis {
+        if *spec == ScopeSpec::Whole || self.digest {
+            return self.analysis();
+        }
+        // An append-only chain of cells: each scope's analysis lives as long as the file and is
+        // lent out by reference, as the whole trace's is.
+        let mut cell = &self.scoped;
+        loop {
+            let node = cell.get_or_init(|| {
+                let a = match spec.resolve(&self.trace) {
+                    Ok(Some(scope)) => Some(self.analysis().scoped(&self.trace, &scope)),
+                    _ => None,
+                };
+                Box::new(Scoped {
+                    spec: spec.clone(),
+                    analysis: a,
+                    next: OnceLock::new(),
+                })
+            });
+            if node.spec == *spec {
+                return node.analysis.as_ref().unwrap_or_else(|| self.analysis());
+            }
+            cell = &node.next;
         }
     }
+
+    /// [`TraceFile::analysis_in`] under the scope picker's choice (`Nav::scope`); the views
+    /// under it remount when it changes, so they read it untracked.
+    pub fn analysis_at(&self, scope: leptos::prelude::RwSignal<ScopeSpec>) -> &Analysis {
+        use leptos::prelude::WithUntracked;
+        scope
+            .try_with_untracked(|sp| self.analysis_in(sp))
+            .unwrap_or_else(|| self.analysis())
+    }
+
+    /// Why `spec` names nothing in this trace (`no ProfilerStep#9 …`), or `None` when it does.
+    pub fn scope_error(&self, spec: &ScopeSpec) -> Option<String> {
+        if self.digest && *spec != ScopeSpec::Whole {
+            return Some("a digest holds the whole trace's tables, not its events: open the trace to scope them".into());
+        }
+        spec.resolve(&self.trace).err()
+    }
+
+    /// [`TraceFile::analysis_with`] over a scope.
+    pub fn analysis_with_in(&self, rules: &[FineRule], spec: &ScopeSpec) -> Cow<'_, Analysis> {
+        let a = self.analysis_in(spec);
+        if rules == default_fine_rules().as_slice() {
+            Cow::Borrowed(a)
+        } else {
+            Cow::Owned(a.with_fine_rules(rules))
+        }
+    }
+}
+
+/// One scope's analysis in [`TraceFile`]'s chain; `None` when the scope names nothing here.
+struct Scoped {
+    spec: ScopeSpec,
+    analysis: Option<Analysis>,
+    next: OnceLock<Box<Scoped>>,
 }
 
 pub enum Content {

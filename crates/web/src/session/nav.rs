@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
+use tracelight_core::analysis::scope::ScopeSpec;
 
 /// Progress of the load in flight, measured in raw bytes read.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,6 +121,10 @@ pub struct FlameState {
     pub python: bool,
     /// The frame shown as root (a node of the graph of this scope), 0 for the whole graph.
     pub zoom: u32,
+    /// Slices whose frame to open once the graph is built (a module row's calls): the flame
+    /// graph zooms to the frame holding most of them (`Flame::frame_of`), selects it, and clears
+    /// this.
+    pub focus: Option<Arc<Vec<u32>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -152,6 +157,9 @@ pub struct Nav {
     /// The timeline's selected slice (file, slice index), published for the embedding host.
     pub selected: RwSignal<Option<(usize, u32)>>,
     pub flame: RwSignal<FlameState>,
+    /// The scope of the Overview, Operators, Kernels and Modules tables (the scope picker; the
+    /// link's `scope=`): one for all four, as the CLI's `--scope` is one for all its tables.
+    pub scope: RwSignal<ScopeSpec>,
 }
 
 impl Nav {
@@ -163,6 +171,7 @@ impl Nav {
             goto: RwSignal::new(None),
             selected: RwSignal::new(None),
             flame: RwSignal::new(FlameState::default()),
+            scope: RwSignal::new(ScopeSpec::Whole),
         }
     }
 
@@ -202,6 +211,7 @@ impl Nav {
                 tracks: Arc::new(tracks),
             }),
             zoom: 0,
+            focus: None,
             ..keep
         });
         if self.file.get_untracked() != file {
@@ -210,6 +220,44 @@ impl Nav {
         if self.tab.get_untracked() != Tab::Flame {
             self.tab.set(Tab::Flame);
         }
+    }
+}
+
+impl Nav {
+    /// Switches to the flame graph of trace file `file`, whole trace with Python frames (where
+    /// module frames are), opened at the frame holding most of `slices`.
+    pub fn flame_of_slices(&self, file: usize, slices: Vec<u32>) {
+        let keep = self.flame.get_untracked();
+        self.flame.set(FlameState {
+            file,
+            scope: FlameScope::Whole,
+            python: true,
+            zoom: 0,
+            focus: Some(Arc::new(slices)),
+            ..keep
+        });
+        if self.file.get_untracked() != file {
+            self.file.set(file);
+        }
+        if self.tab.get_untracked() != Tab::Flame {
+            self.tab.set(Tab::Flame);
+        }
+    }
+
+    /// Scopes the tables to `[t0, t1)` (a timeline area selection) and shows the Overview.
+    pub fn scope_to_window(&self, t0: i64, t1: i64) {
+        self.scope.set(ScopeSpec::Window(t0, t1));
+        self.tab.set(Tab::Overview);
+    }
+}
+
+impl Tab {
+    /// The tabs whose tables the scope picker restricts.
+    pub fn scoped(self) -> bool {
+        matches!(
+            self,
+            Tab::Overview | Tab::Operators | Tab::Kernels | Tab::Modules
+        )
     }
 }
 

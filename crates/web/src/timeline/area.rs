@@ -1,6 +1,7 @@
 //! The area-selection panel: slices of the covered tracks overlapping the dragged time range,
 //! aggregated by name (count, total, self, average), like Perfetto's area selection; "Flame graph
-//! of selection" opens the flame graph tab scoped to the same range and tracks.
+//! of selection" opens the flame graph tab scoped to the same range and tracks; "Tables of this
+//! window" scopes the Overview, Operators, Kernels and Modules tables to the range.
 
 use super::tlstate::Ctx;
 use crate::session::Nav;
@@ -29,12 +30,20 @@ pub fn AreaPanel(ctx: Ctx) -> impl IntoView {
                 nav.flame_of_area(file, a.t0, a.t1, picked.clone());
             }
         };
+        // The tables (Overview, Operators, Kernels, Modules) over the same time range, all tracks.
+        let (t0, t1) = (a.t0, a.t1);
+        let scope = move |_| {
+            if let Some(nav) = nav {
+                nav.scope_to_window(t0, t1);
+            }
+        };
         Some(view! {
             <section class="tl-panel tl-area" data-testid="area">
                 <h3 data-testid="area-summary" data-count=total.to_string()>
                     {format!("{total} slices · {} names · {} tracks · {}", agg.len(), n_tracks, format_duration(a.t1 - a.t0))}
                 </h3>
                 <button class="button" data-testid="area-flame" on:click=flame>"Flame graph of selection"</button>
+                <button class="button" data-testid="area-scope" on:click=scope title="Restrict the Overview, Operators, Kernels and Modules tables to this time range (every track): ops that start in it, GPU work launched in it">"Tables of this window"</button>
                 <table data-testid="area-table">
                     <thead><tr><th>"Name"</th><th class="num">"Count"</th><th class="num">"Total"</th><th class="num">"Self"</th><th class="num">"Avg"</th></tr></thead>
                     <tbody>

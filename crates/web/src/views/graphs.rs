@@ -13,7 +13,9 @@ pub fn GpuHealthLine(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return ().into_any();
     };
-    let h = tf.analysis().health.clone();
+    // Under the Overview: the scope picker's scope, as the cards beside it.
+    let scope = use_context::<Nav>().unwrap_or_default().scope;
+    let h = tf.analysis_at(scope).health.clone();
     if h.gpu_ns == 0 && h.reader.is_empty() {
         return ().into_any();
     }

@@ -148,14 +148,14 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return view! { <p class="muted">"Not a trace."</p> }.into_any();
     };
-    if tf.analysis().kernels.rows.is_empty() {
+    if tf.analysis_at(nav.scope).kernels.rows.is_empty() {
         return view! { <section class="view" data-testid="kernels-view"><p class="muted">"No GPU kernels, copies or memsets in this trace."</p></section> }.into_any();
     }
     let store = StoredValue::new(session.clone());
     let with_rows = move |f: &mut dyn FnMut(&[KernelRow], i64)| {
         store.with_value(|s| {
             if let Some(tf) = s.trace(file) {
-                let k = &tf.analysis().kernels;
+                let k = &tf.analysis_at(nav.scope).kernels;
                 f(&k.rows, k.total_ns);
             }
         })
@@ -229,7 +229,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Col::num(KCol::Occupancy, "Occupancy", 84).tip("mean est. achieved occupancy %"),
         Col::text(KCol::LaunchingOp, "Launched by", 180),
     ];
-    let has_steps = tf.analysis().per_step.steps.len() >= 2;
+    let has_steps = tf.analysis_at(nav.scope).per_step.steps.len() >= 2;
     let mut cols = cols;
     if has_steps {
         cols.insert(
@@ -247,7 +247,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         if col == KCol::Steps {
             store.with_value(|s| {
                 if let Some(tf) = s.trace(file) {
-                    let a = tf.analysis();
+                    let a = tf.analysis_at(nav.scope);
                     if let Some(d) = a
                         .kernels
                         .rows
@@ -271,7 +271,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         };
         store.with_value(|s| {
             if let Some(tf) = s.trace(file) {
-                if let Some(k) = tf.analysis().kernels.rows.get(i) {
+                if let Some(k) = tf.analysis_at(nav.scope).kernels.rows.get(i) {
                     nav.reveal(file, reveal::gpu_slices(&tf.trace, &k.name), k.name.clone());
                 }
             }
@@ -284,7 +284,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         let mut out = (Vec::new(), 0);
         store.with_value(|s| {
             if let Some(tf) = s.trace(file) {
-                let a = tf.analysis();
+                let a = tf.analysis_at(nav.scope);
                 out = (
                     a.categories
                         .seed
@@ -328,7 +328,7 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         view! { <Bars bars=bars total_ns=total testid="kernel-fine-chart" /> }
     };
     let (seed, seed_total) = seed_bars();
-    let quirk = seed_quirk(&tf.analysis().kernels.rows);
+    let quirk = seed_quirk(&tf.analysis_at(nav.scope).kernels.rows);
     let categories = move || {
         let mut c: Vec<String> = fine.get().iter().cloned().collect();
         c.extend(["matmul", "comm", "memory", "other"].map(String::from));

@@ -11,5 +11,6 @@ pub mod open;
 pub mod operators;
 pub mod overview;
 pub mod recs;
+pub mod scope;
 pub mod session_bar;
 pub mod steps;

@@ -6,7 +6,7 @@
 //! - forward op ↔ backward node (`analysis::autograd`).
 //!
 //! A row opens its occurrences in the timeline: a module's call frames, a line's top-level ops,
-//! a pair's backward nodes.
+//! a pair's backward nodes; a module's "flame ›" cell opens the flame graph at its frame.
 
 use crate::session::{Nav, SessionRef};
 use crate::widgets::fmt;
@@ -38,6 +38,7 @@ columns! {
         Kernels = "kernels",
         Occ = "occupancy",
         Share = "share",
+        Flame = "flame",
     }
 }
 
@@ -85,6 +86,9 @@ fn module_cols() -> Vec<Col<Mc>> {
         Col::num(Mc::Occ, "Occupancy", 84)
             .tip("est. achieved occupancy, weighted by kernel time (kernels that report it)"),
         Col::num(Mc::Share, "GPU %", 64).tip("forward + backward GPU time, of all GPU time"),
+        Col::text(Mc::Flame, "Flame", 64).tip(
+            "open the module's frame in the flame graph (its calls merged, Python frames shown)",
+        ),
     ]
 }
 
@@ -117,7 +121,7 @@ fn backward_cols() -> Vec<Col<Bc>> {
 fn m_value(a: &Analysis, i: usize, c: Mc) -> Option<f64> {
     let r = a.modules.rows.get(i)?;
     Some(match c {
-        Mc::Name => return None,
+        Mc::Name | Mc::Flame => return None,
         Mc::Calls => r.calls as f64,
         Mc::Host => r.host_ns as f64,
         Mc::HostSelf => r.host_self_ns as f64,
@@ -152,6 +156,7 @@ fn m_cell(a: &Analysis, i: usize, c: Mc, flat: bool) -> String {
         Mc::Kernels => r.kernels.to_string(),
         Mc::Occ => r.occupancy_pct.map_or("–".into(), |o| format!("{o:.1}%")),
         Mc::Share => fmt::pct(r.gpu_ns + r.backward_gpu_ns, total),
+        Mc::Flame => "flame ›".into(),
     }
 }
 
@@ -251,7 +256,7 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return view! { <p class="muted">"Not a trace."</p> }.into_any();
     };
-    let a = tf.analysis();
+    let a = tf.analysis_at(nav.scope);
     let (n_mod, n_line, n_bwd) = (a.modules.rows.len(), a.sources.rows.len(), a.backward.len());
     let first = if n_mod > 0 {
         Mode::Modules
@@ -269,7 +274,7 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
     let with_a = move |f: &mut dyn FnMut(&Analysis)| {
         store.with_value(|s| {
             if let Some(tf) = s.trace(file) {
-                f(tf.analysis())
+                f(tf.analysis_at(nav.scope))
             }
         })
     };
@@ -352,7 +357,7 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
         let mut target: Option<(Vec<u32>, String)> = None;
         store.with_value(|s| {
             let Some(tf) = s.trace(file) else { return };
-            let a = tf.analysis();
+            let a = tf.analysis_at(nav.scope);
             let t = &tf.trace;
             target = match mode.get_untracked() {
                 Mode::Modules => a
@@ -386,6 +391,20 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
             nav.reveal(file, slices, label);
         }
     });
+    // A module's "flame ›" cell: the flame graph at the frame holding most of its calls.
+    let m_flame = Callback::new(move |(r, c): (usize, Mc)| {
+        if c != Mc::Flame {
+            return false;
+        }
+        let mut frames = None;
+        if let Some(i) = row_at(r) {
+            with_a(&mut |a: &Analysis| frames = a.modules.rows.get(i).map(|m| m.frames.clone()));
+        }
+        if let Some(f) = frames {
+            nav.flame_of_slices(file, f);
+        }
+        true
+    });
     let m_sort = Callback::new(move |k: Mc| msort.update(|s| *s = next_sort(*s, k, k != Mc::Name)));
     let l_sort = Callback::new(move |k: Lc| lsort.update(|s| *s = next_sort(*s, k, k != Lc::Line)));
     let b_sort = Callback::new(move |k: Bc| {
@@ -406,7 +425,7 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
     let table = move || {
         match mode.get() {
         Mode::Modules => view! {
-            <VTable cols=Signal::derive(module_cols) len=len cell=mcell on_activate=on_activate on_sort=m_sort sort=msort testid="module-table" visible_rows=22 label="Modules" />
+            <VTable cols=Signal::derive(module_cols) len=len cell=mcell on_activate=on_activate on_cell=m_flame on_sort=m_sort sort=msort testid="module-table" visible_rows=22 label="Modules" />
             <p class="hint" data-testid="module-health">{format!(
                 "GPU time outside any module (loss, optimizer, data movement): {} of {} ({}). Sorted by a figure or filtered, rows show full paths; unsorted, the tree.",
                 fmt::dur(outside), fmt::dur(total), fmt::pct(outside, total))}</p>
@@ -442,7 +461,7 @@ pub fn ModulesView(session: SessionRef, file: usize) -> impl IntoView {
                     <code>"torch.profiler.profile(with_stack=True)"</code>" (and a backward pass for forward ↔ backward)."</p>
             })}
             {table}
-            <p class="hint">"Click a row (or Enter) to see its occurrences in the timeline; a slice's details show its module, source line, stack and backward."</p>
+            <p class="hint">"Click a row (or Enter) to see its occurrences in the timeline, a module's “flame ›” to open its frame in the flame graph; a slice's details show its module, source line, stack and backward."</p>
         </section>
     }
     .into_any()

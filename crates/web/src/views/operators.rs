@@ -10,6 +10,7 @@ use crate::widgets::fmt;
 use crate::widgets::table::{columns, next_sort, Col, Sort, VTable};
 use leptos::prelude::*;
 use std::sync::{Arc, OnceLock};
+use tracelight_core::analysis::autograd::{backward_of, BackwardRow};
 use tracelight_core::analysis::ops::{op_table, OpOptions, OpRow, OpTable};
 use tracelight_core::report::table::{render, TableOptions};
 
@@ -42,6 +43,7 @@ columns! {
         SelfDeviceMem = "self_device_mem",
         Flops = "flops",
         Steps = "steps",
+        BackwardOf = "backward_of",
     }
 }
 
@@ -52,10 +54,18 @@ fn columns(
     dev_mem: bool,
     flops: bool,
     steps: bool,
+    backward: bool,
 ) -> Vec<Col<OpCol>> {
     let mut c = vec![Col::name(OpCol::Name, "Name", 260)];
     if shapes {
         c.push(Col::text(OpCol::Shapes, "Input shapes", 200));
+    }
+    if backward {
+        c.push(
+            Col::text(OpCol::BackwardOf, "Backward of", 150).tip(
+                "for a backward node's row: the forward op it was paired with (sequence number)",
+            ),
+        );
     }
     c.push(Col::num(OpCol::Calls, "Calls", 70));
     if side != Side::Device {
@@ -105,7 +115,7 @@ fn columns(
 /// The number a column sorts by; `None` for the text columns (sorted by name / shapes).
 fn sort_value(r: &OpRow, col: OpCol) -> Option<f64> {
     Some(match col {
-        OpCol::Name | OpCol::Shapes | OpCol::Steps => return None,
+        OpCol::Name | OpCol::Shapes | OpCol::Steps | OpCol::BackwardOf => return None,
         OpCol::Calls => r.calls as f64,
         OpCol::SelfCpu | OpCol::SelfCpuPct => r.self_cpu_ns as f64,
         OpCol::CpuTotal | OpCol::CpuTotalPct => r.cpu_total_ns as f64,
@@ -140,9 +150,38 @@ fn cell_text(t: &OpTable, r: &OpRow, col: OpCol) -> String {
         OpCol::DeviceMem => fmt::bytes(r.device_mem_bytes),
         OpCol::SelfDeviceMem => fmt::bytes(r.self_device_mem_bytes),
         OpCol::Flops => fmt::flops(r.flops),
-        // Filled by the view from the per-step distribution.
-        OpCol::Steps => String::new(),
+        // Filled by the view from the per-step distribution and the forward ↔ backward pairs.
+        OpCol::Steps | OpCol::BackwardOf => String::new(),
     }
+}
+
+/// `order` with each forward op's backward rows right under it (`AddmmBackward0` and its
+/// `evaluate_function` wrapper under `aten::addmm`), in the order they had; backward rows whose
+/// forward op is not shown stay where they were.
+fn group_by_forward(t: &OpTable, bw: &[BackwardRow], order: &[usize]) -> Vec<usize> {
+    let fwd_of: Vec<Option<&str>> = order
+        .iter()
+        .map(|&i| backward_of(bw, &t.rows[i].name).first().copied())
+        .collect();
+    let shown: std::collections::HashSet<&str> =
+        order.iter().map(|&i| t.rows[i].name.as_str()).collect();
+    let mut under: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (k, f) in fwd_of.iter().enumerate() {
+        if let Some(f) = f.filter(|f| shown.contains(f)) {
+            under.entry(f).or_default().push(order[k]);
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for (k, &i) in order.iter().enumerate() {
+        if fwd_of[k].is_some_and(|f| shown.contains(f)) {
+            continue;
+        }
+        out.push(i);
+        if let Some(v) = under.remove(t.rows[i].name.as_str()) {
+            out.extend(v);
+        }
+    }
+    out
 }
 
 fn csv(t: &OpTable, order: &[usize]) -> String {
@@ -178,11 +217,25 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
     let mem = &tf.trace.memory;
     let cpu_mem = mem.device_type.contains(&0);
     let dev_mem = mem.device_type.iter().any(|&d| d != 0);
-    let has_device = tf.analysis().ops.rows.iter().any(|r| r.device_total_ns > 0);
-    let has_flops = tf.analysis().ops.rows.iter().any(|r| r.flops > 0.0);
+    let has_device = tf
+        .analysis_at(nav.scope)
+        .ops
+        .rows
+        .iter()
+        .any(|r| r.device_total_ns > 0);
+    let has_flops = tf
+        .analysis_at(nav.scope)
+        .ops
+        .rows
+        .iter()
+        .any(|r| r.flops > 0.0);
     let grouped: Arc<OnceLock<OpTable>> = Arc::new(OnceLock::new());
     let filter = RwSignal::new(String::new());
     let group = RwSignal::new(false);
+    // Forward ↔ backward pairs of the scope: the "Backward of" column and the grouping by them.
+    let bw: Arc<Vec<BackwardRow>> = Arc::new(tf.analysis_at(nav.scope).backward.clone());
+    let has_backward = !bw.is_empty();
+    let by_fwd = RwSignal::new(false);
     let side = RwSignal::new(if has_device { Side::Both } else { Side::Cpu });
     let sort = RwSignal::new(Some((OpCol::SelfCpu, true)) as Sort<OpCol>);
     let copied = RwSignal::new(false);
@@ -201,11 +254,12 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                         )
                     }));
                 } else {
-                    f(&tf.analysis().ops);
+                    f(&tf.analysis_at(nav.scope).ops);
                 }
             }
         })
     };
+    let bw1 = bw.clone();
     let order = Memo::new(move |_| {
         let needle = filter.get().to_lowercase();
         let key = sort.get();
@@ -225,10 +279,13 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                     (if desc { o.reverse() } else { o }).then_with(|| x.name.cmp(&y.name))
                 });
             }
+            if by_fwd.get() {
+                v = group_by_forward(t, &bw1, &v);
+            }
         });
         Arc::new(v)
     });
-    let has_steps = tf.analysis().per_step.steps.len() >= 2;
+    let has_steps = tf.analysis_at(nav.scope).per_step.steps.len() >= 2;
     let cols = Signal::derive(move || {
         columns(
             side.get(),
@@ -237,19 +294,31 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
             dev_mem,
             has_flops,
             has_steps,
+            has_backward,
         )
     });
+    let bw2 = bw.clone();
     let cell = Callback::new(move |(r, col): (usize, OpCol)| {
         let mut out = String::new();
         let o = order.get_untracked();
         if let Some(&i) = o.get(r) {
             with_table(group.get_untracked(), &mut |t: &OpTable| {
-                out = cell_text(t, &t.rows[i], col)
+                let row = &t.rows[i];
+                out = match col {
+                    OpCol::BackwardOf => backward_of(&bw2, &row.name).join(", "),
+                    // Grouped by forward op, a backward row under its forward op is indented.
+                    OpCol::Name
+                        if by_fwd.get_untracked() && !backward_of(&bw2, &row.name).is_empty() =>
+                    {
+                        format!("\u{2003}↳ {}", row.name)
+                    }
+                    _ => cell_text(t, row, col),
+                };
             });
             if col == OpCol::Steps {
                 store.with_value(|(s, _)| {
                     if let Some(tf) = s.trace(file) {
-                        let a = tf.analysis();
+                        let a = tf.analysis_at(nav.scope);
                         let d = a.ops.rows.get(i).and_then(|row| {
                             if row.on_device {
                                 a.per_step.kernel(&row.name)
@@ -323,6 +392,10 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                     prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
                 <label class="check"><input type="checkbox" data-testid="op-group-shapes"
                     on:change=move |ev| group.set(event_target_checked(&ev)) />" Group by input shape"</label>
+                {has_backward.then(|| view! {
+                    <label class="check" title="each forward op with its backward nodes right under it"><input type="checkbox" data-testid="op-group-fwd"
+                        on:change=move |ev| by_fwd.set(event_target_checked(&ev)) />" Backward under forward op"</label>
+                })}
                 <select data-testid="op-side" on:change=move |ev| side.set(match event_target_value(&ev).as_str() {
                     "cpu" => Side::Cpu, "device" => Side::Device, _ => Side::Both })>
                     <option value="both" selected=has_device>"CPU + device columns"</option>

@@ -16,6 +16,7 @@ use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::memory::headline_peak;
+use tracelight_core::analysis::scope::ScopeSpec;
 use tracelight_core::report::num;
 use tracelight_core::report::summary::markdown;
 
@@ -35,11 +36,15 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
     };
     // Finer categories under the session's rules (edited on the Kernels tab), here and in the export.
     let rules = FineRules::current().0;
-    let a = tf.analysis_with(&rules.get_untracked());
+    let scope = use_context::<Nav>().unwrap_or_default().scope;
+    let a = tf.analysis_with_in(&rules.get_untracked(), &scope.get_untracked());
     let s2 = session.clone();
     let on_summary = move |_| {
         if let Some(tf) = s2.trace(file) {
-            let md = markdown(&tf.facts, &tf.analysis_with(&rules.get_untracked()));
+            let md = markdown(
+                &tf.facts,
+                &tf.analysis_with_in(&rules.get_untracked(), &scope.get_untracked()),
+            );
             let _ = export::download(
                 &format!("{}.summary.md", tf.facts.file),
                 "text/markdown",
@@ -140,9 +145,17 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return ().into_any();
     };
-    let a = tf.analysis();
+    let a = tf.analysis_at(nav.scope);
     let step_ns = a.step_time_ns();
-    let step_note = if a.steps.is_empty() {
+    let scoped = nav.scope.with_untracked(|s| *s != ScopeSpec::Whole)
+        && tf.scope_error(&nav.scope.get_untracked()).is_none();
+    let step_note = if scoped {
+        // Under a scope the rows are its windows (one per step or occurrence picked).
+        match a.steps.len() {
+            1 => "the scope's window".to_owned(),
+            n => format!("mean of the scope's {n} windows"),
+        }
+    } else if a.steps.is_empty() {
         "no ProfilerStep: whole trace".to_owned()
     } else {
         format!("mean of {} steps", a.steps.len())
@@ -151,7 +164,9 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
     let util_note = format!(
         "busy {} of the {} window",
         fmt::dur(a.gpu.busy_ns),
-        if a.gpu.window_from_steps {
+        if scoped {
+            "scope's"
+        } else if a.gpu.window_from_steps {
             "ProfilerStep"
         } else {
             "trace"
@@ -277,7 +292,7 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return ().into_any();
     };
-    let a = tf.analysis();
+    let a = tf.analysis_at(nav.scope);
     let rows: Arc<Vec<usize>> = Arc::new(
         (0..a.ops.rows.len())
             .filter(|&i| !a.ops.rows[i].on_device)
@@ -297,10 +312,10 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
     }
     let (s1, r1) = (session.clone(), rows.clone());
     let cell = Callback::new(move |(r, key): (usize, TopOpCol)| {
-        let Some(row) = r1
-            .get(r)
-            .and_then(|&i| s1.trace(file).map(|t| &t.analysis().ops.rows[i]))
-        else {
+        let Some(row) = r1.get(r).and_then(|&i| {
+            s1.trace(file)
+                .map(|t| &t.analysis_at(nav.scope).ops.rows[i])
+        }) else {
             return String::new();
         };
         match key {
@@ -314,7 +329,7 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
     let (s2, r2) = (session.clone(), rows.clone());
     let on_activate = Callback::new(move |r: usize| {
         let Some(tf) = s2.trace(file) else { return };
-        let Some(row) = r2.get(r).map(|&i| &tf.analysis().ops.rows[i]) else {
+        let Some(row) = r2.get(r).map(|&i| &tf.analysis_at(nav.scope).ops.rows[i]) else {
             return;
         };
         nav.reveal(file, reveal::op_slices(&tf.trace, row), row.name.clone());
@@ -333,7 +348,7 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return ().into_any();
     };
-    let n = tf.analysis().kernels.rows.len().min(5);
+    let n = tf.analysis_at(nav.scope).kernels.rows.len().min(5);
     let cols = vec![
         Col::name(TopKCol::Name, "Kernel", 200),
         Col::num(TopKCol::Calls, "Calls", 60),
@@ -345,7 +360,7 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
     let cell = Callback::new(move |(r, key): (usize, TopKCol)| {
         let Some(k) = s1
             .trace(file)
-            .and_then(|t| t.analysis().kernels.rows.get(r))
+            .and_then(|t| t.analysis_at(nav.scope).kernels.rows.get(r))
         else {
             return String::new();
         };
@@ -360,7 +375,7 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
     let s2 = session.clone();
     let on_activate = Callback::new(move |r: usize| {
         let Some(tf) = s2.trace(file) else { return };
-        let Some(k) = tf.analysis().kernels.rows.get(r) else {
+        let Some(k) = tf.analysis_at(nav.scope).kernels.rows.get(r) else {
             return;
         };
         nav.reveal(file, reveal::gpu_slices(&tf.trace, &k.name), k.name.clone());

@@ -41,7 +41,7 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     let Some(tf) = session.trace(file) else {
         return ().into_any();
     };
-    let a = tf.analysis();
+    let a = tf.analysis_at(nav.scope);
     if a.steps.is_empty() {
         return view! {
             <p class="muted" data-testid="no-steps">

@@ -113,6 +113,10 @@ pub fn VTable<C: Column>(
     /// JSON rather than with rounded text.
     #[prop(optional)]
     bytes: Option<Callback<(usize, C), Option<i64>>>,
+    /// A click on a cell, before the row's: `true` when it handled it (a link column, e.g. a
+    /// module's "flame"), so the row is not activated too.
+    #[prop(optional)]
+    on_cell: Option<Callback<(usize, C), bool>>,
 ) -> impl IntoView {
     let scroll = RwSignal::new(0.0f64);
     let cursor = RwSignal::new(0usize);
@@ -258,7 +262,13 @@ pub fn VTable<C: Column>(
                         // The full text on hover, numbers too: a narrow column never hides a value.
                         let title = text.clone();
                         let exact = bytes.and_then(|b| b.run((r, c.id))).map(|v| v.to_string());
-                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() data-bytes=exact title=title>{text}</div> }
+                        let id = c.id;
+                        let click = move |ev: web_sys::MouseEvent| {
+                            if on_cell.is_some_and(|cb| cb.run((r, id))) {
+                                ev.stop_propagation();
+                            }
+                        };
+                        view! { <div role="gridcell" class="vt-td" class:num=c.num data-col=c.id.key() data-bytes=exact title=title on:click=click>{text}</div> }
                     })
                     .collect_view();
                 view! {

@@ -138,6 +138,28 @@ impl Flame {
         }
     }
 
+    /// The frame that holds most of `slices` (a module's call frames, an op's calls), the
+    /// heavier on a tie: where "open in the flame graph" lands. A module called from two places
+    /// is two frames; the one with most of its calls is the one shown. `None` when no frame
+    /// holds any of them (Python frames left out, or none in this graph's scope).
+    pub fn frame_of(&self, slices: &[u32]) -> Option<u32> {
+        let mut want = slices.to_vec();
+        want.sort_unstable();
+        let mut best: Option<(usize, Ns, u32)> = None;
+        for n in 1..self.len() as u32 {
+            let hits = self
+                .occurrences(n)
+                .iter()
+                .filter(|s| want.binary_search(s).is_ok())
+                .count();
+            let w = self.total[n as usize];
+            if hits > 0 && best.is_none_or(|(h, bw, _)| (hits, w) > (h, bw)) {
+                best = Some((hits, w, n));
+            }
+        }
+        best.map(|(_, _, n)| n)
+    }
+
     /// `node` and its ancestors, root first (the breadcrumb).
     pub fn path(&self, node: u32) -> Vec<u32> {
         let mut v = Vec::new();

@@ -1,0 +1,149 @@
+//! The scope picker above the Overview, Operators, Kernels and Modules tabs: one control for the
+//! four (the whole trace, one `ProfilerStep#N`, an annotation's occurrences or one of them, a
+//! timeline window), kept in `Nav::scope` and the link's `scope=`. The tables under it are
+//! core's `Analysis::scoped` over that scope — the function behind `tracelight analyze --scope` —
+//! so the page and the CLI print the same figures for the same scope text.
+
+use crate::session::{Nav, SessionRef, TimeWindow};
+use crate::widgets::fmt;
+use leptos::prelude::*;
+use tracelight_core::analysis::scope::{annotation_names, step_numbers, ScopeSpec};
+use tracelight_core::report::scoped::WHOLE_TRACE;
+use tracelight_core::view::link::step_window;
+
+/// Annotation names offered (most host time first), and occurrences listed per name.
+const MAX_NAMES: usize = 30;
+const MAX_OCCURRENCES: u32 = 24;
+
+/// One choice: the scope text (the option's value, `--scope`'s argument) and its label.
+struct Choice {
+    spec: String,
+    label: String,
+}
+
+#[component]
+pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
+    let nav = use_context::<Nav>().unwrap_or_default();
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let t = &tf.trace;
+    let now = nav.scope.get_untracked();
+    let now_text = now.text();
+    let steps: Vec<Choice> = step_numbers(t)
+        .into_iter()
+        .map(|n| {
+            let name = format!("ProfilerStep#{n}");
+            let d = step_window(t, &name)
+                .map_or(String::new(), |(a, b)| format!(" · {}", fmt::dur(b - a)));
+            Choice {
+                spec: ScopeSpec::Step(n).text(),
+                label: format!("{name}{d}"),
+            }
+        })
+        .collect();
+    let mut notes: Vec<Choice> = Vec::new();
+    for (name, n, total) in annotation_names(t).into_iter().take(MAX_NAMES) {
+        let every = ScopeSpec::Annotation {
+            name: name.clone(),
+            occurrence: None,
+        };
+        notes.push(Choice {
+            spec: every.text(),
+            label: format!("{name} · all {n} · {}", fmt::dur(total)),
+        });
+        if n > 1 {
+            for k in 1..=n.min(MAX_OCCURRENCES) {
+                let one = ScopeSpec::Annotation {
+                    name: name.clone(),
+                    occurrence: Some(k),
+                };
+                notes.push(Choice {
+                    spec: one.text(),
+                    label: format!("\u{2003}{name} #{k}"),
+                });
+            }
+        }
+    }
+    // Time windows: the one in force (an area selection's), and what the timeline shows now.
+    let mut windows: Vec<Choice> = Vec::new();
+    if let ScopeSpec::Window(a, b) = now {
+        windows.push(Choice {
+            spec: now_text.clone(),
+            label: format!("Selected window · {}", fmt::dur(b - a)),
+        });
+    }
+    if let Some((a, b)) = use_context::<TimeWindow>().map(|w| w.0.get_untracked()) {
+        let w = ScopeSpec::Window(a, b);
+        if b - a > 1 && w != now && matches!(w.resolve(t), Ok(Some(_))) {
+            windows.push(Choice {
+                spec: w.text(),
+                label: format!("Timeline's view · {}", fmt::dur(b - a)),
+            });
+        }
+    }
+    let listed = now == ScopeSpec::Whole
+        || [&steps, &notes, &windows]
+            .iter()
+            .any(|g| g.iter().any(|c| c.spec == now_text));
+    let opt = |c: &Choice| {
+        view! { <option value=c.spec.clone() selected=c.spec == now_text>{c.label.clone()}</option> }
+    };
+    let group = |label: &'static str, g: &[Choice]| {
+        (!g.is_empty())
+            .then(|| view! { <optgroup label=label>{g.iter().map(opt).collect_view()}</optgroup> })
+    };
+    let error = tf.scope_error(&now);
+    // What the tables count, and what stays the whole trace's (`scope.whole_trace` in the CLI's
+    // JSON: `WHOLE_TRACE`), in words.
+    let note = match (&now, &error) {
+        (ScopeSpec::Whole, _) => view! {
+            <span>"The whole trace. Pick a step, an annotation or a timeline window (or drag an area in the timeline: “Tables of this window”) to restrict every table and card of these four tabs."</span>
+        }
+        .into_any(),
+        (_, Some(e)) => view! { <span>{format!("{e}: the tables show the whole trace.")}</span> }.into_any(),
+        (_, None) => {
+            let sc = now.resolve(t).ok().flatten();
+            let (n, total) = sc
+                .as_ref()
+                .map_or((0, 0), |s| (s.windows.len(), s.total_ns()));
+            let windows = if n == 1 {
+                format!("1 window, {}", fmt::dur(total))
+            } else {
+                format!("{n} windows, {} in all", fmt::dur(total))
+            };
+            view! {
+                <span title=format!("Not restricted: {}", WHOLE_TRACE.join(", "))>
+                    {format!("{windows}. Ops count by their start, whole; GPU work by its launch; utilization over the windows. The per-step column, idle causes, launch delays, idle gaps, per-op memory and recommendations stay the whole trace's. Same figures as ")}
+                    <code>{format!("tracelight analyze --json --scope '{now_text}'")}</code>
+                </span>
+            }
+            .into_any()
+        }
+    };
+    let on_change = move |ev: web_sys::Event| {
+        if let Ok(s) = ScopeSpec::parse(&event_target_value(&ev)) {
+            if s != nav.scope.get_untracked() {
+                nav.scope.set(s);
+            }
+        }
+    };
+    let reset = move |_| nav.scope.set(ScopeSpec::Whole);
+    let scoped = now != ScopeSpec::Whole;
+    view! {
+        <div class="scope-bar" class:scoped=scoped data-testid="scope-bar" data-scope=now_text.clone()
+            data-error=error.is_some().then_some("1")>
+            <label class="scope-label" for="scope-pick">"Scope"</label>
+            <select id="scope-pick" data-testid="scope-pick" on:change=on_change>
+                <option value="whole" selected=!scoped>"Whole trace"</option>
+                {(!listed).then(|| view! { <option value=now_text.clone() selected=true>{now.label()}</option> })}
+                {group("Steps", &steps)}
+                {group("Annotations (record_function)", &notes)}
+                {group("Timeline", &windows)}
+            </select>
+            {scoped.then(|| view! { <button class="button" data-testid="scope-reset" on:click=reset>"Whole trace"</button> })}
+            <span class="hint scope-note" class:scope-error=error.is_some() data-testid="scope-note">{note}</span>
+        </div>
+    }
+    .into_any()
+}
