@@ -128,6 +128,18 @@ test('the differential flame graph carries the CLI folded weights, colours by ch
   const zoomed = await layout(canvas);
   assert.equal(zoomed[0].stack, 'ProfilerStep*;aten::mm');
   assert.ok(Math.abs(zoomed[0].w - Number(await canvas.getAttribute('data-width'))) <= 1.5);
+  // ... and shows its slices in both paired timelines: 4 aten::mm in A's 4 steps, 2 in B's 2.
+  const revealed = (side, n) => p.waitForFunction(([s, k]) => document.querySelector(`[data-testid=compare-tl-${s}] [data-testid=reveal]`)?.getAttribute('data-count') === String(k), [side, n], { timeout: 30_000 });
+  await revealed('a', 4);
+  await revealed('b', 2);
+  await p.getByTestId('diff-flame-crumb').first().click();
+  await p.waitForFunction(() => document.querySelector('[data-testid=diff-flame-canvas]').getAttribute('data-root') === '0');
+  // The renamed frame: B's miopen op, and in A the cudnn op the diff renamed to it.
+  const conv = byStack.get('ProfilerStep*;aten::conv2d;aten::_convolution;aten::miopen_convolution');
+  await canvas.click({ position: { x: conv.x + conv.w / 2, y: conv.y + 9 } });
+  await p.waitForFunction(() => (document.querySelector('[data-testid=compare-tl-a] [data-testid=reveal]')?.textContent || '').includes('miopen'), null, { timeout: 30_000 });
+  await revealed('a', 4);
+  await revealed('b', 2);
   await p.getByTestId('diff-flame-crumb').first().click();
   await p.waitForFunction(() => document.querySelector('[data-testid=diff-flame-canvas]').getAttribute('data-root') === '0');
 

@@ -1,10 +1,12 @@
 //! The differential flame graph of the Compare tab: B's op tree merged as the Flame tab merges it,
 //! each frame as wide as B's time per step and coloured by its change against A on a diverging
 //! scale (red grew, blue shrank, grey unchanged, deepest red new in B); frames only A has are
-//! listed under it. Hover gives A, B, Δ and Δ% per step; a click zooms into a frame, the
+//! listed under it. Hover gives A, B, Δ and Δ% per step; a click zooms into a frame and shows the
+//! slices of its name (and, in A, of the names renamed to it) in both paired timelines; the
 //! breadcrumb zooms back out. Built by core (`report::diff::flame::DiffFlame`), the same tree
 //! `tracelight diff A B --folded` writes.
 
+use super::tables::{side_slices, Reveals};
 use crate::platform::canvas::{dpr, prepare};
 use crate::platform::frame::Frames;
 use crate::session::SessionRef;
@@ -142,7 +144,14 @@ fn figures(f: &DiffFlame, n: usize) -> Vec<(&'static str, String, f64)> {
 }
 
 #[component]
-pub fn DiffFlameCard(a: SessionRef, b: SessionRef, diff: Arc<Diff>) -> impl IntoView {
+pub fn DiffFlameCard(
+    a: SessionRef,
+    b: SessionRef,
+    diff: Arc<Diff>,
+    /// A's and B's paired timelines: a click shows the frame's slices there.
+    reveals: Reveals,
+) -> impl IntoView {
+    let sessions = StoredValue::new((a.clone(), b.clone(), diff.clone()));
     let has_gpu = diff.a.has_gpu && diff.b.has_gpu;
     let device = RwSignal::new(diff.measure == Measure::Device);
     let graph = {
@@ -252,9 +261,37 @@ pub fn DiffFlameCard(a: SessionRef, b: SessionRef, diff: Arc<Diff>) -> impl Into
         }
     };
     let on_click = move |ev: web_sys::MouseEvent| {
-        if let Some(n) = node_at(&ev) {
-            zoom.set(n);
-        }
+        let Some(n) = node_at(&ev) else {
+            return;
+        };
+        zoom.set(n);
+        let name = graph.with_untracked(|g| g.label.get(n).cloned());
+        let Some(name) = name.filter(|_| n > 0) else {
+            return;
+        };
+        sessions.with_value(|(sa, sb, d)| {
+            // A's names that the diff renamed to this one, and the name itself.
+            let mut a_names: Vec<String> = renames(d)
+                .into_iter()
+                .filter(|(_, to)| *to == name)
+                .map(|(from, _)| from)
+                .collect();
+            a_names.push(name.clone());
+            let b_names = vec![name.clone()];
+            let slices = |s: &SessionRef, names: &[String]| {
+                let mut v = side_slices(s, names, false);
+                v.extend(side_slices(s, names, true));
+                v.sort_unstable();
+                v.dedup();
+                Arc::new(v)
+            };
+            reveals
+                .0
+                .set(Some((slices(sa, &a_names), format!("A: {name}"))));
+            reveals
+                .1
+                .set(Some((slices(sb, &b_names), format!("B: {name}"))));
+        });
     };
     let tip = move || {
         let (n, x, y) = hover.get()?;

@@ -82,7 +82,7 @@ fn cell(r: &DiffRow, col: DiffCol) -> String {
 pub type Reveals = (RwSignal<PairReveal>, RwSignal<PairReveal>);
 
 /// The slices of `names` in a side's first trace (op or kernel names).
-fn side_slices(s: &SessionRef, names: &[String], kernels: bool) -> Vec<u32> {
+pub fn side_slices(s: &SessionRef, names: &[String], kernels: bool) -> Vec<u32> {
     let Some(tf) = s.trace_indices().first().and_then(|&f| s.trace(f)) else {
         return Vec::new();
     };

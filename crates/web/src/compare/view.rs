@@ -309,7 +309,7 @@ pub fn CompareView(
             {move || {
                 // Keyed by name (not shapes): frames match by name path; renames as the tables.
                 let diff = variant(false, renames.get());
-                view! { <DiffFlameCard a=session.clone() b=b.clone() diff=diff /> }
+                view! { <DiffFlameCard a=session.clone() b=b.clone() diff=diff reveals=reveals /> }
             }}
         </section>
     }
