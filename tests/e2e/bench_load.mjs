@@ -5,6 +5,9 @@
 // first_bytes_ms (→ first bytes parsed), the part of the load
 // the reader itself ran (parse_ms), decoded MB/s, and the wasm linear memory after the load.
 // INFLATE=browser|wasm picks who inflates .gz (DecompressionStream in the worker, or flate2).
+// WORKERS=N reads a plain trace on N workers (0: on the page's thread; unset: the page decides).
+// Long tasks on the page's thread (a PerformanceObserver for 'longtask', installed before the page's
+// own scripts) are counted from the pick to the Overview shown: longest, count, and their sum.
 import path from 'node:path';
 import fs from 'node:fs';
 import { serve, browser, ROOT } from './harness.mjs';
@@ -17,14 +20,21 @@ for (const f of files) {
   const size = fs.statSync(f).size;
   for (let run = 0; run < Number(process.env.RUNS || 3); run++) {
     const p = await b.newPage();
+    await p.addInitScript(() => {
+      window.__longtasks = [];
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
+        .observe({ type: 'longtask', buffered: true });
+    });
     const t0 = Date.now();
-    const q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
+    let q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
+    if (process.env.WORKERS !== undefined) q += `&workers=${process.env.WORKERS}`;
     if (process.env.VIA === 'file') {
       await p.goto(`${srv.base}/?${q}`);
       // As a user would: the app is up (and its reader warmed, see load::warm_up) before a file
       // is picked. IDLE_MS=0 picks at once, making the start-up part of the load.
       await p.getByTestId('empty').waitFor();
       await p.waitForTimeout(Number(process.env.IDLE_MS ?? 500));
+      await p.evaluate(() => { window.__picked = performance.now(); });
       await p.getByTestId('file-input').setInputFiles(f);
     } else {
       await p.goto(`${srv.base}/?${q}&url=${encodeURIComponent('bench-data/' + rel)}`);
@@ -38,7 +48,18 @@ for (const f of files) {
     const firstMs = Number(await s.getAttribute('data-first-bytes-ms'));
     const decoded = Number(await s.getAttribute('data-decoded-bytes'));
     const wasm = Number(await s.getAttribute('data-wasm-bytes'));
-    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall }));
+    const workers = Number(await s.getAttribute('data-workers'));
+    // Long tasks from the pick (or the navigation, with ?url=) until the Overview is on screen and
+    // its analyses are drawn (a task still running is reported when it ends: wait a second).
+    await p.waitForTimeout(1000);
+    const tasks = await p.evaluate(() => (window.__longtasks || []).filter(([t]) => t >= (window.__picked || 0)));
+    const long = tasks.map(([, d]) => d);
+    // Those that ended while the file loaded (pick → model and timeline index ready), apart from
+    // the rest: the Overview's analyses and first paint (a task that runs on from the load's last
+    // step into them counts there).
+    const loadEnd = (await p.evaluate(() => window.__picked || 0)) + ms;
+    const during = tasks.filter(([t, d]) => t + d <= loadEnd + 1).map(([, d]) => d);
+    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall, workers, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length }));
     await p.close();
   }
 }

@@ -315,3 +315,82 @@ fn a_model_survives_its_wire_encoding() {
         assert_same_model(&d.finish().unwrap(), t, what);
     }
 }
+
+/// The page's workers: a shard read in one wasm instance reaches the merging one as sections
+/// (`KinetoReader::to_sections` after a status) and merges exactly as in one process; a cut that
+/// was not a boundary is reported, and the merging reader then reads the shard's bytes itself.
+fn merged_through_sections(bytes: &[u8], cut: usize) -> (Result<Trace>, bool) {
+    use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+    use tracelight_core::model::wire::Wire;
+    let bare = first_byte(bytes) == Some(b'[');
+    let mut acc = KinetoReader::new();
+    if let Err(e) = acc.push(&bytes[..cut]) {
+        return (Err(e), false);
+    }
+    let mut shard = KinetoReader::shard(cut as u64, bare);
+    let status = shard.push(&bytes[cut..]).err();
+    let mut sections = Vec::new();
+    status.put(&mut sections);
+    let mut all = vec![sections];
+    if status.is_none() {
+        all.extend(shard.to_sections().unwrap());
+    }
+    let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+    let merged = match acc.merge_sections(cut as u64, bare, &refs) {
+        Ok(Merge::Merged) => true,
+        Ok(Merge::NotABoundary) => {
+            if let Err(e) = acc.push(&bytes[cut..]) {
+                return (Err(e), false);
+            }
+            false
+        }
+        Err(e) => return (Err(e), true),
+    };
+    (acc.finish(), merged)
+}
+
+#[test]
+fn shards_merge_the_same_through_their_wire_sections() {
+    let mut any = 0;
+    for text in [TRICKY, WARNING_ORDER_2, BARE, RAW_NEWLINE] {
+        let bytes = text.as_bytes();
+        let one = one_thread(bytes);
+        for c in 1..bytes.len() {
+            let (r, merged) = merged_through_sections(bytes, c);
+            any += usize::from(merged);
+            match (&one, &r) {
+                (Ok(a), Ok(b)) => assert_same_model(b, a, &format!("cut {c}")),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "cut {c}"),
+                _ => panic!("cut {c}: one thread and sections disagree"),
+            }
+        }
+    }
+    assert!(any > 20, "{any} cuts merged");
+}
+
+/// A corrupt `.json.gz` whose inflated garbage breaks the JSON before the checksum fails: the
+/// threaded loader (the CLI's) reports the error the one-thread loader (the page's) stops at.
+#[test]
+fn a_corrupt_gzip_gives_the_one_thread_loaders_error() {
+    let Some(mut gz) = tracelight_testkit::bytes("real/hta/nccl_data_a100_rank0of2.json.gz") else {
+        return;
+    };
+    gz[5000..9000].fill(0xff);
+    let run = |threaded: bool| {
+        let mut l = Loader::new("corrupt.json.gz");
+        if threaded {
+            l = l.threaded();
+        }
+        let pushed = gz.chunks(1 << 16).try_for_each(|c| l.push(c));
+        match pushed {
+            Err(e) => e.in_file("corrupt.json.gz").to_string(),
+            Ok(()) => match l.finish() {
+                Err(e) => e.to_string(),
+                Ok(_) => "no error".to_owned(),
+            },
+        }
+    };
+    let one = run(false);
+    assert!(one.contains("malformed input"), "{one}");
+    assert_eq!(run(true), one);
+}

@@ -327,7 +327,19 @@ impl Loader {
                 Err(GzError::Downstream(e)) => return Err(e),
                 Err(GzError::Truncated) => gz_truncated = true,
                 Err(GzError::Corrupt(m)) => {
-                    return Err(Error::new(ErrorKind::Compression(m), offset))
+                    // The sharded reader reports what it read only at its end: a syntax error in
+                    // the bytes inflated before the corruption was found is what the one-thread
+                    // reader would have stopped at first, so it wins (its truncation does not).
+                    if let Inner::Parallel(r) =
+                        std::mem::replace(&mut self.inner, Inner::Sniffing(Vec::new()))
+                    {
+                        if let Err(e) = r.finish() {
+                            if e.kind != ErrorKind::Truncated {
+                                return Err(e);
+                            }
+                        }
+                    }
+                    return Err(Error::new(ErrorKind::Compression(m), offset));
                 }
             }
         }

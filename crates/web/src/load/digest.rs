@@ -58,6 +58,7 @@ async fn one(
         parse_ms: end - t0,
         first_bytes_ms: 0.0,
         model_ms: end - t0,
+        workers: 0,
         content: Content::Trace(Box::new(tf)),
     })
 }

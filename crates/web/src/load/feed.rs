@@ -150,6 +150,7 @@ impl Feed {
             parse_ms: self.busy_ms + (end - t0),
             first_bytes_ms: self.first_bytes.max(self.started) - self.started,
             model_ms: model - self.started,
+            workers: 0,
             name,
             bytes,
             decoded_bytes,

@@ -5,8 +5,10 @@
 
 mod digest;
 mod feed;
+mod pool;
 mod reader;
 mod warm;
+pub mod worker;
 
 pub use feed::SLICE_BYTES;
 pub use warm::{prepare, warm_up};
@@ -69,9 +71,23 @@ async fn read_all(
     feed.finish().await
 }
 
-/// Reads a `File` (picked or dropped) through the reader worker.
+/// Reads a `File` (picked or dropped): a big plain Kineto trace on every core in workers
+/// ([`pool`]), anything else through the reader worker into the page's own parser.
 pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = file.name();
+    if let Some(k) = pool::workers_for_file(&file).await {
+        match pool::load_in_workers(file.clone(), k, ctx).await? {
+            pool::Outcome::Loaded(f) => return Ok(f),
+            pool::Outcome::Unavailable(why) => {
+                if ctx.cancel.get_untracked() {
+                    return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
+                }
+                web_sys::console::warn_1(&JsValue::from_str(&format!(
+                    "{name}: reader workers unavailable ({why}); reading on the page's thread"
+                )));
+            }
+        }
+    }
     read_all(Source::open(&file, &name)?, &name, &name, ctx).await
 }
 
@@ -129,6 +145,8 @@ pub async fn load_posted(p: Posted, ctx: LoadCtx) -> Result<LoadedFile, Error> {
 /// Opens several files as one session: each is read in turn; the ones that fail are reported by
 /// name and the rest stay open. Trace ranks are assigned as [`tracelight_core::ingest::ranks`] says.
 pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<Error>) {
+    // A new pick: a Cancel of the load before must not skip this one's first file.
+    ctx.cancel.set(false);
     // Digests (a header and its Parquet tables) open as traces of the run.
     let (parts, files): (Vec<_>, Vec<_>) = files
         .into_iter()

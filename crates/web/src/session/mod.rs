@@ -194,6 +194,8 @@ pub struct LoadedFile {
     /// ready (before the timeline's index is built, which `load_ms` includes).
     pub first_bytes_ms: f64,
     pub model_ms: f64,
+    /// Workers that read it on other cores (`load/pool.rs`); 0 when the page's thread did.
+    pub workers: u32,
     pub content: Content,
 }
 

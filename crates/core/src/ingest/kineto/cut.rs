@@ -61,6 +61,26 @@ fn brace_cut(w: &[u8], lo: usize) -> Option<usize> {
     None
 }
 
+/// The first likely event start at or after `from` in `window` (the stream's bytes from some offset
+/// on), judged from what follows alone, so two readers looking from the same offset at the same
+/// bytes agree without talking (the page's reader workers: one ends its shard where the next
+/// begins): a comma or newline whose next non-blank byte is `{`. The cut goes after the comma,
+/// or at the newline. `None` when no such `{` is within `window` (look again with more bytes).
+pub fn find_cut_forward(window: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < window.len() {
+        let at = i + memchr::memchr2(b',', b'\n', window.get(i..)?)?;
+        let next = window[at + 1..].iter().position(|&c| !is_blank(c));
+        if let Some(n) = next {
+            if window[at + 1 + n] == b'{' {
+                return Some(if window[at] == b',' { at + 1 } else { at });
+            }
+        }
+        i = at + 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +91,17 @@ mod tests {
         let at = find_cut(w, 1, usize::MAX).unwrap_or(0);
         assert_eq!(&w[at..at + 4], b"\n  {");
         assert_eq!(&w[at - 2..at], b"},");
+    }
+
+    #[test]
+    fn forward_cuts_agree_from_the_same_offset_and_need_the_brace() {
+        let w = b"{\"a\": 1},\n  {\"b\": 2}, {\"c\": [1, 2]},\n  ";
+        // After `},` (the comma is followed by blanks and `{`): at the newline.
+        assert_eq!(find_cut_forward(w, 0), Some(9));
+        assert_eq!(find_cut_forward(w, 9), Some(9));
+        assert_eq!(find_cut_forward(w, 10), Some(21));
+        // `[1, 2]`'s comma is not followed by `{`; the last comma's `{` is not in the window yet.
+        assert_eq!(find_cut_forward(w, 22), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod event;
 mod finish;
 mod parallel;
 mod shard;
+mod shard_wire;
 mod staged;
 mod threaded;
 
@@ -29,7 +30,7 @@ use crate::model::Trace;
 use crate::warnings::WarningKind;
 use build::Builder;
 pub use parallel::{ParallelReader, SHARD_BYTES};
-pub use shard::{read_in_shards, Shard};
+pub use shard::{first_byte, read_in_shards, Merge, Shard};
 use threaded::Pipe;
 
 /// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a

@@ -129,7 +129,36 @@ impl KinetoReader {
             self.push(&next.bytes)?;
             return Ok(false);
         }
-        let n = next.read?;
+        self.merge(next.read?);
+        Ok(true)
+    }
+
+    /// [`KinetoReader::absorb`] for a shard read in another wasm instance, as its sections
+    /// (`shard_wire.rs`) after a status section (`None`, or the error that stopped it). When the cut
+    /// was not an event boundary the caller must push the shard's bytes itself.
+    pub fn merge_sections(&mut self, start: u64, bare: bool, sections: &[&[u8]]) -> Result<Merge> {
+        if !self.stopped_between_events(start, bare) {
+            return Ok(Merge::NotABoundary);
+        }
+        let Some((status, rest)) = sections.split_first() else {
+            return Err(crate::model::wire::bad("shard sections missing"));
+        };
+        let mut g = crate::model::wire::Get::new(status);
+        if let Some(e) = <Option<crate::Error> as crate::model::wire::Wire>::get(&mut g)? {
+            return Err(e);
+        }
+        let n = KinetoReader::from_sections(rest)?;
+        if n.base < start {
+            return Err(crate::model::wire::bad(
+                "a shard that ends before it starts",
+            ));
+        }
+        self.merge(n);
+        Ok(Merge::Merged)
+    }
+
+    /// Takes over `n`, a shard that starts exactly where this reader stopped.
+    fn merge(&mut self, n: KinetoReader) {
         if let (Sink::Direct(a), Sink::Direct(b)) = (&mut self.sink, n.sink) {
             a.absorb(b);
         }
@@ -139,8 +168,15 @@ impl KinetoReader {
         self.saw_trace_events |= n.saw_trace_events;
         self.events_not_array |= n.events_not_array;
         self.event_count += n.event_count;
-        Ok(true)
     }
+}
+
+/// What [`KinetoReader::merge_sections`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    Merged,
+    /// The cut was not an event boundary: the shard's bytes must be read here instead.
+    NotABoundary,
 }
 
 impl Builder {

@@ -1,0 +1,276 @@
+//! A shard's reader as bytes (`model::wire` sections), so one worker's wasm instance can merge
+//! what another read: the parse state, the model so far ([`crate::model::Trace`]'s sections, its
+//! slices still staged) and the builder's maps. Both ends are the same build; every index is
+//! checked on the way in, so bad bytes are an error, never a panic in the merge.
+
+use super::build::{Builder, FlowEnd, ProcMeta, ThreadMeta, UnmatchedEnd};
+use super::{KinetoReader, Sink, State};
+use crate::error::Result;
+use crate::model::wire::{bad, column, read_column, Decoder, Get, Wire};
+use crate::model::{IdVal, Ns, StrId};
+
+/// Calls `$m!(column)` for each staged slice column, in wire order.
+macro_rules! staged_columns {
+    ($m:ident) => {
+        $m!(start);
+        $m!(dur);
+        $m!(track);
+        $m!(name);
+        $m!(cat);
+        $m!(kind);
+        $m!(external_id);
+        $m!(correlation);
+        $m!(rf_id);
+        $m!(input_dims);
+        $m!(input_types);
+        $m!(args);
+    };
+}
+
+/// Sections after the trace's: the parse state and maps, then the staged columns.
+const TAIL_SECTIONS: usize = 13;
+
+fn state_tag(s: State) -> u8 {
+    match s {
+        State::Start => 0,
+        State::TopKeys => 1,
+        State::Events { bare: false } => 2,
+        State::Events { bare: true } => 3,
+        State::Done => 4,
+    }
+}
+
+fn state_of(tag: u8) -> Result<State> {
+    Ok(match tag {
+        0 => State::Start,
+        1 => State::TopKeys,
+        2 => State::Events { bare: false },
+        3 => State::Events { bare: true },
+        4 => State::Done,
+        _ => return Err(bad("a parse state")),
+    })
+}
+
+impl KinetoReader {
+    /// This reader (a shard read in a worker) as sections; `None` for the two-thread reader,
+    /// which no worker runs.
+    pub fn to_sections(&self) -> Option<Vec<Vec<u8>>> {
+        let Sink::Direct(b) = &self.sink else {
+            return None;
+        };
+        let mut out: Vec<Vec<u8>> = crate::model::wire::encode(&b.trace);
+        let mut s = Vec::new();
+        state_tag(self.state).put(&mut s);
+        self.base.put(&mut s);
+        self.saw_trace_events.put(&mut s);
+        self.events_not_array.put(&mut s);
+        self.bare_array.put(&mut s);
+        self.event_count.put(&mut s);
+        crate::model::wire::put_bytes(&mut s, &self.buf);
+        b.top_set.put(&mut s);
+        b.shard.put(&mut s);
+        let mut open: Vec<(u32, Vec<u32>)> = b.open.iter().map(|(&t, v)| (t, v.clone())).collect();
+        open.sort_unstable_by_key(|o| o.0);
+        open.put(&mut s);
+        (b.unmatched_ends.len() as u32).put(&mut s);
+        for e in &b.unmatched_ends {
+            e.track.put(&mut s);
+            e.ts.put(&mut s);
+            e.kinds_before.put(&mut s);
+        }
+        (b.process_names.len() as u32).put(&mut s);
+        for (pid, m) in &b.process_names {
+            pid.put(&mut s);
+            m.name.put(&mut s);
+            m.labels.put(&mut s);
+            m.sort_index.put(&mut s);
+        }
+        (b.thread_names.len() as u32).put(&mut s);
+        for ((pid, tid), m) in &b.thread_names {
+            pid.put(&mut s);
+            tid.put(&mut s);
+            m.name.put(&mut s);
+            m.sort_index.put(&mut s);
+        }
+        (b.flow_ends.len() as u32).put(&mut s);
+        for f in &b.flow_ends {
+            f.cat.put(&mut s);
+            f.id.put(&mut s);
+            f.ph.put(&mut s);
+            f.ts.put(&mut s);
+            f.track.put(&mut s);
+            f.enclosing.put(&mut s);
+            f.named.put(&mut s);
+        }
+        out.push(s);
+        let st = &b.staged;
+        macro_rules! enc {
+            ($c:ident) => {
+                let v: Vec<_> = (0..st.$c.len()).map(|i| st.$c.get(i)).collect();
+                out.push(column(&v));
+            };
+        }
+        staged_columns!(enc);
+        Some(out)
+    }
+
+    /// A reader back from [`KinetoReader::to_sections`].
+    pub fn from_sections(sections: &[&[u8]]) -> Result<KinetoReader> {
+        if sections.len() < TAIL_SECTIONS + 1 {
+            return Err(bad("shard sections missing"));
+        }
+        let (trace, tail) = sections.split_at(sections.len() - TAIL_SECTIONS);
+        let mut d = Decoder::default();
+        for s in trace {
+            d.push(s)?;
+        }
+        let t = d.finish_unchecked()?;
+        let mut b = Builder::default();
+        b.trace = t;
+        let mut r = KinetoReader::new();
+        let mut g = Get::new(tail[0]);
+        r.state = state_of(u8::get(&mut g)?)?;
+        r.base = u64::get(&mut g)?;
+        r.saw_trace_events = bool::get(&mut g)?;
+        r.events_not_array = bool::get(&mut g)?;
+        r.bare_array = bool::get(&mut g)?;
+        r.event_count = u64::get(&mut g)?;
+        r.buf = g.bytes()?.to_vec();
+        b.top_set = u8::get(&mut g)?;
+        b.shard = bool::get(&mut g)?;
+        b.open = Vec::<(u32, Vec<u32>)>::get(&mut g)?.into_iter().collect();
+        for _ in 0..g.count()? {
+            b.unmatched_ends.push(UnmatchedEnd {
+                track: u32::get(&mut g)?,
+                ts: Option::<Ns>::get(&mut g)?,
+                kinds_before: u32::get(&mut g)?,
+            });
+        }
+        for _ in 0..g.count()? {
+            let pid = IdVal::get(&mut g)?;
+            let m = ProcMeta {
+                name: Option::get(&mut g)?,
+                labels: Option::get(&mut g)?,
+                sort_index: Option::<Option<i64>>::get(&mut g)?,
+            };
+            b.process_names.insert(pid, m);
+        }
+        for _ in 0..g.count()? {
+            let key = (IdVal::get(&mut g)?, IdVal::get(&mut g)?);
+            let m = ThreadMeta {
+                name: Option::get(&mut g)?,
+                sort_index: Option::<Option<i64>>::get(&mut g)?,
+            };
+            b.thread_names.insert(key, m);
+        }
+        for _ in 0..g.count()? {
+            b.flow_ends.push(FlowEnd {
+                cat: StrId::get(&mut g)?,
+                id: i64::get(&mut g)?,
+                ph: u8::get(&mut g)?,
+                ts: Ns::get(&mut g)?,
+                track: u32::get(&mut g)?,
+                enclosing: bool::get(&mut g)?,
+                named: bool::get(&mut g)?,
+            });
+        }
+        g.done()?;
+        let mut k = 1;
+        let st = &mut b.staged;
+        macro_rules! dec {
+            ($c:ident) => {
+                for v in read_column(tail[k])? {
+                    st.$c.push(v);
+                }
+                k += 1;
+            };
+        }
+        staged_columns!(dec);
+        let _ = k;
+        for (i, tr) in b.trace.tracks.iter().enumerate() {
+            b.track_of.insert((tr.pid, tr.tid), i as u32);
+        }
+        let c = &b.trace.counters;
+        for (k, (&pid, &name)) in c.series_pid.iter().zip(&c.series_name).enumerate() {
+            b.counter_series.insert((pid, name), k as u32);
+        }
+        check(&b)?;
+        r.sink = Sink::Direct(b);
+        Ok(r)
+    }
+}
+
+/// Every index the merge and `finish` follow is in range.
+fn check(b: &Builder) -> Result<()> {
+    let s = &b.staged;
+    let n = s.len();
+    let t = &b.trace;
+    let lens = [
+        s.dur.len(),
+        s.track.len(),
+        s.name.len(),
+        s.cat.len(),
+        s.kind.len(),
+        s.external_id.len(),
+        s.correlation.len(),
+        s.rf_id.len(),
+        s.input_dims.len(),
+        s.input_types.len(),
+        s.args.len(),
+    ];
+    let tracks = t.tracks.len() as u32;
+    let strings = t.strings.len() as u32;
+    let series = t.counters.series_name.len() as u32;
+    let str_ok = |id: StrId| id.0 < strings;
+    let idval_ok = |v: &IdVal| !matches!(v, IdVal::Str(id) if !str_ok(*id));
+    let staged_ok = (0..n).all(|i| {
+        s.track.get(i) < tracks
+            && str_ok(s.name.get(i))
+            && str_ok(s.cat.get(i))
+            && str_ok(s.input_dims.get(i))
+            && str_ok(s.input_types.get(i))
+    });
+    let ok = lens.iter().all(|&l| l == n)
+        && staged_ok
+        && t.tracks
+            .iter()
+            .all(|tr| idval_ok(&tr.pid) && idval_ok(&tr.tid))
+        && t.gpu
+            .slice
+            .iter()
+            .chain(&t.flops.slice)
+            .all(|&i| (i as usize) < n)
+        && t.instants
+            .track
+            .iter()
+            .chain(&t.memory.track)
+            .all(|&x| x < tracks)
+        && t.instants
+            .name
+            .iter()
+            .chain(&t.instants.cat)
+            .all(|&x| str_ok(x))
+        && t.counters.series.iter().all(|&x| x < series)
+        && t.counters.series_name.iter().all(|&x| str_ok(x))
+        && t.counters.series_pid.iter().all(idval_ok)
+        && b.open
+            .iter()
+            .all(|(&tr, v)| tr < tracks && v.iter().all(|&i| (i as usize) < n))
+        && b.unmatched_ends.iter().all(|e| e.track < tracks)
+        && b.flow_ends.iter().all(|f| {
+            f.track < tracks
+                && str_ok(f.cat)
+                && (!f.named || (f.id & !(1 << 62)) < i64::from(strings))
+        })
+        && b.process_names.iter().all(|(pid, m)| {
+            idval_ok(pid) && m.name.is_none_or(str_ok) && m.labels.is_none_or(str_ok)
+        })
+        && b.thread_names
+            .iter()
+            .all(|((pid, tid), m)| idval_ok(pid) && idval_ok(tid) && m.name.is_none_or(str_ok));
+    if ok {
+        Ok(())
+    } else {
+        Err(bad("a shard whose indices do not fit together"))
+    }
+}

@@ -1,0 +1,449 @@
+//! A trace as sections: the small tables, each column in pieces of at most [`PIECE`] values, the
+//! args arena's keys and blocks; and the decoder that takes them back one at a time.
+
+use super::{bad, put_bytes, Get, Wire};
+use crate::error::Result;
+use crate::model::args::ArgsArena;
+use crate::model::strings::Interner;
+use crate::model::trace::*;
+use crate::warnings::Warnings;
+
+/// The small tables of a trace: strings, metadata, processes, tracks, warnings, counts.
+fn head(t: &Trace) -> Vec<u8> {
+    let mut out = Vec::new();
+    t.strings.put(&mut out);
+    t.meta.put(&mut out);
+    t.processes.put(&mut out);
+    t.tracks.put(&mut out);
+    t.warnings.put(&mut out);
+    t.event_count.put(&mut out);
+    t.bytes_read.put(&mut out);
+    out
+}
+
+fn read_head(t: &mut Trace, section: &[u8]) -> Result<()> {
+    let mut g = Get::new(section);
+    t.strings = <Interner as Wire>::get(&mut g)?;
+    t.meta = TraceMeta::get(&mut g)?;
+    t.processes = Vec::get(&mut g)?;
+    t.tracks = Vec::get(&mut g)?;
+    t.warnings = Warnings::get(&mut g)?;
+    t.event_count = u64::get(&mut g)?;
+    t.bytes_read = u64::get(&mut g)?;
+    g.done()
+}
+
+/// Calls `$m!(table.column)` for each column of a trace, in wire order: the one list encoder and
+/// decoder share.
+macro_rules! trace_columns {
+    ($m:ident) => {
+        $m!(slices.start);
+        $m!(slices.dur);
+        $m!(slices.track);
+        $m!(slices.name);
+        $m!(slices.cat);
+        $m!(slices.kind);
+        $m!(slices.depth);
+        $m!(slices.parent);
+        $m!(slices.external_id);
+        $m!(slices.correlation);
+        $m!(slices.rf_id);
+        $m!(slices.input_dims);
+        $m!(slices.input_types);
+        $m!(slices.args);
+        $m!(gpu.slice);
+        $m!(gpu.device);
+        $m!(gpu.stream);
+        $m!(gpu.grid);
+        $m!(gpu.block);
+        $m!(gpu.registers);
+        $m!(gpu.shared_memory);
+        $m!(gpu.blocks_per_sm);
+        $m!(gpu.warps_per_sm);
+        $m!(gpu.occupancy_pct);
+        $m!(gpu.bytes);
+        $m!(gpu.bandwidth_gbs);
+        $m!(gpu.launch);
+        $m!(flops.slice);
+        $m!(flops.flops);
+        $m!(instants.ts);
+        $m!(instants.track);
+        $m!(instants.name);
+        $m!(instants.cat);
+        $m!(instants.args);
+        $m!(memory.ts);
+        $m!(memory.track);
+        $m!(memory.device_type);
+        $m!(memory.device_id);
+        $m!(memory.addr);
+        $m!(memory.bytes);
+        $m!(memory.total_allocated);
+        $m!(memory.total_reserved);
+        $m!(counters.series_name);
+        $m!(counters.series_pid);
+        $m!(counters.series);
+        $m!(counters.ts);
+        $m!(counters.value);
+        $m!(flows.cat);
+        $m!(flows.from);
+        $m!(flows.to);
+    };
+}
+
+/// `t` as sections: the small tables, each column, then the args arena's keys and blocks.
+pub fn encode(t: &Trace) -> Vec<Vec<u8>> {
+    (0..).map_while(|k| section(t, k)).collect()
+}
+
+/// Values per column section at most: the page decodes one section per task, so a section of a
+/// long column stays a few MiB (a few ms) however many events the trace holds.
+pub const PIECE: usize = 1 << 18;
+
+/// Sections a column of `n` values takes (an empty one still takes one).
+fn pieces(n: usize) -> usize {
+    n.div_ceil(PIECE).max(1)
+}
+
+/// Piece `i` of column `v`: its values `i·PIECE..`, after the column's length in the first piece.
+fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
+    let lo = (i * PIECE).min(v.len());
+    let part = &v[lo..(lo + PIECE).min(v.len())];
+    let mut out = Vec::with_capacity(8 + std::mem::size_of_val(part));
+    if i == 0 {
+        (v.len() as u32).put(&mut out);
+    }
+    (part.len() as u32).put(&mut out);
+    part.iter().for_each(|x| x.put(&mut out));
+    out
+}
+
+/// Section `k` of [`encode`]'s list, made alone (`None` past the last), so a sender can hand a
+/// model over one section at a time without a second copy of it.
+pub fn section(t: &Trace, k: usize) -> Option<Vec<u8>> {
+    if k == 0 {
+        return Some(head(t));
+    }
+    let mut i = k - 1;
+    macro_rules! enc {
+        ($a:ident . $b:ident) => {
+            let n = pieces(t.$a.$b.len());
+            if i < n {
+                return Some(column_piece(&t.$a.$b, i));
+            }
+            i -= n;
+        };
+    }
+    trace_columns!(enc);
+    match i {
+        0 => Some(args_head(&t.args)),
+        b => t.args.blocks().nth(b - 1).map(|(start, b)| {
+            let mut s = Vec::with_capacity(b.len() + 8);
+            start.put(&mut s);
+            put_bytes(&mut s, b);
+            s
+        }),
+    }
+}
+
+/// The args arena's key table and block count (its blocks follow, a section each).
+fn args_head(a: &ArgsArena) -> Vec<u8> {
+    let mut head = Vec::new();
+    (a.keys().count() as u32).put(&mut head);
+    for k in a.keys() {
+        put_bytes(&mut head, k);
+    }
+    (a.blocks().count() as u32).put(&mut head);
+    head
+}
+
+/// Reads an args arena back, one section at a time.
+struct ArgsDecoder {
+    keys: Vec<Box<[u8]>>,
+    blocks: Vec<(u32, Vec<u8>)>,
+    /// Blocks still to come.
+    more: usize,
+}
+
+impl ArgsDecoder {
+    fn new(head: &[u8]) -> Result<Self> {
+        let mut g = Get::new(head);
+        let n = g.count()?;
+        let keys = (0..n)
+            .map(|_| g.bytes().map(Box::from))
+            .collect::<Result<Vec<_>>>()?;
+        let more = u32::get(&mut g)? as usize;
+        g.done()?;
+        Ok(ArgsDecoder {
+            keys,
+            blocks: Vec::new(),
+            more,
+        })
+    }
+
+    fn push(&mut self, section: &[u8]) -> Result<()> {
+        let mut g = Get::new(section);
+        let start = u32::get(&mut g)?;
+        let b = g.bytes()?.to_vec();
+        g.done()?;
+        if self.more == 0 {
+            return Err(bad("more args blocks than announced"));
+        }
+        self.more -= 1;
+        self.blocks.push((start, b));
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ArgsArena> {
+        if self.more != 0 {
+            return Err(bad("args blocks missing"));
+        }
+        ArgsArena::from_parts(self.keys, self.blocks)
+            .ok_or_else(|| bad("args blocks that do not fit"))
+    }
+}
+
+/// Rebuilds a trace from the sections of [`encode`], taken one at a time.
+#[derive(Default)]
+pub struct Decoder {
+    t: Trace,
+    /// Whether the head (the first section) was read.
+    head: bool,
+    /// The column being read (its index in `trace_columns!`).
+    col: usize,
+    /// Values of that column still to come; `None` before its first piece.
+    left: Option<usize>,
+    args: Option<ArgsDecoder>,
+}
+
+/// Appends one piece of a column to `v`: `left` is `None` at the column's first piece (which
+/// says the column's length); returns the values still to come.
+fn read_piece<T: Wire>(v: &mut Vec<T>, left: Option<usize>, section: &[u8]) -> Result<usize> {
+    let mut g = Get::new(section);
+    let left = match left {
+        Some(n) => n,
+        None => {
+            let n = u32::get(&mut g)? as usize;
+            // Capacity for one piece at first: a corrupt length is an error below, not a huge
+            // allocation here.
+            *v = Vec::with_capacity(n.min(PIECE));
+            n
+        }
+    };
+    let n = g.count()?;
+    if n > left || (n == 0 && left > 0) {
+        return Err(bad("a column piece that does not fit its column"));
+    }
+    v.reserve(n);
+    for _ in 0..n {
+        v.push(T::get(&mut g)?);
+    }
+    g.done()?;
+    Ok(left - n)
+}
+
+impl Decoder {
+    /// Takes the next section.
+    pub fn push(&mut self, section: &[u8]) -> Result<()> {
+        if !self.head {
+            self.head = true;
+            return read_head(&mut self.t, section);
+        }
+        let mut i = self.col;
+        let t = &mut self.t;
+        macro_rules! dec {
+            ($a:ident . $b:ident) => {
+                if i == 0 {
+                    let left = read_piece(&mut t.$a.$b, self.left, section)?;
+                    if left == 0 {
+                        self.col += 1;
+                        self.left = None;
+                    } else {
+                        self.left = Some(left);
+                    }
+                    return Ok(());
+                }
+                i -= 1;
+            };
+        }
+        trace_columns!(dec);
+        let _ = i;
+        match &mut self.args {
+            None => self.args = Some(ArgsDecoder::new(section)?),
+            Some(a) => a.push(section)?,
+        }
+        Ok(())
+    }
+
+    /// The trace, once every section was taken.
+    pub fn finish(self) -> Result<Trace> {
+        let t = self.finish_unchecked()?;
+        check(&t)?;
+        Ok(t)
+    }
+
+    /// The trace without the checks of a finished model (a shard's, whose slices are still
+    /// staged: its reader checks it).
+    pub fn finish_unchecked(self) -> Result<Trace> {
+        let mut t = self.t;
+        let Some(a) = self.args else {
+            return Err(bad("sections missing"));
+        };
+        t.args = a.finish()?;
+        Ok(t)
+    }
+}
+
+/// The invariants the views index by: parallel columns of one length, ids in range.
+fn check(t: &Trace) -> Result<()> {
+    let s = &t.slices;
+    let n = s.len();
+    let same = [
+        s.dur.len(),
+        s.track.len(),
+        s.name.len(),
+        s.cat.len(),
+        s.kind.len(),
+        s.depth.len(),
+        s.parent.len(),
+        s.external_id.len(),
+        s.correlation.len(),
+        s.rf_id.len(),
+        s.input_dims.len(),
+        s.input_types.len(),
+        s.args.len(),
+    ];
+    let g = &t.gpu;
+    let rows = g.slice.len();
+    let gpu = [
+        g.device.len(),
+        g.stream.len(),
+        g.grid.len(),
+        g.block.len(),
+        g.registers.len(),
+        g.shared_memory.len(),
+        g.blocks_per_sm.len(),
+        g.warps_per_sm.len(),
+        g.occupancy_pct.len(),
+        g.bytes.len(),
+        g.bandwidth_gbs.len(),
+        g.launch.len(),
+    ];
+    let i = &t.instants;
+    let m = &t.memory;
+    let c = &t.counters;
+    let ok = same.iter().all(|&x| x == n)
+        && gpu.iter().all(|&x| x == rows)
+        && t.flops.slice.len() == t.flops.flops.len()
+        && [i.track.len(), i.name.len(), i.cat.len(), i.args.len()]
+            .iter()
+            .all(|&x| x == i.ts.len())
+        && [
+            m.track.len(),
+            m.device_type.len(),
+            m.device_id.len(),
+            m.addr.len(),
+            m.bytes.len(),
+            m.total_allocated.len(),
+            m.total_reserved.len(),
+        ]
+        .iter()
+        .all(|&x| x == m.ts.len())
+        && c.series_pid.len() == c.series_name.len()
+        && c.series.len() == c.ts.len()
+        && c.value.len() == c.ts.len()
+        && t.flows.from.len() == t.flows.cat.len()
+        && t.flows.to.len() == t.flows.cat.len();
+    let strings = t.strings.len() as u32;
+    let tracks = t.tracks.len() as u32;
+    let in_range = s.track.iter().all(|&x| x < tracks)
+        && i.track.iter().all(|&x| x < tracks)
+        && m.track.iter().all(|&x| x < tracks)
+        && [
+            &s.name,
+            &s.cat,
+            &s.input_dims,
+            &s.input_types,
+            &i.name,
+            &i.cat,
+        ]
+        .iter()
+        .all(|v| v.iter().all(|x| x.0 < strings))
+        && s.parent.iter().all(|&p| p == NONE || (p as usize) < n)
+        && g.slice
+            .iter()
+            .chain(&t.flops.slice)
+            .all(|&x| (x as usize) < n)
+        && g.launch.iter().all(|&p| p == NONE || (p as usize) < n)
+        && t.flows
+            .from
+            .iter()
+            .chain(&t.flows.to)
+            .all(|&x| (x as usize) < n)
+        && c.series.iter().all(|&x| (x as usize) < c.series_name.len())
+        && t.tracks
+            .iter()
+            .all(|tr| tr.first as usize + tr.count as usize <= n);
+    if ok && in_range {
+        Ok(())
+    } else {
+        Err(bad("columns that do not fit together"))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_or_corrupt_sections_are_errors_not_panics() {
+        let mut t = Trace::default();
+        t.strings.intern("a");
+        let sections = encode(&t);
+        let mut d = Decoder::default();
+        for s in &sections {
+            d.push(s).unwrap();
+        }
+        assert!(d.finish().is_ok());
+        // The head cut short, a column with a huge count, and sections missing.
+        let mut d = Decoder::default();
+        assert!(d.push(&sections[0][..sections[0].len() - 1]).is_err());
+        let mut d = Decoder::default();
+        d.push(&sections[0]).unwrap();
+        assert!(d.push(&[0xff, 0xff, 0xff, 0x7f, 1]).is_err());
+        let mut d = Decoder::default();
+        d.push(&sections[0]).unwrap();
+        assert!(d.finish().is_err());
+        // A column longer than its pieces say, and one cut short before the args.
+        let mut d = Decoder::default();
+        d.push(&sections[0]).unwrap();
+        assert!(d.push(&[1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        let mut d = Decoder::default();
+        d.push(&sections[0]).unwrap();
+        assert!(d.push(&[0, 0, 0, 0, 0, 0, 0, 0]).is_ok());
+        assert!(d.finish().is_err());
+    }
+
+    #[test]
+    fn long_columns_travel_in_pieces_and_come_back_whole() {
+        let mut t = Trace::default();
+        let n = 2 * PIECE + 7;
+        t.counters.series_name.push(t.strings.intern("c"));
+        t.counters.series_pid.push(IdVal::Int(1));
+        t.counters.ts = (0..n as i64).map(|x| x * 3).collect();
+        t.counters.value = (0..n).map(|x| x as f64 / 2.0).collect();
+        t.counters.series = vec![0; n];
+        let sections = encode(&t);
+        // Three pieces for each of the three long columns, where an empty trace has one.
+        assert_eq!(sections.len(), encode(&Trace::default()).len() + 3 * 2);
+        assert!(sections.iter().all(|s| s.len() <= 8 + 8 * PIECE));
+        let mut d = Decoder::default();
+        for s in &sections {
+            d.push(s).unwrap();
+        }
+        let back = d.finish().unwrap();
+        assert_eq!(back.counters.ts, t.counters.ts);
+        assert_eq!(back.counters.value, t.counters.value);
+        assert_eq!(back.counters.series, t.counters.series);
+    }
+}

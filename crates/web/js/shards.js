@@ -1,0 +1,253 @@
+// Reads a trace file on several cores, off the page's thread: K workers, each with its own
+// instance of the page's own wasm module (posted to it compiled, so the single-file build and
+// file:// pages need no fetch, and no SharedArrayBuffer: no COOP/COEP headers needed).
+//
+// Worker k reads its share of the file straight from the File (Blob.slice: the OS reads in
+// parallel) and parses it as a shard: from the first likely event boundary at or after k·size/K to
+// the first one at or after (k+1)·size/K (tl_cut: the same rule from the same bytes gives both
+// neighbours the same cut without talking). Worker 0 parses from byte 0, then merges the other
+// shards in order as it asks for them (each sent as model sections through the page), checks each
+// cut (a cut that was not an event boundary is read again from the file), finishes the model
+// (sort, nesting, flows) and hands it to the page one section per credit, so the page decodes one
+// section per task and holds at most one in flight.
+//
+// The workers are made from a Blob URL of the text below: no request leaves the page for them.
+
+const WORKER = `
+let x = null;
+let file = null;
+let me = 0;
+// The shard's share of the file, as cut: [start, end).
+let start = 0;
+let end = 0;
+const mem = () => new Uint8Array(x.memory.buffer);
+// Copies bytes into this instance's input buffer; returns their length.
+const put = (bytes) => {
+  const p = x.tl_input(bytes.length) >>> 0;
+  mem().set(bytes, p);
+  return bytes.length;
+};
+const read = async (a, b) => new Uint8Array(await file.slice(a, b).arrayBuffer());
+const PIECE = 4 << 20;
+// The first likely event boundary at or after byte 'from' (0 for 0, the file's size if none).
+async function cutAt(from) {
+  if (from <= 0) return 0;
+  if (from >= file.size) return file.size;
+  for (let w = 64 << 10; ; w *= 4) {
+    const to = Math.min(file.size, from + w);
+    const c = x.tl_cut(put(await read(from, to)));
+    if (c >= 0) return from + c;
+    if (to >= file.size) return file.size;
+  }
+}
+// The sections of this instance's output (tl_sections made them), as buffers to transfer.
+function sections(n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const p = x.tl_section_ptr(i) >>> 0;
+    const len = x.tl_section_len(i) >>> 0;
+    out.push(mem().slice(p, p + len).buffer);
+  }
+  x.tl_sections_clear();
+  return out;
+}
+const fail = (err) => self.postMessage({ kind: 'error', message: String((err && err.message) || err) });
+// Parses [a, b) of the file in pieces, reading the next piece while this one parses.
+async function parse(a, b) {
+  let next = a < b ? read(a, Math.min(b, a + PIECE)) : null;
+  for (let at = a; at < b; ) {
+    const bytes = await next;
+    const to = at + bytes.length;
+    next = to < b ? read(to, Math.min(b, to + PIECE)) : null;
+    const ok = x.tl_push(put(bytes));
+    at = to;
+    self.postMessage({ kind: 'progress', k: me, bytes: at - a, events: x.tl_events() });
+    if (!ok) return false;
+  }
+  return true;
+}
+// Worker 0, after its own shard: the next shard's sections, merged (or its bytes read again).
+async function absorb(m) {
+  x.tl_absorb_begin(m.start, m.bare ? 1 : 0);
+  for (const s of m.sections) {
+    if (!x.tl_absorb_section(put(new Uint8Array(s)))) return false;
+  }
+  const r = x.tl_absorb_end();
+  if (r === 1) return parse(m.start, m.end);
+  return r === 0;
+}
+let queue = [];
+let wake = null;
+const nextMessage = async () => {
+  while (queue.length === 0) await new Promise((r) => { wake = r; });
+  return queue.shift();
+};
+// Imports for an instance that only parses: every import of the module throws if called.
+function stubs(module) {
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind !== 'function') throw new Error('the module imports a ' + imp.kind);
+    const name = imp.name;
+    (imports[imp.module] ||= {})[name] = () => {
+      throw new Error(name + ' called in a reader worker');
+    };
+  }
+  return imports;
+}
+async function run(m) {
+  const inst = await WebAssembly.instantiate(m.module, stubs(m.module));
+  x = inst.exports;
+  file = m.file;
+  me = m.k;
+  const head = await read(0, Math.min(file.size, 64 << 10));
+  const bare = x.tl_first_byte(put(head)) === 0x5b;
+  start = await cutAt(m.from);
+  end = m.last ? file.size : await cutAt(m.to);
+  x.tl_begin(me === 0 ? -1 : start, bare ? 1 : 0);
+  const ok = await parse(start, end);
+  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok });
+  if (me !== 0) {
+    // Send the shard when worker 0 asks for it.
+    await nextMessage();
+    const n = x.tl_shard_sections();
+    const secs = sections(n);
+    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs }, secs);
+    self.close();
+    return;
+  }
+  let fine = ok;
+  for (let k = 1; k < m.n && fine; k++) {
+    self.postMessage({ kind: 'want', k });
+    fine = await absorb(await nextMessage());
+  }
+  const finished = fine && x.tl_finish() === 0;
+  self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events() });
+  if (!finished) {
+    const secs = sections(x.tl_error_sections());
+    self.postMessage({ kind: 'error-sections', sections: secs }, secs);
+    return;
+  }
+  for (;;) {
+    await nextMessage();
+    const len = x.tl_next_section();
+    if (len < 0) break;
+    const secs = sections(1);
+    self.postMessage({ kind: 'section', buf: secs[0] }, secs);
+  }
+  self.postMessage({ kind: 'done' });
+}
+self.onmessage = (e) => {
+  const m = e.data;
+  if (m.kind === 'start') {
+    run(m).catch(fail);
+    return;
+  }
+  queue.push(m);
+  if (wake) { const w = wake; wake = null; w(); }
+};
+`;
+
+let url = null;
+const workerUrl = () => {
+  if (!url) url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }));
+  return url;
+};
+
+export class ShardPool {
+  /**
+   * Parses `file` on `k` workers with instances of `module`. `next()` gives, in order:
+   * `{kind: 'progress', bytes, events}` (any number), then `{kind: 'model', events}` and one
+   * `{kind: 'section', bytes}` per `credit()` until `{kind: 'done'}`; or
+   * `{kind: 'failed'}` then `{kind: 'error', sections}` (an encoded error); or
+   * `{kind: 'error', message}` when a worker itself failed.
+   */
+  constructor(module, file, k) {
+    this.queue = [];
+    this.waiter = null;
+    this.workers = [];
+    this.parsed = new Array(k).fill(0);
+    this.events = new Array(k).fill(0);
+    this.pending = new Map();
+    this.wanted = 0;
+    for (let i = 0; i < k; i++) {
+      const w = new Worker(workerUrl());
+      w.onmessage = (e) => this.onWorker(i, e.data);
+      w.onerror = (e) => {
+        e.preventDefault();
+        this.arrive({ kind: 'error', message: e.message || 'a reader worker failed' });
+      };
+      const from = Math.floor((file.size * i) / k);
+      const to = Math.floor((file.size * (i + 1)) / k);
+      w.postMessage({ kind: 'start', module, file, k: i, n: k, from, to, last: i === k - 1 });
+      this.workers.push(w);
+    }
+  }
+
+  onWorker(i, m) {
+    switch (m.kind) {
+      case 'progress': {
+        this.parsed[i] = m.bytes;
+        this.events[i] = m.events;
+        const bytes = this.parsed.reduce((a, b) => a + b, 0);
+        const events = this.events.reduce((a, b) => a + b, 0);
+        this.arrive({ kind: 'progress', bytes, events });
+        break;
+      }
+      case 'parsed':
+        break;
+      case 'want':
+        // Worker 0 merges shard m.k next: ask that worker for it.
+        this.workers[m.k].postMessage({ kind: 'send' });
+        break;
+      case 'shard':
+        this.workers[0].postMessage(m, m.sections);
+        this.workers[i] = null;
+        break;
+      case 'model':
+      case 'failed':
+        this.arrive({ kind: m.kind, events: m.events });
+        break;
+      case 'section':
+        this.arrive({ kind: 'section', bytes: new Uint8Array(m.buf) });
+        break;
+      case 'error-sections':
+        this.arrive({ kind: 'error', sections: m.sections.map((s) => new Uint8Array(s)) });
+        break;
+      default:
+        this.arrive(m);
+    }
+  }
+
+  arrive(m) {
+    // Progress replaces progress not yet taken: the page wants the latest figure only.
+    const last = this.queue[this.queue.length - 1];
+    if (m.kind === 'progress' && last && last.kind === 'progress') this.queue[this.queue.length - 1] = m;
+    else this.queue.push(m);
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      w();
+    }
+  }
+
+  async next() {
+    while (this.queue.length === 0) await new Promise((r) => { this.waiter = r; });
+    return this.queue.shift();
+  }
+
+  /** Asks worker 0 for the model's next section. */
+  credit() {
+    if (this.workers[0]) this.workers[0].postMessage({ kind: 'credit' });
+  }
+
+  /** Stops every worker (also on cancel and on an error). */
+  close() {
+    for (const w of this.workers) if (w) w.terminate();
+    this.workers = [];
+  }
+}
+
+/** Cores the browser reports (navigator.hardwareConcurrency). */
+export function cores() {
+  return navigator.hardwareConcurrency || 1;
+}

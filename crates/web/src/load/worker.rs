@@ -1,0 +1,218 @@
+//! What a reader worker's own instance of this module runs (`js/shards.js`): it parses one shard of
+//! a trace file and, in worker 0, merges the others and finishes the model. Only numbers cross the
+//! boundary (bytes go through this instance's memory: the worker writes into the input buffer
+//! and copies sections out), because the worker has none of wasm-bindgen's glue: every import of
+//! the module is a stub that throws, so nothing here may call into JS (no DOM, no clock, no log).
+
+use std::cell::RefCell;
+use tracelight_core::ingest::kineto::cut::find_cut_forward;
+use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+use tracelight_core::model::wire;
+use tracelight_core::model::Trace;
+use tracelight_core::Error;
+use wasm_bindgen::prelude::*;
+
+#[derive(Default)]
+struct State {
+    input: Vec<u8>,
+    reader: Option<KinetoReader>,
+    error: Option<Error>,
+    /// The shard being merged: where it starts, whether a bare array, its sections.
+    incoming: (u64, bool, Vec<Vec<u8>>),
+    /// The finished model, handed out one section at a time.
+    trace: Option<Trace>,
+    next_section: usize,
+    out: Vec<Vec<u8>>,
+}
+
+thread_local!(static S: RefCell<State> = RefCell::new(State::default()));
+
+fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
+    S.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// The input buffer, `len` bytes long: its address in this instance's memory.
+#[wasm_bindgen]
+pub fn tl_input(len: u32) -> u32 {
+    with(|s| {
+        s.input.clear();
+        s.input.resize(len as usize, 0);
+        s.input.as_ptr() as u32
+    })
+}
+
+/// The first likely event boundary in the first `len` input bytes, or -1.
+#[wasm_bindgen]
+pub fn tl_cut(len: u32) -> i32 {
+    with(|s| {
+        let w = s.input.get(..len as usize).unwrap_or_default();
+        find_cut_forward(w, 0).map_or(-1, |c| c as i32)
+    })
+}
+
+/// The first byte of the stream (in the first `len` input bytes) past blanks; 0 if none.
+#[wasm_bindgen]
+pub fn tl_first_byte(len: u32) -> u32 {
+    with(|s| u32::from(first_byte(s.input.get(..len as usize).unwrap_or_default()).unwrap_or(0)))
+}
+
+/// Starts the reader: from the stream's first byte (`start` < 0), else a shard from `start`.
+#[wasm_bindgen]
+pub fn tl_begin(start: f64, bare: u32) {
+    with(|s| {
+        s.reader = Some(if start < 0.0 {
+            KinetoReader::new()
+        } else {
+            KinetoReader::shard(start as u64, bare != 0)
+        });
+        s.error = None;
+    });
+}
+
+/// Parses the first `len` input bytes; 0 when that failed (the error is kept).
+#[wasm_bindgen]
+pub fn tl_push(len: u32) -> u32 {
+    with(|s| {
+        let State {
+            input,
+            reader,
+            error,
+            ..
+        } = s;
+        let Some(r) = reader else { return 0 };
+        match r.push(input.get(..len as usize).unwrap_or_default()) {
+            Ok(()) => 1,
+            Err(e) => {
+                *error = Some(e);
+                *reader = None;
+                0
+            }
+        }
+    })
+}
+
+/// Events read so far.
+#[wasm_bindgen]
+pub fn tl_events() -> f64 {
+    with(|s| s.reader.as_ref().map_or(0.0, |r| r.events() as f64))
+}
+
+/// Makes the output this shard: a status section (0, or 1 and the error), then the reader's
+/// sections. Returns how many.
+#[wasm_bindgen]
+pub fn tl_shard_sections() -> u32 {
+    with(|s| {
+        let mut out = vec![error_section(s.error.as_ref())];
+        if let Some(r) = s.reader.take() {
+            out.extend(r.to_sections().unwrap_or_default());
+        }
+        s.out = out;
+        s.out.len() as u32
+    })
+}
+
+fn error_section(e: Option<&Error>) -> Vec<u8> {
+    use wire::Wire;
+    let mut v = Vec::new();
+    e.cloned().put(&mut v);
+    v
+}
+
+#[wasm_bindgen]
+pub fn tl_section_ptr(i: u32) -> u32 {
+    with(|s| s.out.get(i as usize).map_or(0, |v| v.as_ptr() as u32))
+}
+
+#[wasm_bindgen]
+pub fn tl_section_len(i: u32) -> u32 {
+    with(|s| s.out.get(i as usize).map_or(0, |v| v.len() as u32))
+}
+
+#[wasm_bindgen]
+pub fn tl_sections_clear() {
+    with(|s| s.out = Vec::new());
+}
+
+/// Worker 0: the next shard to merge starts at `start`.
+#[wasm_bindgen]
+pub fn tl_absorb_begin(start: f64, bare: u32) {
+    with(|s| s.incoming = (start as u64, bare != 0, Vec::new()));
+}
+
+/// One of its sections, the first `len` input bytes.
+#[wasm_bindgen]
+pub fn tl_absorb_section(len: u32) -> u32 {
+    with(|s| {
+        let b = s.input.get(..len as usize).unwrap_or_default().to_vec();
+        s.incoming.2.push(b);
+        1
+    })
+}
+
+/// Merges the shard: 0 merged; 1 the cut was not an event boundary (push the shard's bytes
+/// instead); 2 failed (the shard's error, or bad sections: kept for `tl_error_sections`).
+#[wasm_bindgen]
+pub fn tl_absorb_end() -> i32 {
+    with(|s| {
+        let (start, bare, sections) = std::mem::take(&mut s.incoming);
+        let Some(r) = s.reader.as_mut() else { return 2 };
+        let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+        match r.merge_sections(start, bare, &refs) {
+            Ok(Merge::Merged) => 0,
+            Ok(Merge::NotABoundary) => 1,
+            Err(e) => {
+                s.error = Some(e);
+                s.reader = None;
+                2
+            }
+        }
+    })
+}
+
+/// Ends the stream and builds the model: 0, or -1 with the error kept.
+#[wasm_bindgen]
+pub fn tl_finish() -> i32 {
+    with(|s| {
+        let Some(r) = s.reader.take() else { return -1 };
+        match r.finish() {
+            Ok(t) => {
+                s.trace = Some(t);
+                s.next_section = 0;
+                0
+            }
+            Err(e) => {
+                s.error = Some(e);
+                -1
+            }
+        }
+    })
+}
+
+/// Makes the output the model's next section; its length, or -1 after the last.
+#[wasm_bindgen]
+pub fn tl_next_section() -> i32 {
+    with(|s| {
+        let Some(t) = &s.trace else { return -1 };
+        match wire::section(t, s.next_section) {
+            Some(v) => {
+                s.next_section += 1;
+                let n = v.len() as i32;
+                s.out = vec![v];
+                n
+            }
+            None => {
+                s.trace = None;
+                -1
+            }
+        }
+    })
+}
+
+/// Makes the output the kept error (one section); returns 1.
+#[wasm_bindgen]
+pub fn tl_error_sections() -> u32 {
+    with(|s| {
+        s.out = vec![error_section(s.error.as_ref())];
+        1
+    })
+}
