@@ -149,6 +149,40 @@ fn sync_points_fire_with_the_causing_op() {
         t.str(t.slices.name[r.slices[0] as usize]),
         "cudaStreamSynchronize"
     );
+    assert!(
+        r.detail
+            .contains("the largest is cudaStreamSynchronize from aten::item (1 call)."),
+        "{}",
+        r.detail
+    );
+}
+
+#[test]
+fn a_sync_no_op_encloses_is_called_outside_any_op() {
+    // torch.cuda.synchronize() from Python, no step recorded: nothing encloses the runtime call.
+    let mut v: Vec<String> = healthy().into_iter().skip(1).collect();
+    v.push(x(
+        "cuda_runtime",
+        "cudaDeviceSynchronize",
+        "1",
+        510.0,
+        180.0,
+        "",
+    ));
+    let t = load(&v, "");
+    let a = Analysis::of("t.json", &t);
+    let r = a
+        .recommendations
+        .iter()
+        .find(|r| r.rule == RuleId::SyncPoints)
+        .unwrap();
+    assert!(
+        r.detail
+            .contains("the largest is cudaDeviceSynchronize, called outside any op (1 call)."),
+        "{}",
+        r.detail
+    );
+    assert!(!r.detail.contains("no op"));
 }
 
 #[test]

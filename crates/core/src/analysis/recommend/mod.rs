@@ -164,12 +164,16 @@ pub fn recommend(i: &Inputs) -> Vec<Recommendation> {
             rule: RuleId::SyncPoints,
             title: "Host-device synchronization stalls the CPU".into(),
             detail: format!(
-                "{} sync calls take {:.1}% of the window; the largest is {} from {} ({} calls).{} Avoid .item()/.cpu()/print of CUDA tensors in the loop; log every N steps, keep metrics on the GPU.",
+                "{} sync calls take {:.1}% of the window; the largest is {}{} ({} call{}).{} Avoid .item()/.cpu()/print of CUDA tensors in the loop; log every N steps, keep metrics on the GPU.",
                 sync.iter().map(|g| g.count).sum::<u64>(),
                 100.0 * sync_ns as f64 / gpu.window_ns as f64,
                 top.name,
-                top.op.as_deref().unwrap_or("no op"),
+                // A runtime call no op encloses was made from Python (or C++) directly.
+                top.op
+                    .as_deref()
+                    .map_or(", called outside any op".to_owned(), |op| format!(" from {op}")),
                 top.count,
+                if top.count == 1 { "" } else { "s" },
                 if sync_wait > 0.0 {
                     format!(
                         " After they return the GPU sits idle until the host queues work again: {:.1}% of {}.",
