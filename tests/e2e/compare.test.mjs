@@ -106,6 +106,31 @@ test('?url=A&compare=B shows the CLI diff of the trace_diff pair', { skip: corpu
     await r.waitFor();
     assert.equal(Number(await r.getAttribute('data-count')), n, `side ${s}: occurrences of ${k0.name}`);
   }
+  // Each pane jumps to an occurrence inside the step compared (the window and the step from
+  // that side's own start), and scrolls its track into the pane: the GPU stream of a kernel sits
+  // below the CPU threads' fold in a ~300 px pane.
+  for (const s of ['a', 'b']) {
+    await p.waitForFunction((s) => {
+      const c = document.querySelector(`[data-testid=compare-tl-${s}] [data-testid=timeline]`);
+      return c?.dataset.selectedNs && c.dataset.selectedY;
+    }, s, { timeout: 10_000 });
+    const cv = side(s).locator('[data-testid=timeline]');
+    const o = BigInt(await side(s).getAttribute('data-origin-ns'));
+    const stepNs = BigInt(await side(s).getAttribute('data-step-ns'));
+    const at = BigInt(await cv.getAttribute('data-selected-ns'));
+    assert.ok(at >= o && at < o + stepNs, `side ${s}: occurrence at +${at - o} ns, outside the ${stepNs} ns step`);
+    const [w0, w1] = (await cv.getAttribute('data-window')).split(',').map(BigInt);
+    assert.ok(w0 <= at && at < w1, `side ${s}: occurrence at ${at} outside the window ${w0}..${w1}`);
+    const y = Number(await cv.getAttribute('data-selected-y'));
+    const scroll = Number(await cv.getAttribute('data-scroll'));
+    const visible = (await cv.boundingBox()).height - Number(await cv.getAttribute('data-ruler-px'));
+    assert.ok(y >= scroll && y + 18 <= scroll + visible, `side ${s}: its lane at y ${y} is off the pane (scroll ${scroll}, ${visible} px shown)`);
+    // The position says which of the occurrences it is (all of them still step through).
+    const pos = (await side(s).getByTestId('reveal-pos').textContent()).split(' / ').map(Number);
+    assert.equal(pos[1], s === 'a' ? k0.a_calls : k0.b_calls);
+    assert.ok(pos[0] >= 1 && pos[0] <= pos[1]);
+  }
+  await tls.scrollIntoViewIfNeeded();
   await tls.screenshot({ path: shot('compare-timelines.png') });
 
   // Ops keyed by name + input shapes: the rows of `diff --group-by-input-shape`.

@@ -5,7 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, cli, page, shot, CORPUS, corpusSkip } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { serve, browser, cli, page, shot, assertDur, CORPUS, corpusSkip } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -52,6 +53,54 @@ test('snapshot: flame at the peak sums to the peak, a frame lists its blocks, th
   const live = (await num(seg, 'data-allocated')) + (await num(seg, 'data-unplaced'));
   assert.equal(live, d.peak_active_bytes);
   await p.screenshot({ path: shot('memory-snapshot-scrubbed.png'), fullPage: true });
+
+  // The way to the peak (issue 23): "Go to peak", a "Largest at peak" row and a click on the
+  // chart's peak marker each move the scrubber to the CLI's peak entry; the chart draws the
+  // scrubber's entry on its own axis, and the label reads that axis (time since the first entry),
+  // not a raw time_us.
+  // Python's reading of the pickle: the peak entry's time_us after the first entry's (clock kept
+  // non-decreasing, as the chart's axis is).
+  const sinceUs = JSON.parse(execFileSync('python3', ['-c', `
+import json, pickle, sys
+tr = pickle.load(open(sys.argv[1], 'rb'))['device_traces'][int(sys.argv[2])]
+t = [e['time_us'] for e in tr[:int(sys.argv[3]) + 1]]
+print(json.dumps(max(t) - t[0]))`, SNAP, String(d.device), String(d.peak_active_index)]).toString());
+  const scrubber = p.getByTestId('mem-scrubber');
+  const chart = p.getByTestId('mem-chart');
+  const atPeak = async (how) => {
+    await p.waitForFunction((i) => document.querySelector('[data-testid=mem-scrubber]')?.value === String(i), d.peak_active_index, { timeout: 10_000 })
+      .catch(() => {});
+    assert.equal(Number(await scrubber.inputValue()), d.peak_active_index, `${how}: the scrubber at the CLI's peak entry`);
+    await p.waitForFunction(() => document.querySelector('[data-testid=mem-chart]')?.dataset.scrubX);
+    const live = (await num(seg, 'data-allocated')) + (await num(seg, 'data-unplaced'));
+    assert.equal(live, d.peak_active_bytes, `${how}: live bytes`);
+    assert.equal(await chart.getAttribute('data-scrub-x'), await chart.getAttribute('data-peak-x'), `${how}: the chart's line on its peak marker`);
+    const label = await p.getByTestId('mem-scrub-at').textContent();
+    assert.match(label, new RegExp(`^after entry #${d.peak_active_index} · [\\d.]+ (ns|µs|ms|s) since the first entry$`), label);
+    assert.doesNotMatch(label, /time_us/);
+    assertDur(label.match(/· (.+) since the first entry$/)[1], sinceUs, `${how}: time since the first entry`);
+    assert.equal(await p.getByTestId('mem-at-peak').textContent(), 'the peak of active memory');
+  };
+  const toDump = async () => {
+    await p.getByTestId('mem-go-dump').click();
+    await p.waitForFunction(() => /at the dump/.test(document.querySelector('[data-testid=mem-scrub-at]')?.textContent));
+    assert.equal(await chart.getAttribute('data-scrub-x'), '');
+  };
+  await toDump();
+  await p.getByTestId('mem-go-peak').click();
+  await atPeak('Go to peak');
+  await p.screenshot({ path: shot('memory-snapshot-go-peak.png'), fullPage: true });
+  await toDump();
+  await p.getByTestId('peak-row-0').click();
+  await atPeak('a Largest at peak row');
+  await toDump();
+  // The peak marker, at the chart's full view: plot from x 74 to width - 12.
+  const [v0, v1] = (await chart.getAttribute('data-view')).split(',').map(Number);
+  const cb = await chart.boundingBox();
+  const px = 74 + ((Number(await chart.getAttribute('data-peak-x')) - v0) / (v1 - v0)) * (cb.width - 86);
+  await chart.click({ position: { x: px, y: cb.height - 40 } });
+  await atPeak('the chart\'s peak marker');
+  await chart.screenshot({ path: shot('memory-snapshot-chart-peak.png') });
   assert.deepEqual(errors, []);
   await p.close();
 });

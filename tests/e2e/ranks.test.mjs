@@ -97,8 +97,16 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corp
       assertDur(await cellText(p, 'ranks-table', r, col), x[key], `rank ${x.rank} ${col}`);
     }
     assert.equal(await cellText(p, 'ranks-table', r, 'last'), `${x.arrived_last}/${x.collectives} (${x.arrived_last_pct.toFixed(1)}%)`);
-    for (const col of ['alloc', 'reserved', 'file_peak']) assert.equal(await cellText(p, 'ranks-table', r, col), '–', `${col}: these traces record no memory`);
+    assert.equal(await cellText(p, 'ranks-table', r, 'file'), path.basename(x.file));
   }
+  // These traces record no memory (the CLI's peaks are 0 or absent): no memory columns of '–'.
+  assert.ok(c.ranks.every((x) => !x.peak_allocated_bytes && !x.peak_reserved_bytes && x.snapshot_peak_active_bytes == null && x.memory_timeline_peak_bytes == null));
+  for (const col of ['alloc', 'reserved', 'file_peak', 'file_reserved']) {
+    assert.equal(await table.locator(`.vt-th[data-col=${col}]`).count(), 0, `${col}: an empty column is hidden`);
+  }
+  // Every cell reads whole: no figure or file name cut by its column ("112.740…").
+  const cut = await table.locator('.vt-td, .vt-th').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => `${e.dataset.col}: ${e.textContent}`));
+  assert.deepEqual(cut, [], 'cells wider than their column');
   await table.screenshot({ path: shot('ranks-table.png') });
   // Sorted by collective wait: the CLI's waits, longest first; then back to rank order.
   await p.locator('[data-testid=ranks-table] [data-col=wait] button').click();
@@ -196,7 +204,37 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corp
     }
   };
   assertFlow(await flowOf(), worst, 'largest skew');
+  // Closed, a rank shows only its streams that carry collectives, its header saying how many
+  // others are folded (as many as opening it adds); so all 8 ranks fit without scrolling.
+  const groups = arows.filter((r) => r.kind === 'group');
+  for (const g of groups) assert.match(g.label, /^rank \d+ · \d+ streams? folded$/, 'a short, readable header');
+  const last = arows.at(-1);
+  const ruler = Number(await canvas.getAttribute('data-ruler-px'));
+  // (The last row's lane, less its 3 px bottom padding: the wrap's 1 px borders take 2 px.)
+  const canvasH = (await canvas.boundingBox()).height;
+  assert.ok(last.y + last.h - 3 + ruler <= canvasH + 0.5, `all ranks on screen: the last lane ends at ${last.y + last.h - 3} + ${ruler} px ruler, canvas ${canvasH} px`);
   await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned.png') });
+  await p.getByTestId('aligned-expand').click();
+  await p.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid=aligned-canvas]').dataset.rows).length > n, arows.length);
+  const open = JSON.parse(await canvas.getAttribute('data-rows'));
+  for (const [k, g] of groups.entries()) {
+    const folded = Number(g.label.match(/· (\d+) streams? folded/)[1]);
+    const streams = (rows) => rows.filter((r) => r.rank === k && r.kind === 'slices' && /^stream /.test(r.label)).length;
+    assert.equal(streams(arows) + folded, streams(open), `rank ${k}: shown + folded streams = all its streams`);
+    assert.ok(streams(arows) >= 1);
+  }
+  // Opened, the ranks no longer fit: "Largest skew" scrolls the rank that arrived last into view.
+  await p.locator('.al-wrap').evaluate((w) => { w.scrollTop = 0; });
+  await p.getByTestId('flow-worst').click();
+  const kLast = c.ranks.findIndex((r) => r.rank === worst.latest_rank);
+  const head = open.find((r) => r.kind === 'group' && r.rank === kLast);
+  await p.waitForFunction(() => Number(document.querySelector('.al-wrap').scrollTop) > 0, null, { timeout: 5000 }).catch(() => {});
+  const top = await p.locator('.al-wrap').evaluate((w) => w.scrollTop);
+  const seen = (await canvas.boundingBox()).height - ruler;
+  assert.ok(head.y >= top && head.y + head.h <= top + seen, `rank ${worst.latest_rank}'s header (y ${head.y}) in view: scrolled to ${top}, ${seen} px shown`);
+  await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned-latest.png') });
+  await p.getByTestId('aligned-collapse').click();
+  await p.locator('.al-wrap').evaluate((w) => { w.scrollTop = 0; });
   // A rank's header opens it: its CPU threads join.
   const before = arows.length;
   await canvas.click({ position: { x: 100, y: 24 + arows[0].y + 8 } });

@@ -128,3 +128,50 @@ fn memory_timeline_and_its_trace_share_the_epoch_clock() {
     };
     assert_eq!(trace_epoch_offset_ns(&old), Some(0));
 }
+
+/// The allocator-state scrubber and the chart share one clock: the x the chart draws entry `i`
+/// at is where the scrubber's state after entry `i` sits, and the chart's peak marker is at the
+/// entry the snapshot analysis (its own replay) names as the peak, so "go to peak" and a click on
+/// the marker land on the same entry.
+#[test]
+fn snapshot_chart_entries_put_the_peak_marker_at_the_peak_entry() {
+    let mut n = 0;
+    let mut peaks = 0;
+    for rel in SNAPSHOTS {
+        let Some(Loaded::Snapshot(s)) = load(rel) else {
+            continue;
+        };
+        n += 1;
+        for d in &summarize(&s).devices {
+            let c = snapshot_chart(&s, d.device, 100);
+            assert_eq!(
+                c.entry_x.len() as u64,
+                d.trace_entries,
+                "{rel} device {}",
+                d.device
+            );
+            assert!(
+                c.entry_x.windows(2).all(|w| w[0] <= w[1]),
+                "{rel}: x never goes back"
+            );
+            for (i, &x) in c.entry_x.iter().enumerate().step_by(97) {
+                let at = c.entry_at(x).unwrap();
+                assert!(
+                    at >= i && c.entry_x[at] == x,
+                    "{rel}: entry {i} at {x} -> {at}"
+                );
+            }
+            if let Some(p) = d.peak_active_index.filter(|_| d.peak_active_bytes > 0) {
+                assert_eq!(
+                    c.entry_x[p], c.peak.0,
+                    "{rel} device {}: peak entry {p}",
+                    d.device
+                );
+                assert_eq!(c.peak.1, d.peak_active_bytes);
+                peaks += 1;
+            }
+        }
+    }
+    tracelight_testkit::checked("snapshots", n, SNAPSHOTS.len());
+    assert!(n == 0 || peaks > 0);
+}

@@ -142,6 +142,9 @@ pub struct MemoryChart {
     pub markers: Vec<Marker>,
     /// `(x, bytes)` of the first maximum of the total.
     pub peak: (i64, u64),
+    /// A snapshot chart's x of each trace entry (the allocator-state scrubber's positions: the
+    /// state after entry `i` is drawn from `entry_x[i]`); empty for the other charts.
+    pub entry_x: Vec<i64>,
 }
 
 impl MemoryChart {
@@ -169,6 +172,15 @@ impl MemoryChart {
         }
         self.x_range = (lo, hi);
         self.y_max = y.max(1);
+    }
+
+    /// The trace entry whose state is drawn at `x` on a snapshot chart: the last one at or
+    /// before `x` (the first when `x` is before them all); `None` for a chart of no entries.
+    pub fn entry_at(&self, x: i64) -> Option<usize> {
+        if self.entry_x.is_empty() {
+            return None;
+        }
+        Some(self.entry_x.partition_point(|&e| e <= x).saturating_sub(1))
     }
 
     /// The band under `(x, y)`; a band thinner than `slack` bytes still counts when `y` is within
@@ -243,6 +255,7 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
         lines: Vec::new(),
         markers: Vec::new(),
         peak: (x0, 0),
+        entry_x: xs.get(..n).map_or_else(Vec::new, <[i64]>::to_vec),
     };
     // Bands by element; `stack` holds band indices of live drawn elements, bottom first.
     let mut band_of: Vec<Option<usize>> = vec![None; r.elements.len()];
@@ -439,6 +452,7 @@ pub fn timeline_chart(m: &MemoryTimeline) -> MemoryChart {
             label: "peak total".into(),
         }],
         peak,
+        entry_x: Vec::new(),
     };
     chart.finish();
     chart
@@ -489,6 +503,7 @@ pub fn trace_chart(t: &Trace, device_type: i16, device_id: i16) -> MemoryChart {
             label: "peak allocated".into(),
         }],
         peak,
+        entry_x: Vec::new(),
     };
     if let Some(mut b) = band {
         b.end = end;
@@ -714,6 +729,7 @@ mod tests {
             lines: Vec::new(),
             markers: Vec::new(),
             peak: (0, 0),
+            entry_x: Vec::new(),
         };
         for b in &mut c.bands {
             b.end = 10;

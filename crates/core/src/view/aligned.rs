@@ -30,6 +30,10 @@ pub struct RankTimeline<'a> {
     /// the trace does not hold), if it has one: a [`RowKind::Memory`] row under its tracks,
     /// collapsed or not, since memory is half of what tells ranks apart.
     pub memory: Option<String>,
+    /// Tracks holding this rank's matched collectives' kernels: collapsed, a rank shows only
+    /// those of its GPU streams (the rows a straggler hunt lines up), its other streams folded
+    /// until it is opened; empty = no collectives, every GPU stream shown.
+    pub collective_tracks: Vec<usize>,
 }
 
 /// A row of the aligned view: the rank it belongs to (index into the ranks given) and its layout.
@@ -39,9 +43,10 @@ pub struct RankRow {
     pub row: Row,
 }
 
-/// Rows of a collapsed rank: its GPU streams and its memory-allocated curves; a rank without GPU
+/// Rows of a collapsed rank: its GPU streams that carry collectives (all of them when none
+/// does) and its memory-allocated curves, and how many streams are folded; a rank without GPU
 /// work shows its CPU tracks instead (otherwise it would be an empty header).
-fn summary(r: &RankTimeline) -> (Vec<usize>, Vec<usize>) {
+fn summary(r: &RankTimeline) -> (Vec<usize>, Vec<usize>, usize) {
     let all: Vec<usize> = r
         .groups
         .iter()
@@ -52,11 +57,25 @@ fn summary(r: &RankTimeline) -> (Vec<usize>, Vec<usize>) {
         .copied()
         .filter(|&i| r.t.tracks.get(i).is_some_and(|t| t.kind == TrackKind::Gpu))
         .collect();
-    let tracks = if gpu.is_empty() { all } else { gpu };
+    let with_coll: Vec<usize> = gpu
+        .iter()
+        .copied()
+        .filter(|i| r.collective_tracks.contains(i))
+        .collect();
+    let folded = if with_coll.is_empty() {
+        0
+    } else {
+        gpu.len() - with_coll.len()
+    };
+    let tracks = match (gpu.is_empty(), with_coll.is_empty()) {
+        (true, _) => all,
+        (false, true) => gpu,
+        (false, false) => with_coll,
+    };
     let mem = (0..r.counters.len())
         .filter(|&c| r.counters[c].label.starts_with("Memory allocated"))
         .collect();
-    (tracks, mem)
+    (tracks, mem, folded)
 }
 
 /// Rows of `ranks` top to bottom; `expanded[k]` shows all of rank `k`'s tracks and counters
@@ -65,28 +84,34 @@ pub fn rows(ranks: &[RankTimeline], expanded: &[bool]) -> Vec<RankRow> {
     let mut y = 0.0;
     let mut out = Vec::new();
     for (k, r) in ranks.iter().enumerate() {
-        out.push(RankRow {
-            rank: k,
-            row: Row {
-                kind: RowKind::Group(k),
-                label: r.label.clone(),
-                group: k,
-                y,
-                h: GROUP_PX,
-            },
-        });
-        y += GROUP_PX;
-        let (tracks, counters) = if expanded.get(k).copied().unwrap_or(false) {
+        let (tracks, counters, folded) = if expanded.get(k).copied().unwrap_or(false) {
             (
                 r.groups
                     .iter()
                     .flat_map(|g| g.tracks.iter().copied())
                     .collect(),
                 (0..r.counters.len()).collect(),
+                0,
             )
         } else {
             summary(r)
         };
+        let label = match folded {
+            0 => r.label.clone(),
+            1 => format!("{} · 1 stream folded", r.label),
+            n => format!("{} · {n} streams folded", r.label),
+        };
+        out.push(RankRow {
+            rank: k,
+            row: Row {
+                kind: RowKind::Group(k),
+                label,
+                group: k,
+                y,
+                h: GROUP_PX,
+            },
+        });
+        y += GROUP_PX;
         for tr in tracks {
             let depths = r.lod.depths(tr).max(1);
             let h = depths as f64 * LANE_PX + 2.0 * ROW_PAD_PX;
@@ -215,6 +240,7 @@ mod tests {
                 label: "rank 0".into(),
                 offset_ns: 0,
                 memory: None,
+                collective_tracks: Vec::new(),
             },
             RankTimeline {
                 t: &b,
@@ -225,6 +251,7 @@ mod tests {
                 label: "rank 1".into(),
                 offset_ns: 5_000_000,
                 memory: Some("memory_rank1.pkl".into()),
+                collective_tracks: Vec::new(),
             },
         ];
         assert_eq!(bounds(&ranks), Some((0, 300_000)));
@@ -273,5 +300,62 @@ mod tests {
         let y = slice_mid_y(&r, 1, &b, k).unwrap_or(0.0);
         assert_eq!(hit_slice(&ranks, &r, &vp, 125.0, y), Some((1, k as u32)));
         assert_eq!(hit_slice(&ranks, &r, &vp, 200.0, y), None);
+    }
+
+    #[test]
+    fn collapsed_ranks_keep_the_streams_with_collectives_and_fold_the_rest() {
+        // Two GPU streams: compute on 7, the collective on 9. By construction the collapsed rank
+        // shows stream 9 alone and says one stream is folded; opened, both; without collectives
+        // (nothing to line up) both streams stay.
+        let t = trace_of(&[
+            ("ProfilerStep#1", "user_annotation", 1, 0.0, 300.0),
+            ("gemm", "kernel", 7, 10.0, 50.0),
+            ("nccl:all_reduce", "kernel", 9, 100.0, 50.0),
+        ]);
+        let (l, c) = (LodIndex::build(&t), counter_tracks(&t));
+        let g = groups(&t, &c);
+        let track_of = |name: &str| {
+            (0..t.slices.len())
+                .find(|&i| t.str(t.slices.name[i]) == name)
+                .map(|i| t.slices.track[i] as usize)
+        };
+        let (Some(gemm), Some(nccl)) = (track_of("gemm"), track_of("nccl:all_reduce")) else {
+            panic!("kernels not read")
+        };
+        assert_ne!(gemm, nccl);
+        let rank = |coll: Vec<usize>| RankTimeline {
+            t: &t,
+            lod: &l,
+            counters: &c,
+            groups: &g,
+            steps: &[],
+            label: "rank 0".into(),
+            offset_ns: 0,
+            memory: None,
+            collective_tracks: coll,
+        };
+        let slices = |r: &[RankRow]| -> Vec<usize> {
+            r.iter()
+                .filter_map(|x| match x.row.kind {
+                    RowKind::Slices { track, .. } => Some(track),
+                    _ => None,
+                })
+                .collect()
+        };
+        let with = [rank(vec![nccl])];
+        let r = rows(&with, &[false]);
+        assert_eq!(slices(&r), vec![nccl]);
+        assert_eq!(r[0].row.label, "rank 0 · 1 stream folded");
+        let open = rows(&with, &[true]);
+        assert!(slices(&open).contains(&gemm) && slices(&open).contains(&nccl));
+        assert_eq!(open[0].row.label, "rank 0");
+        let without = [rank(Vec::new())];
+        let r = rows(&without, &[false]);
+        let mut got = slices(&r);
+        got.sort_unstable();
+        let mut want = vec![gemm, nccl];
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(r[0].row.label, "rank 0");
     }
 }

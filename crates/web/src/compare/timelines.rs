@@ -75,18 +75,20 @@ pub fn PairedTimelines(
         let pa = Pair {
             side: "A",
             origin_ns: sa.1,
+            step_ns: sa.2,
             rel,
             reveal: reveal_a,
         };
         let pb = Pair {
             side: "B",
             origin_ns: sb.1,
+            step_ns: sb.2,
             rel,
             reveal: reveal_b,
         };
         view! {
-            <div class="cmp-tl" data-testid="compare-tl-a" data-origin-ns=sa.1.to_string()>{paired(a.clone(), fa, pa)}</div>
-            <div class="cmp-tl" data-testid="compare-tl-b" data-origin-ns=sb.1.to_string()>{paired(b.clone(), fb, pb)}</div>
+            <div class="cmp-tl" data-testid="compare-tl-a" data-origin-ns=sa.1.to_string() data-step-ns=sa.2.to_string()>{paired(a.clone(), fa, pa)}</div>
+            <div class="cmp-tl" data-testid="compare-tl-b" data-origin-ns=sb.1.to_string() data-step-ns=sb.2.to_string()>{paired(b.clone(), fb, pb)}</div>
         }
     };
     view! {
@@ -94,7 +96,7 @@ pub fn PairedTimelines(
             <div class="toolbar">
                 <h2>"Timelines, step by step"</h2>
                 <select data-testid="compare-step-pick" on:change=on_pick>{options}</select>
-                <span class="muted">"A above B, time from each step's start; zoom and pan move both; a diff row below shows its occurrences in both."</span>
+                <span class="muted">"A above B, time from each step's start; zoom and pan move both; a diff row below jumps to its first occurrence inside this step in both."</span>
             </div>
             {sides}
         </section>

@@ -9,7 +9,9 @@ use crate::widgets::memory_paint::{paint_axes, paint_data, Frame, Overlay};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
-use tracelight_core::analysis::memory_chart::{brush_window, px_time, zoom_window, MemoryChart};
+use tracelight_core::analysis::memory_chart::{
+    brush_window, px_time, x_px, zoom_window, MemoryChart,
+};
 use web_sys::CanvasRenderingContext2d;
 
 pub const AXIS_LEFT_PX: f64 = 74.0;
@@ -25,12 +27,29 @@ pub fn prepare(c: &web_sys::HtmlCanvasElement, w: f64, h: f64) -> Option<CanvasR
     Some(ctx)
 }
 
+/// A snapshot's allocator-state scrubber, shared by the chart (a line where the state shown
+/// sits; a click moves it there, on the peak marker to the peak), the "Largest at peak" rows and
+/// the segment map. `at` = the trace entry the state is after; `entries` (one past the last) =
+/// the dump itself.
+#[derive(Clone, Copy)]
+pub struct Scrub {
+    pub at: RwSignal<usize>,
+    pub entries: usize,
+    /// The entry after which active memory peaks (core's snapshot summary).
+    pub peak: Option<usize>,
+}
+
+/// How close (px) a click must be to the peak marker to go to the peak entry itself (several
+/// entries can share the marker's microsecond).
+const PEAK_SNAP_PX: f64 = 6.0;
+
 #[component]
 pub fn ChartCanvas(
     session: SessionRef,
     source: Source,
     chart: Arc<MemoryChart>,
     #[prop(default = 320.0)] height: f64,
+    #[prop(default = None)] scrub: Option<Scrub>,
 ) -> impl IntoView {
     let canvas = NodeRef::<html::Canvas>::new();
     let bounds = chart.x_range;
@@ -74,6 +93,43 @@ pub fn ChartCanvas(
         let n = paint_data(&ctx, &painted, v, &f, y_max, &overlay);
         let _ = c.set_attribute("data-polygons", &n.to_string());
         let _ = c.set_attribute("data-drawn", "1");
+        // The scrubber's entry: a dashed line labelled like the segment map below it.
+        let at = scrub.and_then(|s| {
+            let i = s.at.get();
+            (i < s.entries)
+                .then(|| painted.entry_x.get(i).copied())
+                .flatten()
+        });
+        if let Some(x) = at {
+            let px = f.left + x_px(x, v, f.width);
+            if px >= f.left && px <= f.left + f.width {
+                ctx.set_stroke_style_str("#0969da");
+                ctx.set_line_width(1.0);
+                let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+                ctx.begin_path();
+                ctx.move_to(px.round() + 0.5, f.top);
+                ctx.line_to(px.round() + 0.5, f.top + f.height);
+                ctx.stroke();
+                let _ = ctx.set_line_dash(&js_sys::Array::new());
+                ctx.set_fill_style_str("#0969da");
+                ctx.set_font("11px system-ui, sans-serif");
+                ctx.set_text_baseline("top");
+                let right = px > f.left + f.width - 130.0;
+                ctx.set_text_align(if right { "right" } else { "left" });
+                let _ = ctx.fill_text(
+                    "allocator state",
+                    if right { px - 4.0 } else { px + 4.0 },
+                    f.top + 2.0,
+                );
+            }
+        }
+        let rel = at.map_or(String::new(), |x| (x - bounds.0).to_string());
+        let _ = c.set_attribute("data-scrub-x", &rel);
+        let _ = c.set_attribute("data-peak-x", &(painted.peak.0 - bounds.0).to_string());
+        let _ = c.set_attribute(
+            "data-view",
+            &format!("{},{}", v.0 - bounds.0, v.1 - bounds.0),
+        );
     });
 
     let hit_at = {
@@ -90,6 +146,11 @@ pub fn ChartCanvas(
             let slack = (y_max as f64 * 3.0 / f.height) as u64;
             chart.hit(t, bytes, slack).map(|b| (b, t, x, y))
         }
+    };
+    let peak_x = chart.peak.0;
+    let entry_of = {
+        let chart = chart.clone();
+        move |t: i64| chart.entry_at(t)
     };
     let drag = StoredValue::new(None::<f64>);
     let on_down = move |ev: web_sys::MouseEvent| {
@@ -118,7 +179,23 @@ pub fn ChartCanvas(
         let f = frame(width.get_untracked());
         match brush_window(view.get_untracked(), f.width, x0, x1, bounds) {
             Some(w) => view.set(w),
-            None => pinned.set(hit_at(&ev).map(|h| (h.0, h.1))),
+            None => {
+                pinned.set(hit_at(&ev).map(|h| (h.0, h.1)));
+                // A click also moves the allocator-state scrubber to the entry drawn there
+                // (on the peak marker: the peak entry).
+                if let Some(s) = scrub {
+                    let v = view.get_untracked();
+                    let t = px_time(x1, v, f.width);
+                    let peak_px = x_px(peak_x, v, f.width);
+                    let i = match s.peak {
+                        Some(p) if (x1 - peak_px).abs() <= PEAK_SNAP_PX => Some(p),
+                        _ => entry_of(t),
+                    };
+                    if let Some(i) = i.filter(|&i| i < s.entries) {
+                        s.at.set(i);
+                    }
+                }
+            }
         }
     };
     let on_leave = move |_| {
@@ -177,7 +254,7 @@ pub fn ChartCanvas(
     view! {
         <div class="mem-chart">
             <div class="mem-chart-bar">
-                <span class="hint">"hover: details · click: pin · drag: zoom to range · wheel: zoom · double-click: reset"</span>
+                <span class="hint">{if scrub.is_some() { "hover: details · click: pin, and show the allocator state there below (on the peak marker: at the peak) · drag: zoom to range · wheel: zoom · double-click: reset" } else { "hover: details · click: pin · drag: zoom to range · wheel: zoom · double-click: reset" }}</span>
                 <button class="button" data-testid="mem-reset" disabled=move || !zoomed() on:click=reset>"Reset zoom"</button>
             </div>
             <div class="mem-canvas-wrap">

@@ -4,14 +4,16 @@
 //! after it, rebuilt by the core; at the right end the dump itself. A byte axis under the rows
 //! gives the offset within a row; bars wide enough carry their size.
 
-use super::chart::prepare;
+use super::chart::{prepare, Scrub};
 use crate::session::{Content, SessionRef};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
+use tracelight_core::analysis::memory_chart::{MemoryChart, XUnit};
 use tracelight_core::analysis::snapshot_state::{
     pack, state_after, state_at_dump, AllocatorState, RangeState,
 };
+use tracelight_core::model::time::format_duration;
 use tracelight_core::report::memory::format_bytes;
 use tracelight_core::view::byte_axis::{byte_ticks, tick_label};
 
@@ -89,7 +91,15 @@ fn paint(c: &web_sys::HtmlCanvasElement, st: &AllocatorState, w: f64, row_h: f64
 }
 
 #[component]
-pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoView {
+pub fn SegmentView(
+    session: SessionRef,
+    file: usize,
+    device: i64,
+    /// The scrubber, shared with the chart above and the "Largest at peak" rows.
+    scrub: Scrub,
+    /// The chart above: its clock (x of each entry, origin) labels the scrubber's position.
+    chart: Arc<MemoryChart>,
+) -> impl IntoView {
     let Some(Content::Snapshot(s)) = session.files.get(file).map(|f| &f.content) else {
         return ().into_any();
     };
@@ -97,9 +107,9 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
     if dump.segments.is_empty() && s.trace(device).is_none_or(|t| t.is_empty()) {
         return view! { <p class="hint">"No segments on this device at dump time."</p> }.into_any();
     }
-    let entries = s.trace(device).map_or(0, |t| t.len());
+    let entries = scrub.entries;
     // `entries` = the dump; below it, the state after that entry.
-    let at = RwSignal::new(entries);
+    let at = scrub.at;
     let sess = session.clone();
     let d2 = dump.clone();
     let state = Memo::new(move |_| {
@@ -175,21 +185,24 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
         });
         info.set(text.unwrap_or_default());
     };
-    let sess = session.clone();
+    // The position on the chart's own axis (time since the first entry), not a raw epoch.
+    let origin = chart.x_range.0;
+    let timed = chart.unit == XUnit::Ns;
     let when = move || {
         let i = at.get();
         if i >= entries {
             return "at the dump".to_owned();
         }
-        let t = match sess.files.get(file).map(|f| &f.content) {
-            Some(Content::Snapshot(s)) => s.trace(device).and_then(|t| t.time_us[i]),
-            _ => None,
-        };
-        match t {
-            Some(us) => format!("after entry #{i} (time_us {us})"),
+        match chart.entry_x.get(i).filter(|_| timed) {
+            Some(&x) => format!(
+                "after entry #{i} · {} since the first entry",
+                format_duration(x - origin)
+            ),
             None => format!("after entry #{i}"),
         }
     };
+    let peak = scrub.peak.filter(|&p| p < entries);
+    let at_peak = move || peak.is_some_and(|p| at.get() == p);
     let figures = move || {
         let st = state.get();
         format!(
@@ -216,6 +229,11 @@ pub fn SegmentView(session: SessionRef, file: usize, device: i64) -> impl IntoVi
                         prop:value=move || at.get().to_string()
                         on:input=move |ev| { if let Ok(i) = event_target_value(&ev).parse::<usize>() { at.set(i) } } />
                     <span class="mono" data-testid="mem-scrub-at">{when}</span>
+                    {peak.map(|p| view! {
+                        <button class="button" data-testid="mem-go-peak" disabled=at_peak on:click=move |_| at.set(p)>"Go to peak"</button>
+                    })}
+                    <button class="button" data-testid="mem-go-dump" disabled=move || { at.get() >= entries } on:click=move |_| at.set(entries)>"At the dump"</button>
+                    <span class="hint" data-testid="mem-at-peak">{move || if at_peak() { "the peak of active memory" } else { "" }}</span>
                 </div>
             })}
             <div class="hint" data-testid="mem-state-figures">{figures}</div>

@@ -51,7 +51,19 @@ pub fn SnapshotFigures(d: DeviceMemory) -> impl IntoView {
 
 /// Blocks live at the peak, largest first.
 #[component]
-pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
+pub fn PeakTable(
+    d: DeviceMemory,
+    /// A row click moves the allocator-state scrubber to the peak (the state these blocks
+    /// are live in).
+    #[prop(default = None)]
+    scrub: Option<super::chart::Scrub>,
+) -> impl IntoView {
+    let peak = d.peak_active_index;
+    let go = move || {
+        if let (Some(s), Some(p)) = (scrub, peak) {
+            s.at.set(p);
+        }
+    };
     let total = d.peak_blocks_count;
     let rows = d
         .peak_blocks
@@ -64,7 +76,7 @@ pub fn PeakTable(d: DeviceMemory) -> impl IntoView {
             // the first few (often all allocator C++ on real dumps).
             let top = if b.frame == "<no stack>" { "(no stack)".to_owned() } else { b.frame.clone() };
             view! {
-                <tr data-testid=format!("peak-row-{i}")>
+                <tr data-testid=format!("peak-row-{i}") class:clickable=scrub.is_some() title=scrub.map(|_| "Click: the allocator state at the peak, below") on:click=move |_| go()>
                     <td class="num" data-testid=format!("peak-size-{i}") data-bytes=b.size.to_string()>{format_bytes(b.size)}</td>
                     <td class="num mono">{format!("0x{:x}", b.addr)}</td>
                     <td class="num">{b.alloc_index.map_or("before trace".into(), |i| format!("#{i}"))}</td>

@@ -1,6 +1,6 @@
 //! The Memory tab: pick a memory file and a device; see its chart, figures and tables.
 
-use super::chart::ChartCanvas;
+use super::chart::{ChartCanvas, Scrub};
 use super::flame::PeakFlameView;
 use super::ops::OpMemoryTable;
 use super::segments::SegmentView;
@@ -172,6 +172,24 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
         (Content::MemoryTimeline(m), _) => Some(view! { <TimelineFigures p=peak(m) /> }.into_any()),
         _ => None,
     };
+    // A snapshot's allocator-state scrubber, shared by the chart, the peak rows and the map.
+    let scrub = match source.kind {
+        SourceKind::Snapshot { device } => {
+            let peak = snapshot_summary(&session, file).and_then(|s| {
+                s.devices
+                    .iter()
+                    .find(|d| d.device == device)
+                    .and_then(|d| d.peak_active_index)
+            });
+            let entries = c.entry_x.len();
+            Some(Scrub {
+                at: RwSignal::new(entries),
+                entries,
+                peak,
+            })
+        }
+        _ => None,
+    };
     let tables = match source.kind {
         SourceKind::Snapshot { device } => snapshot_summary(&session, file)
             .and_then(|s| s.devices.iter().find(|d| d.device == device).cloned())
@@ -179,11 +197,11 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
                 view! {
                     <OomTable d=d.clone() />
                     <div class="mem-tables">
-                        <PeakTable d=d.clone() />
+                        <PeakTable d=d.clone() scrub=scrub />
                         <StackTable d=d />
                     </div>
                     <PeakFlameView session=session.clone() file=file device=device />
-                    <SegmentView session=session.clone() file=file device=device />
+                    {scrub.map(|sc| view! { <SegmentView session=session.clone() file=file device=device scrub=sc chart=c.clone() /> })}
                 }
                 .into_any()
             }),
@@ -201,7 +219,7 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
         <div class="mem-source" data-source=key>
             {head}
             {legend(&c)}
-            <ChartCanvas session=session.clone() source=source chart=c />
+            <ChartCanvas session=session.clone() source=source chart=c scrub=scrub />
             {tables}
         </div>
     }

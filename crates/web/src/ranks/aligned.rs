@@ -168,6 +168,7 @@ pub fn AlignedTimelines(
             });
             let _ = c.set_attribute("data-flow", &format!("[{flow_at}]"));
             let _ = c.set_attribute("data-window", &format!("{},{}", v.start_ns, v.end_ns));
+            let _ = c.set_attribute("data-scroll", &scroll.get_untracked().to_string());
             let _ = c.set_attribute("data-paint-ms", &format!("{:.2}", now_ms() - t0));
             // Linear memory (only grows): `tests/e2e/bench_ranks.mjs` reads it.
             let _ = c.set_attribute("data-wasm-bytes", &wasm_memory_bytes().to_string());
@@ -209,6 +210,27 @@ pub fn AlignedTimelines(
             let b = c.parts.iter().map(|p| p.end_ns).max().unwrap_or(a);
             let span = (b - a).max(1000);
             vp.update(|v| *v = Viewport::new(a - span / 2, b + span / 2, v.width_px));
+            // The rank the others waited for, scrolled into view (with its kernel's row).
+            let Some(k) = m.figures.ranks.iter().position(|r| r.rank == c.latest_rank) else {
+                return;
+            };
+            let (y0, y1) = rows.with_untracked(|r| {
+                let mine: Vec<_> = r.iter().filter(|x| x.rank == k).collect();
+                (
+                    mine.first().map_or(0.0, |x| x.row.y),
+                    mine.last().map_or(0.0, |x| x.row.y + x.row.h),
+                )
+            });
+            let visible = (size.get_untracked().1 - RULER_PX).max(1.0);
+            let s = scroll.get_untracked();
+            if y0 < s || y1 > s + visible {
+                let to = if y1 - y0 > visible { y0 } else { y1 - visible };
+                let to = to.max(0.0);
+                scroll.set(to);
+                if let Some(w) = wrap.get_untracked() {
+                    w.set_scroll_top(to.round() as i32);
+                }
+            }
         });
     }
 
@@ -337,7 +359,7 @@ pub fn AlignedTimelines(
     view! {
         <section class="card aligned" data-testid="aligned">
             <h2>"Aligned timelines"</h2>
-            <p class="hint">{format!("{n} rank(s), {method}. Wheel: zoom all ranks · drag: pan · shift+wheel: scroll · click a rank's header: open or close it · click a collective's kernel: join it across ranks.")}</p>
+            <p class="hint">{format!("{n} rank(s), {method}. Wheel: zoom all ranks · drag: pan · shift+wheel: scroll · click a rank's header: open or close it (closed, a rank shows its streams that carry collectives) · picking a collective scrolls to the rank that arrived last · click a collective's kernel: join it across ranks.")}</p>
             <p class="hint" data-testid="aligned-memory">{memory}</p>
             <div class="aligned-bar">
                 <button class="button" data-testid="aligned-expand" on:click=all(true)>"Open all"</button>

@@ -29,19 +29,31 @@ pub fn with_ranks<R>(
         .enumerate()
         .filter_map(|(k, ((d, r), &off))| {
             let (t, tl) = d.as_ref()?;
+            let mut coll: Vec<usize> = t
+                .analysis()
+                .collectives
+                .iter()
+                .filter_map(|c| t.trace.slices.track.get(c.slice as usize))
+                .map(|&tr| tr as usize)
+                .collect();
+            coll.sort_unstable();
+            coll.dedup();
             Some(RankTimeline {
                 t: &t.trace,
                 lod: &tl.lod,
                 counters: &tl.counters,
                 groups: &tl.groups,
                 steps: &tl.steps,
-                label: format!("rank {} · {}", r.rank, r.file),
+                // Short enough for the gutter whatever the file is called (the ranks table
+                // above names each rank's file), with room for the folded streams' count.
+                label: format!("rank {}", r.rank),
                 offset_ns: off,
                 memory: m
                     .lanes
                     .get(k)
                     .and_then(|l| l.as_ref())
                     .map(|l| l.label.clone()),
+                collective_tracks: coll,
             })
         })
         .collect();

@@ -47,6 +47,35 @@ fn sort_value(r: &RankFigures, c: RCol) -> Option<f64> {
     })
 }
 
+/// What a cell shows.
+fn text(r: &RankFigures, c: RCol, slow: Option<i64>) -> String {
+    match c {
+        RCol::Rank => r.rank.to_string(),
+        RCol::File => r.file.clone(),
+        RCol::Step => fmt::dur(r.step_time_ns),
+        RCol::Compute => fmt::dur(r.compute_ns),
+        RCol::Comm => fmt::dur(r.comm_ns),
+        RCol::Exposed => fmt::dur(r.exposed_comm_ns),
+        RCol::Idle => fmt::dur(r.idle_ns),
+        RCol::Alloc => mem(Some(r.peak_allocated_bytes)),
+        RCol::Reserved => mem(Some(r.peak_reserved_bytes)),
+        RCol::FilePeak => mem(file_peak(r)),
+        RCol::FileReserved => mem(r.snapshot_peak.map(|p| p.1 as i64)),
+        RCol::Wait => fmt::dur(r.wait.wait_ns),
+        RCol::Last => format!(
+            "{}/{} ({:.1}%)",
+            r.wait.arrived_last, r.wait.collectives, r.wait.arrived_last_pct
+        ),
+        RCol::Flag => {
+            if Some(r.rank) == slow {
+                "straggler".to_owned()
+            } else {
+                String::new()
+            }
+        }
+    }
+}
+
 #[component]
 pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
@@ -68,7 +97,19 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         }
         v
     });
-    let cols = vec![
+    // Memory columns only where some rank has that figure (a run without `[memory]` events or
+    // snapshots would show four columns of '–').
+    let ranks = &f.ranks;
+    let has = |c: RCol| match c {
+        RCol::Alloc => ranks.iter().any(|r| r.peak_allocated_bytes > 0),
+        RCol::Reserved => ranks.iter().any(|r| r.peak_reserved_bytes > 0),
+        RCol::FilePeak => ranks.iter().any(|r| file_peak(r).is_some_and(|p| p > 0)),
+        RCol::FileReserved => ranks
+            .iter()
+            .any(|r| r.snapshot_peak.is_some_and(|p| p.1 > 0)),
+        _ => true,
+    };
+    let all = vec![
         Col::num(RCol::Rank, "Rank", 60),
         Col::name(RCol::File, "File", 124),
         Col::num(RCol::Step, "Step (mean)", 92).tip("mean ProfilerStep duration, else the window"),
@@ -91,39 +132,33 @@ pub fn RankTable(m: Arc<RunModel>) -> impl IntoView {
         Col::num(RCol::Last, "Arrived last", 96).tip("share of its collectives it arrived last at"),
         Col::text(RCol::Flag, "", 150),
     ];
+    // Each column as wide as its widest text (header or cell) so no figure is cut; the file
+    // column takes what is left, and at least its longest name up to 360 px.
+    let cols: Vec<Col<RCol>> = all
+        .into_iter()
+        .filter(|c| has(c.id))
+        .map(|mut c| {
+            let widest = ranks
+                .iter()
+                .map(|r| text(r, c.id, slow).chars().count())
+                .max()
+                .unwrap_or(0);
+            let cell = (widest as f64 * 7.4 + 18.0).ceil() as u32;
+            let head = (c.title.chars().count() as f64 * 7.2 + 30.0).ceil() as u32;
+            c.px = match c.id {
+                RCol::File => cell.clamp(124, 360),
+                RCol::Flag => cell.max(16),
+                _ => cell.max(head),
+            };
+            c
+        })
+        .collect();
     let m2 = m.clone();
     let cell = Callback::new(move |(row, c): (usize, RCol)| {
-        let Some(r) = order
+        order
             .with_untracked(|o| o.get(row).copied())
             .and_then(|k| m2.figures.ranks.get(k))
-        else {
-            return String::new();
-        };
-        match c {
-            RCol::Rank => r.rank.to_string(),
-            RCol::File => r.file.clone(),
-            RCol::Step => fmt::dur(r.step_time_ns),
-            RCol::Compute => fmt::dur(r.compute_ns),
-            RCol::Comm => fmt::dur(r.comm_ns),
-            RCol::Exposed => fmt::dur(r.exposed_comm_ns),
-            RCol::Idle => fmt::dur(r.idle_ns),
-            RCol::Alloc => mem(Some(r.peak_allocated_bytes)),
-            RCol::Reserved => mem(Some(r.peak_reserved_bytes)),
-            RCol::FilePeak => mem(file_peak(r)),
-            RCol::FileReserved => mem(r.snapshot_peak.map(|p| p.1 as i64)),
-            RCol::Wait => fmt::dur(r.wait.wait_ns),
-            RCol::Last => format!(
-                "{}/{} ({:.1}%)",
-                r.wait.arrived_last, r.wait.collectives, r.wait.arrived_last_pct
-            ),
-            RCol::Flag => {
-                if Some(r.rank) == slow {
-                    "straggler".to_owned()
-                } else {
-                    String::new()
-                }
-            }
-        }
+            .map_or(String::new(), |r| text(r, c, slow))
     });
     let m3 = m.clone();
     let on_activate = Callback::new(move |row: usize| {

@@ -20,6 +20,8 @@ pub struct Pair {
     pub side: &'static str,
     /// This side's time 0 in its trace's ns (the chosen step's start).
     pub origin_ns: i64,
+    /// The chosen step's length: a revealed row jumps to an occurrence inside `[0, step_ns)`.
+    pub step_ns: i64,
     /// The shown window relative to the origin, shared by both sides.
     pub rel: RwSignal<(i64, i64)>,
     pub reveal: RwSignal<PairReveal>,

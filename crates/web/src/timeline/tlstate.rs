@@ -175,7 +175,8 @@ impl Ctx {
         self.show_slice_row(i);
     }
 
-    fn show_slice_row(&self, i: u32) {
+    /// Scrolls the rows so slice `i`'s lane is on screen, opening its group if it is collapsed.
+    pub fn show_slice_row(&self, i: u32) {
         let Some(t) = self.trace() else { return };
         let iu = i as usize;
         let track = t.slices.track[iu] as usize;

@@ -203,6 +203,21 @@ pub fn Timeline(
             let _ = c.set_attribute("data-paint-ms", &format!("{ms:.2}"));
             let _ = c.set_attribute("data-window", &format!("{},{}", vp.start_ns, vp.end_ns));
             let _ = c.set_attribute("data-scroll", &tl.scroll.get_untracked().to_string());
+            // The selected slice's start and its lane's content y (empty when not shown), so
+            // tests can tell whether it is in the window and on screen.
+            let sel = tl.selected.get_untracked().map(|i| i as usize);
+            let sel_at = sel
+                .and_then(|i| f.trace.slices.start.get(i).copied())
+                .map_or(String::new(), |s| s.to_string());
+            let sel_y = sel
+                .and_then(|i| {
+                    let track = *f.trace.slices.track.get(i)? as usize;
+                    let r = &rows[(*track_row.get(track)?)?];
+                    Some(r.lane_y(usize::from(f.trace.slices.depth[i])))
+                })
+                .map_or(String::new(), |y| y.to_string());
+            let _ = c.set_attribute("data-selected-ns", &sel_at);
+            let _ = c.set_attribute("data-selected-y", &sel_y);
         }
     };
     Effect::new(move |_| {
