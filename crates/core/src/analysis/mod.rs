@@ -31,6 +31,7 @@ pub mod roofline;
 pub mod scope;
 pub mod snapshot;
 pub mod snapshot_flame;
+pub mod snapshot_frames;
 pub mod snapshot_state;
 pub mod source;
 pub mod steps;
