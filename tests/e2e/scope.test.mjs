@@ -104,6 +104,14 @@ test('the scope picker shows the CLI\'s --scope figures on all four tabs: a step
   await sameAsCli(p, cs, step);
   await p.getByTestId('tab-overview').click();
   await p.screenshot({ path: shot('scope-step-overview.png') });
+  // A row's occurrences in the timeline are the scope's: as many as its scoped calls.
+  for (const [tab, table, rowsOf] of [['operators', 'op-table', cs.ops], ['kernels', 'kernel-table', cs.kernels]]) {
+    await p.getByTestId(`tab-${tab}`).click();
+    await p.locator(`[data-testid=${table}] .vt-row[data-row="0"] [data-col=name]`).click();
+    await p.getByTestId('reveal').waitFor();
+    assert.equal(Number(await p.getByTestId('reveal').getAttribute('data-count')), rowsOf[0].calls, `${step}: ${rowsOf[0].name} occurrences`);
+  }
+  await p.getByTestId('tab-overview').click();
 
   // One occurrence of an annotation (the second backward pass).
   const occ = specs.find((s) => /^annotation:## backward ##:2$/.test(s)) || specs.find((s) => /^annotation:.*:2$/.test(s));

@@ -134,6 +134,31 @@ impl TraceFile {
             .unwrap_or_else(|| self.analysis())
     }
 
+    /// Of `slices`, those in the scope picker's scope (host events by their start, GPU work by
+    /// its launch: `TimeScope::slice_mask`, the rule the scoped tables count by), so a row's
+    /// "show in timeline" shows the occurrences its scoped figures count.
+    pub fn in_scope(
+        &self,
+        scope: leptos::prelude::RwSignal<ScopeSpec>,
+        slices: Vec<u32>,
+    ) -> Vec<u32> {
+        use leptos::prelude::GetUntracked;
+        let spec = scope.try_get_untracked().unwrap_or_default();
+        if spec == ScopeSpec::Whole || self.digest {
+            return slices;
+        }
+        match spec.resolve(&self.trace) {
+            Ok(Some(sc)) => {
+                let keep = sc.slice_mask(&self.trace);
+                slices
+                    .into_iter()
+                    .filter(|&i| keep.get(i as usize).copied().unwrap_or(false))
+                    .collect()
+            }
+            _ => slices,
+        }
+    }
+
     /// Why `spec` names nothing in this trace (`no ProfilerStep#9 …`), or `None` when it does.
     pub fn scope_error(&self, spec: &ScopeSpec) -> Option<String> {
         if self.digest && *spec != ScopeSpec::Whole {

@@ -272,7 +272,8 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         store.with_value(|s| {
             if let Some(tf) = s.trace(file) {
                 if let Some(k) = tf.analysis_at(nav.scope).kernels.rows.get(i) {
-                    nav.reveal(file, reveal::gpu_slices(&tf.trace, &k.name), k.name.clone());
+                    let slices = tf.in_scope(nav.scope, reveal::gpu_slices(&tf.trace, &k.name));
+                    nav.reveal(file, slices, k.name.clone());
                 }
             }
         });

@@ -349,7 +349,8 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
                 Some(sh) => format!("{} {sh}", row.name),
                 None => row.name.clone(),
             };
-            nav.reveal(file, reveal::op_slices(&tf.trace, &row), label);
+            let slices = tf.in_scope(nav.scope, reveal::op_slices(&tf.trace, &row));
+            nav.reveal(file, slices, label);
         }
     });
     let on_sort = Callback::new(move |k: OpCol| {

@@ -332,7 +332,8 @@ fn TopOps(session: SessionRef, file: usize) -> impl IntoView {
         let Some(row) = r2.get(r).map(|&i| &tf.analysis_at(nav.scope).ops.rows[i]) else {
             return;
         };
-        nav.reveal(file, reveal::op_slices(&tf.trace, row), row.name.clone());
+        let slices = tf.in_scope(nav.scope, reveal::op_slices(&tf.trace, row));
+        nav.reveal(file, slices, row.name.clone());
     });
     let n = rows.len();
     view! {
@@ -378,7 +379,8 @@ fn TopKernels(session: SessionRef, file: usize) -> impl IntoView {
         let Some(k) = tf.analysis_at(nav.scope).kernels.rows.get(r) else {
             return;
         };
-        nav.reveal(file, reveal::gpu_slices(&tf.trace, &k.name), k.name.clone());
+        let slices = tf.in_scope(nav.scope, reveal::gpu_slices(&tf.trace, &k.name));
+        nav.reveal(file, slices, k.name.clone());
     });
     view! {
         {if n == 0 {
