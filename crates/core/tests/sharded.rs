@@ -394,3 +394,40 @@ fn a_corrupt_gzip_gives_the_one_thread_loaders_error() {
     assert!(one.contains("malformed input"), "{one}");
     assert_eq!(run(true), one);
 }
+
+/// Every corpus trace cut where the page's workers cut it (`find_cut_forward` from each of
+/// three evenly spaced offsets) merges through its wire sections into the one-thread model; such a
+/// cut in a header (a `distributedInfo` list) is not an event boundary and is read again, but
+/// nearly all are merged. A blind cut gives the same model too (read again).
+#[test]
+fn corpus_traces_cut_as_the_workers_cut_merge_through_sections() {
+    use tracelight_core::ingest::kineto::cut::find_cut_forward;
+    if tracelight_testkit::path("real").is_none() {
+        return;
+    }
+    let mut rng = Lcg(5);
+    let (mut checked, mut merged) = (0, 0);
+    for (rel, bytes) in corpus() {
+        let one = one_thread(&bytes);
+        let Ok(one) = one else { panic!("{rel}") };
+        for k in 1..4 {
+            let from = bytes.len() * k / 4;
+            let Some(c) = find_cut_forward(&bytes[from..], 0).map(|c| from + c) else {
+                continue;
+            };
+            let (r, was_merged) = merged_through_sections(&bytes, c);
+            assert_same_model(&r.unwrap(), &one, &format!("{rel} cut {c}"));
+            checked += 1;
+            merged += usize::from(was_merged);
+        }
+        let blind = 1 + rng.below(bytes.len() - 1);
+        let (r, _) = merged_through_sections(&bytes, blind);
+        assert_same_model(&r.unwrap(), &one, &format!("{rel} blind cut {blind}"));
+    }
+    assert!(checked > 30, "{checked} worker cuts checked");
+    assert!(
+        merged * 10 >= checked * 9,
+        "{merged} of {checked} worker cuts merged"
+    );
+    println!("{merged} of {checked} worker cuts merged");
+}
