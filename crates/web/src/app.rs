@@ -7,6 +7,7 @@ use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
 use crate::ranks::RanksView;
+use crate::roofline::RooflineView;
 use crate::session::{
     FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
@@ -321,6 +322,7 @@ pub fn App() -> impl IntoView {
                     Tab::Flame => view! { <FlameView session=s file=file /> }.into_any(),
                     Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
                     Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
+                    Tab::Roofline => view! { <RooflineView session=s file=file /> }.into_any(),
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
                     Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare on_drop=drop_compare paired=PAIRED /> }.into_any(),

@@ -17,6 +17,7 @@ pub mod load;
 pub mod memory;
 pub mod platform;
 pub mod ranks;
+pub mod roofline;
 pub mod session;
 pub mod timeline;
 pub mod views;

@@ -12,11 +12,18 @@ pub const OTHER: &str = "#bab0ac";
 /// `(names, colour)`: every name of a concept across the classifications, then its colour.
 pub const COLORS: &[(&[&str], &str)] = &[
     // CPU side (slice kinds, step part `cpu_exec`).
-    (&["cpu_op", "cpu_exec"], "#4e79a7"),
+    // Idle causes (analysis::idle) share the colour of what the host was doing.
+    (&["cpu_op", "cpu_exec", "host_ops"], "#4e79a7"),
     (&["user_annotation"], "#9c755f"),
-    (&["python_function"], "#b07aa1"),
-    (&["runtime", "cuda_runtime", "cuda_driver"], "#f28e2b"),
-    (&["dataloader"], "#ff9da7"),
+    (&["python_function", "python"], "#b07aa1"),
+    (
+        &["runtime", "cuda_runtime", "cuda_driver", "launch_bound"],
+        "#f28e2b",
+    ),
+    (&["dataloader", "data_loading"], "#ff9da7"),
+    (&["device_sync"], "#b6992d"),
+    (&["queued"], "#79706e"),
+    (&["other_stream"], "#d4a6c8"),
     // GPU compute: kernel kind, step part `kernel`, seed `matmul`, fine `gemm`, HTA `computation`.
     (
         &["kernel", "compute", "computation", "matmul", "gemm"],
@@ -27,12 +34,15 @@ pub const COLORS: &[(&[&str], &str)] = &[
     (&["convolution"], "#499894"),
     (&["triton"], "#86bcb6"),
     (&["elementwise"], "#f1ce63"),
-    (&["reduction/norm/softmax"], "#a0cbe8"),
+    (&["reduction/norm/softmax", "reduction", "norm"], "#a0cbe8"),
     (&["optimizer"], "#ffbe7d"),
     // Communication: NCCL kernels (seed / fine `comm`, HTA and step part `communication`).
-    (&["comm", "communication"], "#8c564b"),
+    (&["comm", "communication", "collective_wait"], "#8c564b"),
     // Memory copies: kind and fine `memcpy`, seed `memory`, HTA `memory`.
-    (&["memcpy", "memory", "gpu_memcpy"], "#e15759"),
+    (
+        &["memcpy", "memory", "gpu_memcpy", "h2d_copy", "copy"],
+        "#e15759",
+    ),
     (&["memset", "gpu_memset"], "#d37295"),
     (&["gpu_user_annotation"], "#76b7b2"),
     // GPU time that is neither: HTA's non-compute, idle.
@@ -273,7 +283,14 @@ mod tests {
         let seed = kernels::SEED_RULES.iter().map(|(c, _)| *c);
         let fine = kernels::FINE_RULES.iter().map(|(c, _)| *c);
         let hta = ["communication", "memory", "computation", "other"];
-        for name in seed.chain(fine).chain(steps::CATEGORIES).chain(hta) {
+        let idle = crate::analysis::idle::Cause::ALL.map(|c| c.slug());
+        let idle = idle.iter().copied().filter(|c| *c != "unknown");
+        for name in seed
+            .chain(fine)
+            .chain(steps::CATEGORIES)
+            .chain(hta)
+            .chain(idle)
+        {
             assert!(COLORS.iter().any(|(n, _)| n.contains(&name)), "{name}");
         }
         // No name twice, no colour twice.

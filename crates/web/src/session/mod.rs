@@ -310,7 +310,7 @@ impl Session {
             .filter(|t| match t {
                 Tab::Memory => has_memory,
                 Tab::Ranks => self.trace_indices().len() > 1 || self.has_flight_recorder(),
-                Tab::Kernels | Tab::Gpu => has_gpu,
+                Tab::Kernels | Tab::Gpu | Tab::Roofline => has_gpu,
                 _ => has_trace,
             })
             .collect()

@@ -36,6 +36,8 @@ pub enum Tab {
     Flame,
     Kernels,
     Gpu,
+    /// Ops against the device's roofs (issue 26).
+    Roofline,
     /// A run of several rank traces (issue 13).
     Ranks,
     Memory,
@@ -43,7 +45,7 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 10] = [
+    pub const ALL: [Tab; 11] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
@@ -51,6 +53,7 @@ impl Tab {
         Tab::Flame,
         Tab::Kernels,
         Tab::Gpu,
+        Tab::Roofline,
         Tab::Ranks,
         Tab::Memory,
         Tab::Compare,
@@ -65,6 +68,7 @@ impl Tab {
             Tab::Flame => "Flame graph",
             Tab::Kernels => "Kernels",
             Tab::Gpu => "GPU",
+            Tab::Roofline => "Roofline",
             Tab::Ranks => "Ranks",
             Tab::Memory => "Memory",
             Tab::Compare => "Compare",
@@ -80,6 +84,7 @@ impl Tab {
             Tab::Flame => "flame",
             Tab::Kernels => "kernels",
             Tab::Gpu => "gpu",
+            Tab::Roofline => "roofline",
             Tab::Ranks => "ranks",
             Tab::Memory => "memory",
             Tab::Compare => "compare",
@@ -103,6 +108,9 @@ pub struct Reveal {
     /// Which of them (in time order) to show first: 0 for a row click, N-1 for the Nth
     /// occurrence a deep link or a host page asked for.
     pub first: usize,
+    /// Time intervals `[start, end)` (trace ns) to step through instead of slices: idle
+    /// stretches have no slice of their own. Empty for a slice reveal.
+    pub ranges: Arc<Vec<(i64, i64)>>,
 }
 
 /// What the flame graph shows, kept for the session so a trip to the timeline and back (a frame's
@@ -175,6 +183,24 @@ impl Nav {
         }
     }
 
+    /// Switches to the timeline stepping through time intervals (`[start, end)` trace ns) of
+    /// trace file `file`: each is zoomed to with some context and shaded.
+    pub fn reveal_ranges(&self, file: usize, ranges: Vec<(i64, i64)>, label: String) {
+        if self.file.get_untracked() != file {
+            self.file.set(file);
+        }
+        self.reveal.set(Some(Reveal {
+            file,
+            slices: Arc::new(Vec::new()),
+            label,
+            first: 0,
+            ranges: Arc::new(ranges),
+        }));
+        if self.tab.get_untracked() != Tab::Timeline {
+            self.tab.set(Tab::Timeline);
+        }
+    }
+
     /// Switches to the timeline showing `slices` of trace file `file`.
     pub fn reveal(&self, file: usize, slices: Vec<u32>, label: String) {
         self.reveal_nth(file, slices, label, 0);
@@ -191,6 +217,7 @@ impl Nav {
             slices: Arc::new(slices),
             label,
             first,
+            ranges: Arc::new(Vec::new()),
         }));
         if self.tab.get_untracked() != Tab::Timeline {
             self.tab.set(Tab::Timeline);

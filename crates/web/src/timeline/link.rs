@@ -44,6 +44,7 @@ pub fn restore(c: &Ctx) {
                 label: name,
                 slices: Arc::new(v),
                 cur,
+                ranges: Arc::default(),
             }));
         }
     }

@@ -63,6 +63,7 @@ pub fn follow(c: &Ctx, p: Pair) {
             label,
             slices: Arc::new(v),
             cur,
+            ranges: Arc::default(),
         }));
         if let Some(i) = first {
             let iu = i as usize;

@@ -34,6 +34,28 @@ pub struct Revealed {
     pub label: String,
     pub slices: Arc<Vec<u32>>,
     pub cur: usize,
+    /// Time intervals stepped through instead of slices (idle stretches); empty otherwise.
+    pub ranges: Arc<Vec<(i64, i64)>>,
+}
+
+impl Revealed {
+    /// How many things it steps through.
+    pub fn len(&self) -> usize {
+        if self.ranges.is_empty() {
+            self.slices.len()
+        } else {
+            self.ranges.len()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The interval shown now, for a range reveal.
+    pub fn band(&self) -> Option<(i64, i64)> {
+        self.ranges.get(self.cur).copied()
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -159,6 +181,14 @@ impl Ctx {
         self.tl.selected.set(Some(i));
         self.tl.show_time(s.start[iu], s.end(iu));
         self.show_slice_row(i);
+    }
+
+    /// Zooms to the interval `[a, b)` with half its length of context on each side (at least
+    /// 20 µs), so the work before and after it is in view.
+    pub fn show_range(&self, a: i64, b: i64) {
+        let pad = ((b - a) / 2).max(20_000);
+        let w = self.tl.vp.get_untracked().width_px;
+        self.tl.vp.set(Viewport::around(a - pad, b + pad, w));
     }
 
     /// Zooms so slice `i` fills the window (double-click, `f`).

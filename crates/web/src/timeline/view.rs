@@ -189,6 +189,7 @@ pub fn Timeline(
                 links: &links,
                 matches: &matches,
                 revealed: revealed.as_ref().map_or(&[][..], |r| &r.slices[..]),
+                band: revealed.as_ref().and_then(|r| r.band()),
                 area: tl.area.get_untracked(),
                 collapsed: &collapsed,
                 origin_ns: pair.map_or(bounds.0, |p| p.origin_ns),

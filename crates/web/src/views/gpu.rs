@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::gaps::{largest_gaps, Gap};
 use tracelight_core::analysis::gpu::{hta_kernel_type, HtaKernelType, Temporal};
+use tracelight_core::analysis::idle::Cause;
 use tracelight_core::model::NONE;
 
 /// Longest gaps listed.
@@ -107,6 +108,12 @@ pub fn GpuView(session: SessionRef, file: usize) -> impl IntoView {
                 {stat("Launch delay (median)", "launch-median", fmt::dur(l.median_delay_ns),
                     format!("p95 {} · max {} · {} launches", fmt::dur(l.p95_delay_ns), fmt::dur(l.max_delay_ns), l.launched))}
             </div>
+            <section class="card" data-testid="gpu-idle-card">
+                <h2>"Why the GPU is idle"</h2>
+                <crate::views::idle::IdleCauses session=session.clone() file=file />
+                <h3>"Per stream"</h3>
+                <StreamCauses session=session.clone() file=file />
+            </section>
             <div class="grid2">
                 <section class="card">
                     <h2>"Temporal breakdown " <span class="muted">"(all GPU work over the kernel span)"</span></h2>
@@ -179,6 +186,57 @@ columns! {
 columns! {
     /// Synchronizing calls grouped by call and op.
     enum SyncCol { Call = "call", Op = "op", Count = "count", Total = "total" }
+}
+
+/// Idle time of each stream split by cause: where the device is idle, the device's causes;
+/// where another stream runs, collective wait (NCCL there) or other stream.
+#[component]
+fn StreamCauses(session: SessionRef, file: usize) -> impl IntoView {
+    let Some(tf) = session.trace(file) else {
+        return ().into_any();
+    };
+    let a = tf.analysis();
+    let idle = &a.idle;
+    let mut causes: Vec<Cause> = idle
+        .streams
+        .iter()
+        .flat_map(|s| s.by_cause.iter().map(|x| x.0))
+        .collect();
+    causes.sort_unstable();
+    causes.dedup();
+    let head = causes
+        .iter()
+        .map(|c| view! { <th class="num"><i class="swatch" style=format!("background:{}", color_of(c.slug()))></i>{c.short()}</th> })
+        .collect_view();
+    let rows = idle
+        .streams
+        .iter()
+        .map(|s| {
+            let cells = causes
+                .iter()
+                .map(|c| {
+                    let ns = s.by_cause.iter().find(|x| x.0 == *c).map_or(0, |x| x.1);
+                    view! { <td class="num" data-cause=c.slug() data-ns=ns.to_string()>{if ns > 0 { fmt::dur(ns) } else { String::new() }}</td> }
+                })
+                .collect_view();
+            view! {
+                <tr data-testid="stream-causes-row" data-stream=s.stream.to_string()>
+                    <td>{format!("GPU {} · stream {}", s.device, s.stream)}</td>
+                    <td class="num">{fmt::dur(s.idle_ns)}</td>
+                    {cells}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-scroll">
+            <table class="small-table" data-testid="stream-causes">
+                <thead><tr><th>"Stream"</th><th class="num">"idle"</th>{head}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
 }
 
 #[component]

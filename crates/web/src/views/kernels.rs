@@ -84,6 +84,7 @@ columns! {
         Occupancy = "occupancy",
         LaunchingOp = "launching_op",
         Steps = "steps",
+        Roof = "pct_of_roof",
     }
 }
 
@@ -97,6 +98,7 @@ fn sort_value(k: &KernelRow, col: KCol) -> Option<f64> {
         KCol::Max => k.max_ns as f64,
         KCol::Registers => k.registers.map_or(-1.0, f64::from),
         KCol::Occupancy => k.occupancy_pct.unwrap_or(-1.0),
+        KCol::Roof => k.pct_of_roof.unwrap_or(-1.0),
         KCol::Name
         | KCol::Category
         | KCol::Fine
@@ -139,6 +141,7 @@ fn cell_text(k: &KernelRow, fine: &str, col: KCol) -> String {
             .map(|o| fmt::frac(o / 100.0))
             .unwrap_or_default(),
         KCol::LaunchingOp => k.launching_op.clone().unwrap_or_default(),
+        KCol::Roof => k.pct_of_roof.map(fmt::frac).unwrap_or_default(),
     }
 }
 
@@ -227,6 +230,9 @@ pub fn KernelsView(session: SessionRef, file: usize) -> impl IntoView {
         Col::text(KCol::Block, "Block", 80),
         Col::num(KCol::Registers, "Regs", 60).tip("registers per thread"),
         Col::num(KCol::Occupancy, "Occupancy", 84).tip("mean est. achieved occupancy %"),
+        Col::num(KCol::Roof, "% of roof", 84).tip(
+            "where its launching op's FLOPs and bytes are known (the op launched this kernel alone): achieved ÷ the roof of its math unit and the memory bandwidth",
+        ),
         Col::text(KCol::LaunchingOp, "Launched by", 180),
     ];
     let has_steps = tf.analysis_at(nav.scope).per_step.steps.len() >= 2;

@@ -5,6 +5,7 @@
 pub mod facts;
 pub mod gpu;
 pub mod graphs;
+pub mod idle;
 pub mod kernels;
 pub mod modules;
 pub mod open;

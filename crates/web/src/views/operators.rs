@@ -44,6 +44,7 @@ columns! {
         Flops = "flops",
         Steps = "steps",
         BackwardOf = "backward_of",
+        Roof = "pct_of_roof",
     }
 }
 
@@ -55,6 +56,7 @@ fn columns(
     flops: bool,
     steps: bool,
     backward: bool,
+    roof: bool,
 ) -> Vec<Col<OpCol>> {
     let mut c = vec![Col::name(OpCol::Name, "Name", 260)];
     if shapes {
@@ -109,6 +111,12 @@ fn columns(
                 .tip("CPU total in each ProfilerStep: sparkline, median · max"),
         );
     }
+    if roof && side != Side::Cpu {
+        c.push(
+            Col::num(OpCol::Roof, "% of roof", 84)
+                .tip("achieved FLOP/s ÷ min(peak of its math unit, intensity × memory bandwidth): how close the op's calls came to what the device allows (the Roofline tab)"),
+        );
+    }
     c
 }
 
@@ -128,6 +136,7 @@ fn sort_value(r: &OpRow, col: OpCol) -> Option<f64> {
         OpCol::DeviceMem => r.device_mem_bytes as f64,
         OpCol::SelfDeviceMem => r.self_device_mem_bytes as f64,
         OpCol::Flops => r.flops,
+        OpCol::Roof => r.pct_of_roof.unwrap_or(-1.0),
     })
 }
 
@@ -152,6 +161,7 @@ fn cell_text(t: &OpTable, r: &OpRow, col: OpCol) -> String {
         OpCol::Flops => fmt::flops(r.flops),
         // Filled by the view from the per-step distribution and the forward ↔ backward pairs.
         OpCol::Steps | OpCol::BackwardOf => String::new(),
+        OpCol::Roof => r.pct_of_roof.map(fmt::frac).unwrap_or_default(),
     }
 }
 
@@ -229,6 +239,12 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
         .rows
         .iter()
         .any(|r| r.flops > 0.0);
+    let has_roof = tf
+        .analysis_at(nav.scope)
+        .ops
+        .rows
+        .iter()
+        .any(|r| r.pct_of_roof.is_some());
     let grouped: Arc<OnceLock<OpTable>> = Arc::new(OnceLock::new());
     let filter = RwSignal::new(String::new());
     let group = RwSignal::new(false);
@@ -246,12 +262,23 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
             if let Some(tf) = s.trace(file) {
                 if shapes {
                     f(g.get_or_init(|| {
-                        op_table(
+                        let mut t = op_table(
                             &tf.trace,
                             OpOptions {
                                 group_by_input_shape: true,
                             },
-                        )
+                        );
+                        // Each (name, shapes) row's % of roof is its roofline group's.
+                        let roof = &tf.analysis().roofline;
+                        for r in &mut t.rows {
+                            let shapes = r.input_shapes.as_deref().unwrap_or("");
+                            r.pct_of_roof = roof
+                                .ops
+                                .iter()
+                                .find(|o| o.name == r.name && o.shapes == shapes)
+                                .and_then(|o| o.rating.pct_of_roof);
+                        }
+                        t
                     }));
                 } else {
                     f(&tf.analysis_at(nav.scope).ops);
@@ -295,6 +322,7 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
             has_flops,
             has_steps,
             has_backward,
+            has_roof,
         )
     });
     let bw2 = bw.clone();

@@ -84,6 +84,12 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
             </div>
             <Headline session=session.clone() file=file />
             <crate::views::graphs::GpuHealthLine session=session.clone() file=file />
+            {(total_gpu > 0).then(|| view! {
+                <section class="card" data-testid="idle-card">
+                    <h2>"Why the GPU is idle"</h2>
+                    <crate::views::idle::IdleCauses session=session.clone() file=file />
+                </section>
+            })}
             {if total_gpu == 0 {
                 // A CPU-only trace: no empty GPU cards; the operators sit beside the breakdown.
                 view! {

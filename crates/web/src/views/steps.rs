@@ -1,6 +1,6 @@
 //! The step breakdown (TensorBoard plugin priorities, docs/definitions.md): all steps together as
-//! one stacked bar, then each step as its own bar with its time; a step links to it in the
-//! timeline.
+//! one stacked bar, then each step as its own bar with its time and, under it, the step's GPU
+//! idle time split by cause (`analysis::idle`); a step links to it in the timeline.
 
 use crate::session::{Nav, SessionRef};
 use crate::widgets::bars::{Bar, StackBar};
@@ -59,10 +59,13 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     }
     let total: i64 = a.steps.iter().map(|s| s.dur_ns).sum();
     let max = a.steps.iter().map(|s| s.dur_ns).max().unwrap_or(1).max(1);
+    let idle = a.idle.steps.clone();
+    let has_idle = !a.idle.devices.is_empty();
     let rows = a
         .steps
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(k, s)| {
             let (slice, name) = (s.slice, s.name.clone());
             let segs = parts(&s.parts_ns)
                 .into_iter()
@@ -79,7 +82,10 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
                     title="Show this step in the timeline"
                     on:click=move |_| nav.reveal(file, vec![slice], n2.clone())>
                     <span class="step-name">{name}</span>
-                    <span class="stack-bar small">{segs}</span>
+                    <span class="step-bars">
+                        <span class="stack-bar small">{segs}</span>
+                        {has_idle.then(|| idle.get(k).map(|st| crate::views::idle::step_bar(st.dur_ns, max, &st.by_cause)))}
+                    </span>
                     <span class="num">{fmt::dur(s.dur_ns)}</span>
                 </button>
             }
@@ -88,6 +94,7 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     view! {
         <p class="muted">{format!("{} steps, {} in all; each part claims only time no higher part claimed (Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other).", a.steps.len(), fmt::dur(total))}</p>
         <StackBar parts=parts(&sum) total_ns=total testid="step-breakdown" />
+        {has_idle.then(|| view! { <p class="hint">"Under each step: its GPU idle time by cause (see " <i>"Why the GPU is idle"</i> ")."</p> })}
         <div class="step-list">{rows}</div>
     }
     .into_any()

@@ -384,6 +384,75 @@ impl Roofline {
     }
 }
 
+/// The op slices of one chart group (op name and torch's shape text, as in [`RoofOp`]), in slice
+/// order: what "show in timeline" steps through.
+pub fn group_slices(t: &Trace, name: &str, shapes: &str) -> Vec<u32> {
+    let s = &t.slices;
+    let Some(id) = t.strings.get(name) else {
+        return Vec::new();
+    };
+    let mut memo: FxHashMap<StrId, bool> = FxHashMap::default();
+    (0..s.len())
+        .filter(|&i| s.name[i] == id && s.kind[i] == SliceKind::CpuOp)
+        .filter(|&i| {
+            *memo.entry(s.input_dims[i]).or_insert_with(|| {
+                shapes.is_empty()
+                    || super::flops::torch_shape_text(t.str(s.input_dims[i])) == shapes
+            })
+        })
+        .map(|i| i as u32)
+        .collect()
+}
+
+/// The math a group was held against, from its `dtype` / `unit` strings.
+pub fn math_of(dtype: &str, unit: &str) -> Option<Math> {
+    use super::math_unit::Dtype;
+    let dtype = match dtype {
+        "fp64" => Dtype::Fp64,
+        "fp32" => Dtype::Fp32,
+        "tf32" => Dtype::Tf32,
+        "bf16" => Dtype::Bf16,
+        "fp16" => Dtype::Fp16,
+        "fp8" => Dtype::Fp8,
+        "int8" => Dtype::Int8,
+        _ => return None,
+    };
+    let unit = match unit {
+        "tensor_core" => Unit::TensorCore,
+        _ => Unit::Simt,
+    };
+    Some(Math { dtype, unit })
+}
+
+impl Roofline {
+    /// The same groups rated against another table row (a user's choice where the trace's
+    /// device is unknown or wrong): FLOPs, bytes and times stay, peaks and roofs change.
+    pub fn rated_on(&self, dev: &Device) -> Roofline {
+        let re = |dtype: &str, unit: &str, flops: f64, bytes: f64, ns: i64| {
+            math_of(dtype, unit)
+                .map_or_else(Rating::default, |m| rate(Some(dev), m, flops, bytes, ns))
+        };
+        let mut out = self.clone();
+        out.device = Some(DeviceInfo {
+            trace_name: self
+                .device
+                .as_ref()
+                .map(|d| d.trace_name.clone())
+                .unwrap_or_default(),
+            table_name: dev.name.to_owned(),
+            source: dev.source.to_owned(),
+            bandwidth_gbs: dev.bandwidth_gbs(),
+        });
+        for o in out.ops.iter_mut().chain(out.by_name.iter_mut()) {
+            o.rating = re(&o.dtype, &o.unit, o.flops, o.bytes, o.device_ns);
+        }
+        for k in &mut out.kernels {
+            k.rating = re(&k.dtype, &k.unit, k.flops, k.bytes, k.device_ns);
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,8 @@ pub struct Scene<'a> {
     pub links: &'a [u32],
     pub matches: &'a [u32],
     pub revealed: &'a [u32],
+    /// The revealed time interval shown now (an idle stretch), shaded across all rows.
+    pub band: Option<(i64, i64)>,
     pub area: Option<Area>,
     pub collapsed: &'a [bool],
     /// Time 0 of the ruler: the trace's first event, or a paired timeline's step start.
@@ -124,6 +126,7 @@ pub fn paint(
     }
     overlay::highlights(ctx, sc, sc.matches, &sc.theme.highlight);
     overlay::highlights(ctx, sc, sc.revealed, &sc.theme.reveal);
+    overlay::band(ctx, sc);
     overlay::area(ctx, sc);
     overlay::selection(ctx, sc);
     overlay::flows(ctx, sc);

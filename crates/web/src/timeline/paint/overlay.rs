@@ -97,6 +97,17 @@ fn arrow(ctx: &CanvasRenderingContext2d, (x0, y0): (f64, f64), (x1, y1): (f64, f
     ctx.fill();
 }
 
+/// The revealed interval: shaded over every row, its edges in the reveal colour.
+pub fn band(ctx: &CanvasRenderingContext2d, sc: &Scene) {
+    let Some((a, b)) = sc.band else { return };
+    let (x0, x1) = (sc.x(a), sc.x(b));
+    ctx.set_fill_style_str(&sc.theme.area);
+    ctx.fill_rect(x0, RULER_PX, (x1 - x0).max(1.0), sc.height);
+    ctx.set_fill_style_str(&sc.theme.reveal);
+    ctx.fill_rect(x0, RULER_PX, 1.5, sc.height);
+    ctx.fill_rect(x1 - 1.5, RULER_PX, 1.5, sc.height);
+}
+
 pub fn area(ctx: &CanvasRenderingContext2d, sc: &Scene) {
     let Some(a) = sc.area else { return };
     let x0 = sc.x(a.t0);
