@@ -152,6 +152,7 @@ fn paint_plain(
         matches: &[],
         revealed: &[],
         area: None,
+        band: None,
         collapsed: &[],
         origin_ns: d.bounds.0,
     };
