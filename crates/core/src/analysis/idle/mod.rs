@@ -45,6 +45,7 @@ pub use host::is_data_loading;
 use super::gpu::step_window;
 use super::steps::Step;
 use crate::model::{Ns, StrId, Trace, NONE};
+use crate::report::num;
 use classify::{device_work, gaps, Ctx};
 use host::Host;
 use rustc_hash::FxHashMap;
@@ -425,14 +426,14 @@ impl IdleCauses {
         let share = self.idle_ns as f64 / self.window_ns() as f64;
         let parts: Vec<String> = self
             .main_causes()
-            .map(|c| format!("{:.1}% {}", 100.0 * c.share, c.cause.short()))
+            .map(|c| format!("{} {}", num::share(c.share), c.cause.short()))
             .collect();
         Some(if parts.is_empty() {
-            format!("GPU idle {:.1}% of {of}", 100.0 * share)
+            format!("GPU idle {} of {of}", num::share(share))
         } else {
             format!(
-                "GPU idle {:.1}% of {of}: {}",
-                100.0 * share,
+                "GPU idle {} of {of}: {}",
+                num::share(share),
                 parts.join(", ")
             )
         })

@@ -5,6 +5,7 @@
 
 use super::{Recommendation, RuleId};
 use crate::analysis::idle::{Cause, IdleCauses};
+use crate::report::num;
 
 /// Share of the window the GPU waits for one cause that fires its rule.
 pub const WAIT_SHARE: f64 = 0.05;
@@ -69,8 +70,8 @@ fn rec(
         rule,
         title: title.to_owned(),
         detail: format!(
-            "{:.1}% of {} the GPU waits for {}. {advice}",
-            100.0 * s,
+            "{} of {} the GPU waits for {}. {advice}",
+            num::share(s),
             of_what(i),
             what.join(" and ")
         ),

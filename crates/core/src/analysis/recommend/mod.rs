@@ -13,6 +13,7 @@ use super::memory::DeviceMemory;
 use super::steps::Step;
 use super::tensor_cores::is_fp32_simt_gemm;
 use crate::model::{SliceKind, Trace};
+use crate::report::num;
 use serde::Serialize;
 
 /// DataLoader share of step time that fires [`RuleId::DataLoader`] (TensorBoard uses 5 %; we
@@ -108,8 +109,8 @@ pub fn recommend(i: &Inputs) -> Vec<Recommendation> {
         let detail = if dl_wait >= idle::WAIT_SHARE {
             numbers.push(("gpu_waits_share".into(), dl_wait));
             format!(
-                "{:.1}% of {} the GPU waits for the data loader ({}); raise num_workers, use pin_memory=True, persistent_workers and prefetch_factor, move decoding and augmentation off the main process.",
-                100.0 * dl_wait,
+                "{} of {} the GPU waits for the data loader ({}); raise num_workers, use pin_memory=True, persistent_workers and prefetch_factor, move decoding and augmentation off the main process.",
+                num::share(dl_wait),
                 idle::of_what(idle_causes),
                 idle::evidence(idle_causes, Cause::DataLoading)
             )
@@ -176,8 +177,8 @@ pub fn recommend(i: &Inputs) -> Vec<Recommendation> {
                 if top.count == 1 { "" } else { "s" },
                 if sync_wait > 0.0 {
                     format!(
-                        " After they return the GPU sits idle until the host queues work again: {:.1}% of {}.",
-                        100.0 * sync_wait,
+                        " After they return the GPU sits idle until the host queues work again: {} of {}.",
+                        num::share(sync_wait),
                         idle::of_what(idle_causes)
                     )
                 } else {
@@ -209,9 +210,9 @@ pub fn recommend(i: &Inputs) -> Vec<Recommendation> {
             rule: RuleId::LaunchBound,
             title: "Many small kernels: launch bound".into(),
             detail: format!(
-                "{:.0}% of kernels run shorter than the CPU call that launched them; {:.1}% of {} the GPU waits on launches. Fuse ops (torch.compile), use CUDA graphs or larger batches.",
+                "{:.0}% of kernels run shorter than the CPU call that launched them; {} of {} the GPU waits on launches. Fuse ops (torch.compile), use CUDA graphs or larger batches.",
                 100.0 * share,
-                100.0 * lb_wait,
+                num::share(lb_wait),
                 idle::of_what(idle_causes)
             ),
             numbers: vec![
