@@ -13,7 +13,19 @@ before(async () => { srv = await serve(); b = await browser(); });
 after(async () => { await b?.close(); srv?.server.close(); });
 
 const LM = path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100/gpu_lm_bf16.pt.trace.json.gz');
-const pct1 = (x) => `${(100 * x).toFixed(1)}%`;
+// A fraction as the page and the CLI print it: core's `num::share` (three significant figures,
+// trailing zeros dropped), written again here so the test does not trust the page's formatter.
+function sig3(x) {
+  const a = Math.abs(x);
+  if (!Number.isFinite(x)) return '–';
+  if (a === 0) return '0';
+  let d = Math.max(0, 2 - Math.floor(Math.log10(a)));
+  if (Number(a.toFixed(d)) >= 10 ** (3 - d) && d > 0) d -= 1;
+  let s = a.toFixed(d);
+  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
+  return s === '0' ? '0' : (x < 0 ? '−' : '') + s;
+}
+const share = (f) => `${sig3(100 * f)}%`;
 
 async function open(p, file) {
   await p.setViewportSize({ width: 1440, height: 900 });
@@ -43,8 +55,8 @@ test('idle causes: Overview, step breakdown, GPU tab and the timeline agree with
   // The causes sum to the idle time, and the headline quotes each main cause's share.
   assert.ok(Math.abs(ic.causes.reduce((s, x) => s + x.us, 0) - ic.idle_us) <= ic.causes.length);
   const head = await card.getByTestId('idle-headline').textContent();
-  assert.match(head, new RegExp(`^GPU idle ${pct1(ic.idle_us / ic.window_us).replace('.', '\\.')} of step time: `));
-  for (const x of ic.causes.filter((x) => x.share_of_window >= 0.005)) assert.ok(head.includes(pct1(x.share_of_window)), `${x.cause} in the headline`);
+  assert.match(head, new RegExp(`^GPU idle ${share(ic.idle_us / ic.window_us).replace('.', '\\.')} of step time: `));
+  for (const x of ic.causes.filter((x) => x.share_of_window >= 0.005)) assert.ok(head.includes(share(x.share_of_window)), `${x.cause} in the headline`);
   // The data loader (a 2 ms sleep per step in "## data ##") is a cause, named by its annotation.
   const dl = ic.causes.find((x) => x.cause === 'data_loading');
   assert.ok(dl && dl.top[0].name === '## data ##');
@@ -54,6 +66,13 @@ test('idle causes: Overview, step breakdown, GPU tab and the timeline agree with
   for (const [k, st] of ic.steps.entries()) {
     const want = Object.entries(st.causes).filter(([, us]) => us > 0).map(([cause]) => cause).sort();
     assert.deepEqual([...bars[k]].sort(), want, `step ${st.name} causes`);
+  }
+  // Each cause's button steps through its intervals; where the kept ones are capped (the longest
+  // of each cause) it says how many of how many.
+  for (const x of ic.causes) {
+    const kept = ic.intervals.filter((y) => y.cause === x.cause).length;
+    const btn = await card.locator(`[data-cause=${x.cause}] [data-testid=idle-reveal]`).textContent();
+    assert.equal(btn, kept < x.intervals ? `Longest ${kept} of ${x.intervals} →` : `Show ${kept} →`, `${x.cause} button`);
   }
   await p.getByTestId('idle-card').screenshot({ path: shot('idle-overview-card.png') });
   await p.screenshot({ path: shot('idle-overview.png') });
@@ -104,7 +123,7 @@ test('roofline: chart, table, hover and click, and % of roof in the op and kerne
   assert.equal(Number(await p.getByTestId('roofline-table').getAttribute('data-rows')), r.ops.length);
   for (const k of [0, 1, 2]) {
     assert.equal(await cellText(p, 'roofline-table', k, 'name'), r.ops[k].name);
-    assert.equal(await cellText(p, 'roofline-table', k, 'roof'), r.ops[k].pct_of_roof == null ? '' : pct1(r.ops[k].pct_of_roof));
+    assert.equal(await cellText(p, 'roofline-table', k, 'roof'), r.ops[k].pct_of_roof == null ? '' : share(r.ops[k].pct_of_roof));
   }
   // Hover the largest dot: the tooltip names its op; a click selects it.
   const [op, x, y] = (await canvas.getAttribute('data-first-dot')).split(',').map(Number);
@@ -129,12 +148,12 @@ test('roofline: chart, table, hover and click, and % of roof in the op and kerne
   assert.ok(withRoof.length > 5);
   await p.getByTestId('op-filter').fill(withRoof[0].name);
   await p.waitForFunction((n) => document.querySelector('[data-testid=op-table] .vt-row[data-row="0"] [data-col=name]')?.textContent === n, withRoof[0].name);
-  assert.equal(await cellText(p, 'op-table', 0, 'pct_of_roof'), pct1(withRoof[0].pct_of_roof));
+  assert.equal(await cellText(p, 'op-table', 0, 'pct_of_roof'), share(withRoof[0].pct_of_roof));
   await p.getByTestId('tab-kernels').click();
   await p.getByTestId('kernel-table').waitFor();
   const k0 = c.kernels.findIndex((k) => k.pct_of_roof != null);
   assert.ok(k0 >= 0);
-  assert.equal(await cellText(p, 'kernel-table', k0, 'pct_of_roof'), pct1(c.kernels[k0].pct_of_roof));
+  assert.equal(await cellText(p, 'kernel-table', k0, 'pct_of_roof'), share(c.kernels[k0].pct_of_roof));
   await p.getByTestId('tab-roofline').click();
   await canvas.waitFor();
   await p.screenshot({ path: shot('roofline.png') });

@@ -88,7 +88,7 @@ pub fn roofs(r: &Roofline, dev: &Device) -> Vec<Roof> {
             continue;
         }
         out.push(Roof {
-            label: format!("{} {p} TFLOPS", held.label()),
+            label: format!("{} {}", held.label(), crate::report::num::tflops(p)),
             tflops: p,
             ridge: p * 1e3 / dev.bandwidth_gbs(),
         });

@@ -17,6 +17,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::analysis::devices::{device_named, DEVICES};
 use tracelight_core::analysis::roofline::{group_slices, Bound, RoofOp, Roofline};
+use tracelight_core::report::num;
 use tracelight_core::view::roofline::{chart, family_color_key, Chart};
 
 /// Chart height, CSS px.
@@ -64,9 +65,9 @@ fn cell(o: &RoofOp, col: RCol) -> String {
         RCol::Family => o.family.clone(),
         RCol::Calls => o.calls.to_string(),
         RCol::Time => fmt::dur(o.device_ns),
-        RCol::Intensity => o.intensity.map(|x| format!("{x:.2}")).unwrap_or_default(),
+        RCol::Intensity => o.intensity.map(num::sig3).unwrap_or_default(),
         RCol::Tflops => fmt::tflops(o.achieved_tflops),
-        RCol::Gbs => format!("{:.0}", o.achieved_gbs),
+        RCol::Gbs => num::sig3(o.achieved_gbs),
         RCol::Math => format!("{} {}", o.dtype, unit_label(&o.unit)),
         RCol::RanOn => unit_label(&o.ran_on).to_owned(),
         RCol::Bound => bound_text(o.rating.bound).to_owned(),
@@ -84,15 +85,15 @@ fn tip_lines(o: &RoofOp) -> Vec<String> {
             fmt::dur(o.device_ns)
         ),
         format!(
-            "{} FLOPs · {} moved · {} FLOP/B",
+            "{} · {} moved · {} FLOP/B",
             fmt::flops(o.flops),
             fmt::bytes(o.bytes as i64),
-            o.intensity.map_or("–".into(), |x| format!("{x:.2}"))
+            o.intensity.map_or("–".into(), num::sig3)
         ),
         format!(
-            "{} · {:.0} GB/s",
+            "{} · {} GB/s",
             fmt::tflops(o.achieved_tflops),
-            o.achieved_gbs
+            num::sig3(o.achieved_gbs)
         ),
         format!("peak of {} on {}", o.dtype, unit_label(&o.unit)),
     ];
@@ -247,15 +248,25 @@ pub fn RooflineView(session: SessionRef, file: usize) -> impl IntoView {
             </div>
         })
     };
-    // The families present, for the legend.
+    // The families present, for the legend; families that share a colour (the timeline's kernel
+    // categories: norm and reduction) share one entry.
     let mut fams: Vec<String> = base.ops.iter().map(|o| o.family.clone()).collect();
     fams.sort_unstable();
     fams.dedup();
-    let legend = fams
+    let mut keys: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for f in fams {
+        let k = family_color_key(&f);
+        match keys.iter_mut().find(|x| x.0 == k) {
+            Some(x) => x.1.push(f),
+            None => keys.push((k, vec![f])),
+        }
+    }
+    let legend = keys
         .into_iter()
-        .map(|f| {
+        .map(|(k, fs)| {
+            let names = fs.join(", ");
             view! {
-                <span class="legend-item" data-family=f.clone()><i style=format!("background:{}", color_of(family_color_key(&f)))></i>{f.clone()}</span>
+                <span class="legend-item" data-family=names.clone()><i style=format!("background:{}", color_of(k))></i>{names.clone()}</span>
             }
         })
         .collect_view();
@@ -264,8 +275,8 @@ pub fn RooflineView(session: SessionRef, file: usize) -> impl IntoView {
         let c = laid.get();
         let dev = match &r.device {
             Some(d) => format!(
-                "Peaks of {} ({}), memory bandwidth {:.0} GB/s; each op against the math unit it ran on.",
-                d.table_name, d.source, d.bandwidth_gbs
+                "Peaks of {} ({}), memory bandwidth {} GB/s; each op against the math unit it ran on.",
+                d.table_name, d.source, num::sig3(d.bandwidth_gbs)
             ),
             None => "The trace's device is not in the table: pick one to draw the roofs.".to_owned(),
         };

@@ -51,6 +51,19 @@ pub fn IdleCauses(session: SessionRef, file: usize) -> impl IntoView {
             let cause = c.cause;
             let ranges = i.ranges(cause);
             let n = ranges.len();
+            // The kept intervals are the longest of each cause (a cap), so say so when cut.
+            let all = c.intervals;
+            let (button, tip) = if (n as u64) < all {
+                (
+                    format!("Longest {n} of {all} →"),
+                    format!("Step through the {n} longest of its {all} intervals in the timeline"),
+                )
+            } else {
+                (
+                    format!("Show {n} →"),
+                    format!("Step through its {n} intervals in the timeline"),
+                )
+            };
             let what = c
                 .top
                 .iter()
@@ -71,9 +84,9 @@ pub fn IdleCauses(session: SessionRef, file: usize) -> impl IntoView {
                             let label = label.clone();
                             view! {
                                 <button class="button small" data-testid="idle-reveal"
-                                    title=format!("Step through the {n} longest intervals in the timeline")
+                                    title=tip.clone()
                                     on:click=move |_| nav.reveal_ranges(file, ranges.clone(), label.clone())>
-                                    {format!("Show {n} →")}
+                                    {button.clone()}
                                 </button>
                             }
                         })}

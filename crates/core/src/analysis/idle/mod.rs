@@ -412,8 +412,8 @@ impl IdleCauses {
         self.causes.iter().filter(|c| c.share >= 0.005)
     }
 
-    /// "GPU idle 31.2% of step time: 18.0% data loading, 9.1% device sync, 4.0% launch-bound".
-    /// `None` without GPU work.
+    /// "GPU idle 31.2% of step time: 18% data loading, 9.1% device sync, 4% launch-bound" (shares
+    /// through [`num::share`], as every share on the page). `None` without GPU work.
     pub fn headline(&self) -> Option<String> {
         if self.devices.is_empty() || self.window_ns() <= 0 {
             return None;
