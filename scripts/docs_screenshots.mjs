@@ -1,5 +1,6 @@
 // Writes the screenshots of docs/ (docs/img/*.png, 1440x900): each tab of the page on the demo
-// trace (the Modules tab on the repository's H100 MLP recording, made `with_stack=True`), the Ranks tab on the 8-rank DLRM run and the Compare tab on two of its ranks (those two
+// trace (the Modules tab on the repository's H100 MLP recording, made `with_stack=True`, the
+// Roofline tab on its H100 decoder LM), the Ranks tab on the 8-rank DLRM run and the Compare tab on two of its ranks (those two
 // need ../shared/corpus; without it they are left as they are). Needs a release build in dist/
 // (`trunk build --release`) and Debian's chromium; not part of CI. Run: node scripts/docs_screenshots.mjs
 import fs from 'node:fs';
@@ -35,6 +36,16 @@ try {
     await p.getByTestId('module-table').waitFor();
     await save('modules');
   } else console.log('no Modules tab in this build of dist/: docs/img/modules.png left as it is');
+  // The roofline on the H100 decoder LM (bf16 GEMMs and attention, fp32 norms and elementwise).
+  await p.goto(`${srv.base}/`);
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(path.join(ROOT, 'crates/core/tests/fixtures/torch-2.11-cuda13-h100/gpu_lm_bf16.pt.trace.json.gz'));
+  await p.getByTestId('overview').waitFor({ timeout: 120_000 });
+  if (await p.getByTestId('tab-roofline').count()) {
+    await p.getByTestId('tab-roofline').click();
+    await p.waitForFunction(() => Number(document.querySelector('[data-testid=roofline]')?.dataset.dots) > 0);
+    await save('roofline');
+  } else console.log('no Roofline tab in this build of dist/: docs/img/roofline.png left as it is');
   const dlrm = path.join(CORPUS, 'real/param/dlrm_8rank/kineto');
   if (fs.existsSync(dlrm)) {
     const files = fs.readdirSync(dlrm).sort().map((f) => path.join(dlrm, f));
