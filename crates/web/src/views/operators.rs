@@ -48,16 +48,26 @@ columns! {
     }
 }
 
-fn columns(
-    side: Side,
-    shapes: bool,
+/// Which optional columns the trace has data for.
+#[derive(Clone, Copy)]
+struct Has {
     cpu_mem: bool,
     dev_mem: bool,
     flops: bool,
     steps: bool,
     backward: bool,
     roof: bool,
-) -> Vec<Col<OpCol>> {
+}
+
+fn columns(side: Side, shapes: bool, has: Has) -> Vec<Col<OpCol>> {
+    let Has {
+        cpu_mem,
+        dev_mem,
+        flops,
+        steps,
+        backward,
+        roof,
+    } = has;
     let mut c = vec![Col::name(OpCol::Name, "Name", 260)];
     if shapes {
         c.push(Col::text(OpCol::Shapes, "Input shapes", 200));
@@ -317,12 +327,14 @@ pub fn OperatorsView(session: SessionRef, file: usize) -> impl IntoView {
         columns(
             side.get(),
             group.get(),
-            cpu_mem,
-            dev_mem,
-            has_flops,
-            has_steps,
-            has_backward,
-            has_roof,
+            Has {
+                cpu_mem,
+                dev_mem,
+                flops: has_flops,
+                steps: has_steps,
+                backward: has_backward,
+                roof: has_roof,
+            },
         )
     });
     let bw2 = bw.clone();
