@@ -431,3 +431,58 @@ fn corpus_traces_cut_as_the_workers_cut_merge_through_sections() {
     );
     println!("{merged} of {checked} worker cuts merged");
 }
+
+/// A shard's sections as a worker would post them, with bytes flipped, cut or dropped: the merge
+/// and the finish give a model or an error, never a panic (the merging instance would trap).
+#[test]
+fn damaged_shard_sections_are_errors_not_panics() {
+    use tracelight_core::ingest::kineto::{first_byte, KinetoReader};
+    use tracelight_core::model::wire::Wire;
+    let bytes = TRICKY.as_bytes();
+    let bare = first_byte(bytes) == Some(b'[');
+    let cuts: Vec<usize> = (1..bytes.len())
+        .filter(|&c| {
+            let mut acc = KinetoReader::new();
+            acc.push(&bytes[..c]).is_ok() && merged_through_sections(bytes, c).1
+        })
+        .collect();
+    assert!(cuts.len() > 5, "{} boundary cuts", cuts.len());
+    let mut rng = Lcg(99);
+    let mut errors = 0;
+    for round in 0..3000 {
+        let cut = cuts[rng.below(cuts.len())];
+        let mut shard = KinetoReader::shard(cut as u64, bare);
+        shard.push(&bytes[cut..]).unwrap();
+        let mut status = Vec::new();
+        None::<tracelight_core::Error>.put(&mut status);
+        let mut all = vec![status];
+        all.extend(shard.to_sections().unwrap());
+        let k = rng.below(all.len());
+        match round % 3 {
+            0 => {
+                let s = &mut all[k];
+                for _ in 0..1 + rng.below(4) {
+                    if !s.is_empty() {
+                        let i = rng.below(s.len());
+                        s[i] ^= 1 << rng.below(8);
+                    }
+                }
+            }
+            1 => {
+                let n = all[k].len();
+                all[k].truncate(rng.below(n));
+            }
+            _ => {
+                all.remove(k);
+            }
+        }
+        let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+        let mut acc = KinetoReader::new();
+        acc.push(&bytes[..cut]).unwrap();
+        match acc.merge_sections(cut as u64, bare, &refs) {
+            Ok(_) => errors += usize::from(acc.finish().is_err()),
+            Err(_) => errors += 1,
+        }
+    }
+    assert!(errors > 1000, "{errors} of 3000 damaged shards refused");
+}
