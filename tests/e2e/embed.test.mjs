@@ -318,6 +318,31 @@ test('embed mode fits 600x400: no open bar, the cards over a painted timeline, e
   await p.close();
 });
 
+const A100 = path.join(CORPUS, 'real/hta/a100_80gb_rank0of16.json.gz');
+test('embed mode at 800x600: the rate card shows its figure and MFU whole (issue 23)', { skip: corpusSkip(A100) }, async () => {
+  const c = cli(A100).flops;
+  const errors = [];
+  const p = await b.newPage({ viewport: { width: 800, height: 600 } });
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await p.goto(`${app.base}/?embed=1&url=/corpus/real/hta/a100_80gb_rank0of16.json.gz`);
+  const value = p.getByTestId('tflops');
+  await value.waitFor({ timeout: 120_000 });
+  const mfu = p.getByTestId('mfu');
+  await p.waitForFunction(() => document.querySelector('[data-testid=mfu]')?.dataset.mfu);
+  assert.ok(Math.abs(Number(await mfu.getAttribute('data-mfu')) - c.mfu) <= 1e-12, 'the CLI\'s MFU');
+  assert.match(await mfu.textContent(), /^ · MFU [\d.]+%$/);
+  // Nothing cut: the value box holds its text, and the MFU lies inside its card and the window.
+  assert.ok(await value.evaluate((e) => e.scrollWidth <= e.clientWidth + 1), 'value not clipped');
+  const card = await value.locator('xpath=..').boundingBox();
+  for (const r of (await mfu.evaluate((e) => [...e.getClientRects()].map((q) => [q.left, q.right])))) {
+    assert.ok(r[0] >= card.x - 0.5 && r[1] <= card.x + card.width + 0.5 && r[1] <= 800, `MFU at ${r} outside its card ${card.x}..${card.x + card.width}`);
+  }
+  await p.screenshot({ path: shot('embed-800x600-mfu.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 test("the README's host snippet, as written, opens a trace in the frame and hears `loaded`", async () => {
   const errors = [];
   const logs = [];

@@ -210,9 +210,8 @@ test('the Ranks tab shows the DLRM run as analyze DIR --json does', { skip: corp
   for (const g of groups) assert.match(g.label, /^rank \d+ · \d+ streams? folded$/, 'a short, readable header');
   const last = arows.at(-1);
   const ruler = Number(await canvas.getAttribute('data-ruler-px'));
-  // (The last row's lane, less its 3 px bottom padding: the wrap's 1 px borders take 2 px.)
   const canvasH = (await canvas.boundingBox()).height;
-  assert.ok(last.y + last.h - 3 + ruler <= canvasH + 0.5, `all ranks on screen: the last lane ends at ${last.y + last.h - 3} + ${ruler} px ruler, canvas ${canvasH} px`);
+  assert.ok(last.y + last.h + ruler <= canvasH + 0.5, `all ranks on screen: rows end at ${last.y + last.h} + ${ruler} px ruler, canvas ${canvasH} px`);
   await p.getByTestId('aligned').screenshot({ path: shot('ranks-aligned.png') });
   await p.getByTestId('aligned-expand').click();
   await p.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid=aligned-canvas]').dataset.rows).length > n, arows.length);

@@ -77,7 +77,8 @@ pub fn AlignedTimelines(
     let cache = StoredValue::new_local(TextCache::default());
     let height = move || {
         let total = rows.with(|r| r.last().map_or(0.0, |x| x.row.y + x.row.h));
-        (total + RULER_PX).min(MAX_HEIGHT_PX)
+        // + the wrap's two 1 px borders (border-box), so rows that fit are not cut by 2 px.
+        (total + RULER_PX + 2.0).min(MAX_HEIGHT_PX)
     };
     let measure = move || {
         if let Some(w) = wrap.get_untracked() {
