@@ -15,12 +15,16 @@
 //! Drawing helpers ([`band_columns`], [`line_columns`]) merge everything that falls in one pixel
 //! column into one envelope (STYLE 9), so cost follows the canvas width, not the event count.
 
+mod geometry;
 use crate::analysis::memory::curve;
 use crate::analysis::snapshot::replay;
 use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};
 use crate::ingest::snapshot::{Action, Snapshot, StackId};
 use crate::model::Trace;
-use crate::view::viewport::Viewport;
+pub use geometry::{
+    band_columns, brush_window, line_columns, overlaps, px_time, step_columns, x_px, zoom_window,
+    Column,
+};
 
 /// Default number of allocations drawn as their own band (memory_viz draws its largest too).
 pub const MAX_BANDS: usize = 2000;
@@ -536,125 +540,6 @@ pub fn trace_epoch_offset_ns(t: &Trace) -> Option<i64> {
         return Some(0);
     }
     t.meta.base_time_ns.filter(|&b| b > 0)
-}
-
-/// Whether `[a0, a1)` and `[b0, b1)` overlap.
-pub fn overlaps(a: (i64, i64), b: (i64, i64)) -> bool {
-    a.0 < b.1 && b.0 < a.1
-}
-
-/// x of `t` in a view `[v0, v1)` drawn `width` px wide: the timeline's mapping
-/// ([`Viewport::x`]), so a chart and the timeline above it put a time at the same pixel.
-pub fn x_px(t: i64, view: (i64, i64), width: f64) -> f64 {
-    Viewport::new(view.0, view.1, width).x(t)
-}
-
-/// The time at pixel `px` of the view ([`Viewport::ns_at`]).
-pub fn px_time(px: f64, view: (i64, i64), width: f64) -> i64 {
-    Viewport::new(view.0, view.1, width).ns_at(px)
-}
-
-/// A brush from `px0` to `px1` (either order) → the zoomed view, or `None` for a click (< 3 px).
-/// The result is clamped to `bounds` and at least 2 units wide.
-pub fn brush_window(
-    view: (i64, i64),
-    width: f64,
-    px0: f64,
-    px1: f64,
-    bounds: (i64, i64),
-) -> Option<(i64, i64)> {
-    let (a, b) = if px0 <= px1 { (px0, px1) } else { (px1, px0) };
-    if b - a < 3.0 {
-        return None;
-    }
-    let t0 = px_time(a.max(0.0), view, width).max(bounds.0);
-    let t1 = px_time(b.min(width), view, width).min(bounds.1);
-    (t1 > t0 + 1).then_some((t0, t1))
-}
-
-/// Zooms `view` by `factor` (< 1 zooms in) around pixel `px`, clamped to `bounds`.
-pub fn zoom_window(
-    view: (i64, i64),
-    width: f64,
-    px: f64,
-    factor: f64,
-    bounds: (i64, i64),
-) -> (i64, i64) {
-    let at = px_time(px, view, width) as f64;
-    let span = ((view.1 - view.0) as f64 * factor).max(2.0);
-    let full = (bounds.1 - bounds.0).max(2) as f64;
-    let span = span.min(full);
-    let frac = (px / width.max(1.0)).clamp(0.0, 1.0);
-    let mut s = at - span * frac;
-    s = s.clamp(bounds.0 as f64, bounds.1 as f64 - span);
-    (s as i64, (s + span) as i64)
-}
-
-/// One pixel column of a band or line: from `px` (to the next column) the envelope `lo..hi`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Column {
-    pub px: f64,
-    pub lo: u64,
-    pub hi: u64,
-}
-
-/// The part of a step series inside `view`, merged to one [`Column`] per pixel (envelope of
-/// everything in that pixel); returns the columns and the px where the series ends.
-pub fn step_columns(
-    x: &[i64],
-    lo: &[u64],
-    hi: &[u64],
-    end: i64,
-    view: (i64, i64),
-    width: f64,
-) -> (Vec<Column>, f64) {
-    let mut out: Vec<Column> = Vec::new();
-    if x.is_empty() || end <= view.0 || x[0] >= view.1 {
-        return (out, 0.0);
-    }
-    let k0 = x.partition_point(|&v| v <= view.0).saturating_sub(1);
-    let mut last_col = i64::MIN;
-    for k in k0..x.len() {
-        if x[k] >= view.1 {
-            break;
-        }
-        let px = x_px(x[k].max(view.0), view, width);
-        let col = px.floor() as i64;
-        let (l, h) = (lo[k], hi[k]);
-        if col == last_col {
-            if let Some(c) = out.last_mut() {
-                // The envelope keeps spikes visible; the column's last value continues right.
-                c.lo = c.lo.min(l);
-                c.hi = c.hi.max(h);
-            }
-            continue;
-        }
-        if let Some(prev) = out.last() {
-            // The value carried into this column from the last point of the previous one.
-            let (pl, ph) = (lo[k - 1], hi[k - 1]);
-            if (prev.lo, prev.hi) != (pl, ph) && col > last_col + 1 {
-                out.push(Column {
-                    px: (last_col + 1) as f64,
-                    lo: pl,
-                    hi: ph,
-                });
-            }
-        }
-        out.push(Column { px, lo: l, hi: h });
-        last_col = col;
-    }
-    let end_px = x_px(end.min(view.1), view, width);
-    (out, end_px)
-}
-
-/// [`step_columns`] of a band.
-pub fn band_columns(b: &Band, view: (i64, i64), width: f64) -> (Vec<Column>, f64) {
-    step_columns(&b.x, &b.lo, &b.hi, b.end, view, width)
-}
-
-/// [`step_columns`] of a line (`lo..hi` is the value range inside each pixel).
-pub fn line_columns(l: &Line, view: (i64, i64), width: f64) -> (Vec<Column>, f64) {
-    step_columns(&l.x, &l.y, &l.y, l.end, view, width)
 }
 
 #[cfg(test)]
