@@ -334,6 +334,9 @@ test('embed mode at 800x600: the rate card shows its figure and MFU whole (issue
   assert.match(await mfu.textContent(), /^ · MFU [\d.]+%$/);
   // Nothing cut: the value box holds its text, and the MFU lies inside its card and the window.
   assert.ok(await value.evaluate((e) => e.scrollWidth <= e.clientWidth + 1), 'value not clipped');
+  // The figure keeps its unit on its line ('22.6 GFLOPS', not '22.6' over 'GFLOPS').
+  const lines = await value.evaluate((e) => { const r = document.createRange(); r.selectNodeContents([...e.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim())); return new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size; });
+  assert.equal(lines, 1, 'the rate and its unit on one line');
   const card = await value.locator('xpath=..').boundingBox();
   for (const r of (await mfu.evaluate((e) => [...e.getClientRects()].map((q) => [q.left, q.right])))) {
     assert.ok(r[0] >= card.x - 0.5 && r[1] <= card.x + card.width + 0.5 && r[1] <= 800, `MFU at ${r} outside its card ${card.x}..${card.x + card.width}`);
