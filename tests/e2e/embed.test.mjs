@@ -51,10 +51,10 @@ parent.frames[0].postMessage('PING', '*');
 parent.frames[0].postMessage({ tracelight: { command: 'open-tab', tab: 'kernels' } }, '*');
 </script>`;
 
-// The README's copy-paste host snippet, pointed at this app; it fetches its trace from its own site.
+// The docs' copy-paste host snippet (docs/embedding.md, its first html block), pointed at this
+// app; it fetches its trace from its own site.
 function readmeSnippet(appUrl) {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Embedding it'));
+  const section = fs.readFileSync(path.join(ROOT, 'docs/embedding.md'), 'utf8');
   const html = /```html\n([\s\S]*?)```/.exec(section)[1];
   assert.ok(html.includes('https://example.org/tools/tracelight/'));
   return `<!doctype html><meta charset="utf-8"><body>${html.replace('https://example.org/tools/tracelight/', appUrl)}`;
@@ -346,7 +346,7 @@ test('embed mode at 800x600: the rate card shows its figure and MFU whole (issue
   await p.close();
 });
 
-test("the README's host snippet, as written, opens a trace in the frame and hears `loaded`", async () => {
+test("the docs' host snippet, as written, opens a trace in the frame and hears `loaded`", async () => {
   const errors = [];
   const logs = [];
   const p = await b.newPage({ viewport: { width: 1100, height: 800 } });
