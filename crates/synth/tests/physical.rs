@@ -20,12 +20,11 @@ fn every_op_of_the_demo_stays_under_the_h100_peak() {
         panic!("the generated trace does not load as a trace");
     };
     let f = Analysis::of("demo.json", &t).flops;
-    assert_eq!(
-        f.peak_tflops.map(f64::round),
-        Some(989.0),
-        "{:?}",
-        f.peak_source
-    );
+    // NVIDIA's H100 SXM datasheet: 1,979 TFLOPS bf16 with sparsity, so 989.5 dense.
+    let Some(peak) = f.peak_tflops else {
+        panic!("an H100 peak is known")
+    };
+    assert!((peak - 989.5).abs() < 1e-9, "{peak} {:?}", f.peak_source);
     assert!(!f.per_op.is_empty());
     for op in &f.per_op {
         let Some(mfu) = op.mfu else {
