@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import fs from 'node:fs';
-import { serve, browser, cli, page, shot, cellText, assertDur, ROOT, corpusSkip } from './harness.mjs';
+import { serve, browser, cli, page, shot, cellText, assertDur, ROOT, corpusSkip, CORPUS } from './harness.mjs';
 
 let srv, b;
 before(async () => { srv = await serve(); b = await browser(); });
@@ -110,7 +110,7 @@ test('a backward kernel names its forward op, module and line; the jump lands on
   await p.close();
 });
 
-const A100 = path.join(ROOT, '../shared/corpus/real/hta/a100_80gb_rank0of16.json.gz');
+const A100 = path.join(CORPUS, 'real/hta/a100_80gb_rank0of16.json.gz');
 
 test('CUDA graph replays, the GPU health line and the per-step column show the CLI\'s figures', { skip: corpusSkip(A100) }, async () => {
   const errors = [];
