@@ -35,6 +35,8 @@ step "release build of the app"
 trunk build --release
 
 step "end-to-end tests (headless Chromium)"
+# The single-file build first: the CLI embeds it for `tracelight view` (crates/cli/build.rs).
+node scripts/single_file.mjs
 cargo build --release -p tracelight-cli
 node --test tests/e2e/
 

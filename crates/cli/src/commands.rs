@@ -36,6 +36,11 @@ pub const USAGE: &str = "usage:
   tracelight trend DIR [--json]        a folder of runs (trace files or run folders, in name
                                        order) as a series: step time, breakdown, top kernels,
                                        peak memory per run; change points marked
+  tracelight view PATH... [--port N] [--no-browser]
+                                       serve the app and these traces, run folders or
+                                       digests on 127.0.0.1 (a random port and token) and
+                                       open the browser; over SSH, print the URL and the
+                                       ssh -L line that reaches it. Ctrl-C stops it
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
@@ -51,16 +56,43 @@ pub struct Outcome {
 }
 
 pub fn outcome(args: &[String]) -> Outcome {
-    let (stdout, stderr, code) = match run_code(args) {
-        Ok((out, code)) => (out, String::new(), code),
-        Err(CliError::Input(e)) => (String::new(), format!("tracelight: {e}\n"), 2),
-        Err(CliError::Usage(m)) => (String::new(), format!("tracelight: {m}\n\n{USAGE}\n"), 64),
+    let (stdout, (stderr, code)) = match run_code(args) {
+        Ok((out, code)) => (out, (String::new(), code)),
+        Err(e) => (String::new(), failure(e)),
     };
     Outcome {
         stdout,
         stderr,
         code,
     }
+}
+
+/// What stderr says of an error, and the exit code.
+fn failure(e: CliError) -> (String, u8) {
+    match e {
+        CliError::Input(e) => (format!("tracelight: {e}\n"), 2),
+        CliError::Usage(m) => (format!("tracelight: {m}\n\n{USAGE}\n"), 64),
+    }
+}
+
+/// The subcommands that run until stopped and write as they go (`view`, `mcp`), which
+/// [`outcome`] cannot hold: their exit code, having written to the process's stdout and stderr;
+/// `None` for every other command. `stop` is asked a few times a second (the Python console
+/// script passes its Ctrl-C check; the binary is ended by the signal itself).
+pub fn interactive(args: &[String], stop: &dyn Fn() -> bool) -> Option<u8> {
+    let (cmd, rest) = args.split_first()?;
+    let result = match cmd.as_str() {
+        "view" => crate::view::view(rest, &mut std::io::stdout(), stop),
+        _ => return None,
+    };
+    Some(match result {
+        Ok(()) => 0,
+        Err(e) => {
+            let (text, code) = failure(e);
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+            code
+        }
+    })
 }
 
 pub fn run(args: &[String]) -> Result<String, CliError> {

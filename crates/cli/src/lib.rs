@@ -13,3 +13,4 @@ pub mod memory;
 pub mod run;
 pub mod run_report;
 pub mod trend;
+pub mod view;

@@ -12,6 +12,10 @@ use tracelight_cli::commands;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `view` and `mcp` serve until stopped; Ctrl-C (SIGINT's default action) ends them.
+    if let Some(code) = commands::interactive(&args, &|| false) {
+        return ExitCode::from(code);
+    }
     let o = commands::outcome(&args);
     if !o.stdout.is_empty() {
         // Not `print!`: it panics when the reader has gone away (EPIPE; Rust ignores SIGPIPE).

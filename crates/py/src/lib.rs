@@ -314,6 +314,31 @@ fn _cli<'py>(py: Python<'py>, args: Vec<String>) -> (Bound<'py, PyBytes>, Bound<
     )
 }
 
+/// `tracelight view` and `tracelight mcp` for the console script: the CLI's own function
+/// (`commands::interactive`), writing to the process's stdout as it goes; `None` for the other
+/// commands. The GIL is released while it serves; Ctrl-C is checked a few times a second and
+/// raised as `KeyboardInterrupt` once the server has stopped.
+#[pyfunction]
+fn _interactive(py: Python<'_>, args: Vec<String>) -> PyResult<Option<u8>> {
+    let interrupted = std::sync::Mutex::new(None::<PyErr>);
+    let stop = || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                if let Ok(mut slot) = interrupted.lock() {
+                    *slot = Some(e);
+                }
+                true
+            }
+        })
+    };
+    let code = py.detach(|| tracelight_cli::commands::interactive(&args, &stop));
+    if let Some(e) = interrupted.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    Ok(code)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
@@ -324,6 +349,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(digest_stem, m)?)?;
     m.add_function(wrap_pyfunction!(_exact_json, m)?)?;
     m.add_function(wrap_pyfunction!(_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(_interactive, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -253,7 +253,15 @@ pub fn App() -> impl IntoView {
             open_compare_list((0..list.length()).filter_map(|i| list.get(i)).collect());
         }
     });
-    if let Some(url) = crate::platform::url::query_param("url") {
+    if let Some(manifest) = crate::platform::url::query_param("files") {
+        // `tracelight view PATH…`: the files the local server lists, opened as one drop.
+        spawn_local(async move {
+            match crate::platform::served::files(&manifest).await {
+                Ok(files) => open_list(files),
+                Err(e) => notices.set(vec![Notice::Error(e)]),
+            }
+        });
+    } else if let Some(url) = crate::platform::url::query_param("url") {
         let g = start();
         spawn_local(async move {
             match load_url(&url, ctx).await {

@@ -3,6 +3,7 @@
 ``target/release/tracelight`` for every subcommand (summary, analyze, table, diff and its gate,
 digest, help, a usage error, unreadable input). Repository fixtures only: no corpus needed."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,39 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_run_quietly():
         err = p.stderr.read()
         assert p.wait(timeout=120) == 0, (cmd, err)
         assert err == b"", (cmd, err)
+
+
+def test_the_console_script_serves_view_and_ctrl_c_stops_it():
+    # `tracelight view` from the wheel: the same server as the binary's (tests/e2e/view.test.mjs
+    # drives that one in Chromium): the URL it prints answers with the page and the file list,
+    # the file's bytes; a request without the token is refused; SIGINT ends it with 130.
+    import os
+    import re
+    import signal
+    import urllib.error
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    p = subprocess.Popen([str(SCRIPT), "view", "--no-browser", str(MLP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out = b""
+        while b"Ctrl-C stops" not in out:
+            line = p.stdout.readline()
+            assert line, (out, p.stderr.read())
+            out += line
+        url = re.search(rb"open (http://127\.0\.0\.1:\d+/[0-9a-f]{32}/)\?files=files\.json\n", out).group(1).decode()
+        with urllib.request.urlopen(url) as r:
+            assert r.headers["Content-Type"].startswith("text/html")
+            assert b"<html" in r.read(4096).lower()
+        with urllib.request.urlopen(url + "files.json") as r:
+            listed = json.loads(r.read())["files"]
+        assert [f["name"] for f in listed] == [MLP.name]
+        with urllib.request.urlopen(url + listed[0]["url"]) as r:
+            assert r.read() == MLP.read_bytes()
+        port_root = url.split("/")[0] + "//" + url.split("/")[2] + "/"
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(port_root + "files.json")
+        assert e.value.code == 403
+    finally:
+        p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=30) == 130

@@ -13,6 +13,17 @@ from . import _native
 def main(argv: Optional[List[str]] = None) -> None:
     """Runs ``tracelight ARGS…`` (``sys.argv[1:]`` by default) and exits with its code."""
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    if args[:1] in (["view"], ["mcp"]):
+        # Servers: they write as they go, from Rust, until stopped (Ctrl-C, or stdin closed).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            code = _native._interactive(args)
+        except KeyboardInterrupt:
+            # As the binary, which SIGINT ends: 128 + 2.
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
     out, err, code = _native._cli(args)
     if out:
         try:

@@ -11,4 +11,5 @@ pub mod frame;
 pub mod hash;
 pub mod inline;
 pub mod resize;
+pub mod served;
 pub mod url;
