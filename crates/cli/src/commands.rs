@@ -30,6 +30,11 @@ pub const USAGE: &str = "usage:
                                        (names: the keys of --json's 'figures'); per-step
                                        figures compared as distributions; --strict also
                                        fails when the runs are too short or noisy to tell
+  tracelight diff A.pickle B.pickle [--json]
+                                       two allocator snapshots (sniffed from content): totals,
+                                       fragmentation and segments before/after, live bytes by
+                                       allocation site, stack, user_metadata and pool (appeared,
+                                       grew, shrank, freed)
   tracelight diff A B --folded [--weight cpu|device]
                                        the differential flame graph's stacks: 'frame;…;leaf A B'
                                        (ns per step; difffolded.pl's format, flamegraph.pl draws it)

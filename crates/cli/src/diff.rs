@@ -1,4 +1,5 @@
-//! `tracelight diff A B`: the A/B diff of two traces or run folders (`report::diff`) as Markdown
+//! `tracelight diff A B`: the A/B diff of two traces or run folders (`report::diff`), or of two
+//! allocator snapshots (`snapshot_diff`), as Markdown
 //! or `--json`; with `--fail-if BOUND` (several allowed) a CI gate whose exit code is 1 when a
 //! bound is crossed (`report::diff::gate`, docs/ci-gate.md); with `--folded` the differential
 //! flame graph's stacks, both weights per line (`report::diff::flame`).
@@ -130,6 +131,11 @@ pub fn diff_code(rest: &[String]) -> Result<(String, u8), CliError> {
             "diff takes two files or run folders".into(),
         ));
     };
+    // Two allocator snapshots: the snapshot diff (no steps, so no gate or flame graph).
+    if crate::snapshot_diff::is_snapshot(a) && crate::snapshot_diff::is_snapshot(b) {
+        let json = rest.iter().any(|f| f == "--json");
+        return crate::snapshot_diff::snapshot_diff(a, b, json).map(|t| (t, 0));
+    }
     let exprs = bounds(rest)?;
     let by_shapes = rest.iter().any(|f| f == "--group-by-input-shape");
     let (la, lb) = (SideFiles::read(a)?, SideFiles::read(b)?);

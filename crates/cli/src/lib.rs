@@ -12,5 +12,6 @@ pub mod input;
 pub mod memory;
 pub mod run;
 pub mod run_report;
+pub mod snapshot_diff;
 pub mod trend;
 pub mod view;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use tracelight_core::analysis::et::summary as et_summary;
 use tracelight_core::analysis::et_link::{link, LinkReport};
 use tracelight_core::analysis::snapshot::summarize;
+use tracelight_core::analysis::snapshot_ranks::{compare, OomRun, RankDump};
 use tracelight_core::ingest::memory_timeline::peak as timeline_peak;
 use tracelight_core::ingest::Loaded;
 use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis, RankMemory};
@@ -74,6 +75,9 @@ pub struct RunData {
     memory_files: Vec<crate::memory::MemoryFile>,
     ets: Vec<EtEntry>,
     fr: Vec<crate::fr::FrFile>,
+    /// The run's allocator snapshots compared (OOM dumps): with two or more, or one that recorded
+    /// an OOM.
+    oom: Option<OomRun>,
 }
 
 impl RunData {
@@ -87,6 +91,7 @@ impl RunData {
         let mut memory_files = Vec::new();
         let mut ets: Vec<EtEntry> = Vec::new();
         let mut fr = Vec::new();
+        let mut dumps: Vec<RankDump> = Vec::new();
         for u in &lay.units {
             if let Some(rel) = u.file(Artifact::FlightRecorder) {
                 match load(&full(rel)) {
@@ -114,6 +119,7 @@ impl RunData {
             let peak = match u.file(Artifact::Snapshot) {
                 Some(rel) => match load(&full(rel)) {
                     Ok(Loaded::Snapshot(s)) => {
+                        dumps.push(RankDump::of(u.rank, &full(rel), &s));
                         let sum = summarize(&s);
                         let m = crate::memory::MemoryFile::of(&full(rel), &Loaded::Snapshot(s));
                         memory_files.push(m);
@@ -181,7 +187,10 @@ impl RunData {
                 }
             }
         }
+        let oom =
+            (dumps.len() >= 2 || dumps.iter().any(|d| !d.ooms.is_empty())).then(|| compare(dumps));
         Ok(RunData {
+            oom,
             dir: dir.to_owned(),
             lay,
             traces,
@@ -223,6 +232,9 @@ impl RunData {
                     "flight_recorder".into(),
                     tracelight_core::report::flight_recorder::json(&crate::fr::report(&self.fr, 0)),
                 );
+            }
+            if let Some(r) = &self.oom {
+                o.insert("oom_dumps".into(), serde_json::json!(r));
             }
             if cycles > 1 {
                 let per: Vec<serde_json::Value> = (0..cycles)
@@ -266,6 +278,11 @@ impl RunData {
             s += &tracelight_core::report::flight_recorder::markdown(&crate::fr::report(
                 &self.fr, 0,
             ));
+            s.push('\n');
+        }
+        if let Some(r) = &self.oom {
+            // Memory dumps next: a folder of them is opened because a job ran out of memory.
+            s += &tracelight_core::report::oom_run::markdown(r);
             s.push('\n');
         }
         s += &layout_markdown(lay, &self.errors, &self.ets);

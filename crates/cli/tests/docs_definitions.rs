@@ -148,7 +148,7 @@ fn ticked(s: &str) -> Vec<String> {
 
 fn fixtures() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
+    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu", "snapshots-gen"] {
         let d = repo().join("crates/core/tests/fixtures").join(dir);
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
@@ -156,7 +156,8 @@ fn fixtures() -> Vec<PathBuf> {
             let input = [".json", ".json.gz", ".pickle"]
                 .iter()
                 .any(|s| name.ends_with(s))
-                && !name.contains("reference");
+                && !name.contains("reference")
+                && name != "expected.json";
             if input {
                 files.push(p);
             }
@@ -236,6 +237,25 @@ fn every_key_of_the_json_is_defined_in_docs_definitions() {
             "diff",
             &s(&h100.join("gpu_mlp_plain.pt.trace.json.gz")),
             &s(&a),
+            "--json",
+        ]),
+        "diff .",
+        true,
+        &mut seen,
+    );
+    // Allocator snapshots: a folder of OOM dumps read as a run, and the diff of two snapshots.
+    let gen = repo().join("crates/core/tests/fixtures/snapshots-gen");
+    walk(
+        &json_of(&["analyze", &s(&gen.join("oom_run")), "--json"]),
+        ".",
+        false,
+        &mut seen,
+    );
+    walk(
+        &json_of(&[
+            "diff",
+            &s(&gen.join("step_a.pickle")),
+            &s(&gen.join("content.pickle")),
             "--json",
         ]),
         "diff .",

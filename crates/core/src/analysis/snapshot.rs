@@ -70,6 +70,7 @@ pub struct OomEvent {
 #[derive(Debug, Clone, Serialize)]
 pub struct PrivatePool {
     pub pool_id: (i64, i64),
+    pub kind: super::snapshot_dump::PoolKind,
     pub segments: u64,
     pub reserved_bytes: u64,
     pub allocated_bytes: u64,
@@ -103,6 +104,8 @@ pub struct DeviceMemory {
     pub by_stack: Vec<StackGroup>,
     pub ooms: Vec<OomEvent>,
     pub private_pools: Vec<PrivatePool>,
+    /// The state at the dump: live blocks, every pool, bytes by `user_metadata`.
+    pub dump: super::snapshot_dump::DumpState,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -308,6 +311,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         by_stack: Vec::new(),
         ooms: Vec::new(),
         private_pools: Vec::new(),
+        dump: super::snapshot_dump::dump_state(s, device),
     };
     let sg = &s.segments;
     let mut pools: BTreeMap<(i64, i64), PrivatePool> = BTreeMap::new();
@@ -326,6 +330,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         if sg.pool_id[si] != (0, 0) {
             let p = pools.entry(sg.pool_id[si]).or_insert(PrivatePool {
                 pool_id: sg.pool_id[si],
+                kind: super::snapshot_dump::PoolKind::of(sg.pool_id[si]),
                 segments: 0,
                 reserved_bytes: 0,
                 allocated_bytes: 0,

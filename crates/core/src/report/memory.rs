@@ -27,6 +27,15 @@ pub fn signed_bytes(n: i64) -> String {
     }
 }
 
+/// [`signed_bytes`] with a `+` on growth (`+2.0MiB`, `-1.0MiB`, `0.0B`): a change.
+pub fn plus_bytes(d: i64) -> String {
+    if d > 0 {
+        format!("+{}", signed_bytes(d))
+    } else {
+        signed_bytes(d)
+    }
+}
+
 /// A few lines per device: state at dump time, replayed peaks, OOMs, what was live at the peak.
 pub fn snapshot_markdown(file: &str, s: &SnapshotSummary, warnings: &[String]) -> String {
     let mut o = format!(
@@ -76,14 +85,40 @@ pub fn snapshot_markdown(file: &str, s: &SnapshotSummary, warnings: &[String]) -
                 format_bytes(d.preexisting_bytes)
             );
         }
-        for p in &d.private_pools {
-            let _ = writeln!(
-                o,
-                "- private pool {:?}: {} segments, {} reserved",
-                p.pool_id,
-                p.segments,
-                format_bytes(p.reserved_bytes)
-            );
+        if !d.dump.has_trace {
+            o += "- no trace entries (history not recorded): the state at the dump only, no timeline\n";
+        }
+        if d.dump.pools.len() > 1 {
+            o += "\n| pool | id | segments | reserved | allocated | live blocks |\n|---|---|---:|---:|---:|---:|\n";
+            for p in &d.dump.pools {
+                let _ = writeln!(
+                    o,
+                    "| {} | {:?} | {} | {} | {} | {} |",
+                    p.name,
+                    p.pool_id,
+                    p.segments,
+                    format_bytes(p.reserved_bytes),
+                    format_bytes(p.allocated_bytes),
+                    p.live_blocks
+                );
+            }
+            o.push('\n');
+        }
+        if d.dump
+            .by_metadata
+            .iter()
+            .any(|g| !g.user_metadata.is_empty())
+        {
+            o += "\n| user_metadata | live blocks | live bytes |\n|---|---:|---:|\n";
+            for g in &d.dump.by_metadata {
+                let m = if g.user_metadata.is_empty() {
+                    "(none)"
+                } else {
+                    &g.user_metadata
+                };
+                let _ = writeln!(o, "| `{m}` | {} | {} |", g.blocks, format_bytes(g.bytes));
+            }
+            o.push('\n');
         }
         for oom in &d.ooms {
             let _ = writeln!(

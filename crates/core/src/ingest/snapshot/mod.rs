@@ -8,7 +8,8 @@
 //! and optionally `allocator_settings` and `external_annotations`, which are kept raw as JSON.
 //!
 //! Supported variants: with or without `device_traces`, empty per-device traces, several devices,
-//! C++ frames (`filename` `"??"`), no `time_us` (2024 dumps: the entry index is the clock), ring-buffer
+//! C++ frames (`filename` `"??"`; `stacks="python"` dumps have none), `user_metadata` on trace entries,
+//! no `time_us` (2024 dumps: the entry index is the clock), ring-buffer
 //! traces (frees of allocations the trace never saw), torch 1.13's bare list of segments, and the dict
 //! memory_viz's `profile_plot` builds from a profile ([`SnapshotKind::ProfilePlot`]: blocks without
 //! `address`, segments without the size totals — addresses are laid out the way `MemoryViz.js`
@@ -180,6 +181,11 @@ pub struct DeviceTrace {
     pub device_free: Vec<u64>,
     /// `category` of memory_viz `profile_plot` entries (empty string id when absent).
     pub category: Vec<StrId>,
+    /// `user_metadata`: the calling thread's `torch.cuda.memory._set_memory_metadata` string when
+    /// the entry was recorded, or the annotation of an `annotate` entry (empty string id when
+    /// absent). torch records it on trace entries only, never on blocks: a block's metadata is its
+    /// allocation's (`analysis::snapshot_blocks`).
+    pub user_metadata: Vec<StrId>,
 }
 
 impl DeviceTrace {
@@ -239,6 +245,12 @@ impl Snapshot {
         d.sort_unstable();
         d.dedup();
         d
+    }
+
+    /// Whether any device recorded history. Without (`include_traces=False`, history never
+    /// enabled) the snapshot is its segments alone: state at the dump, no timeline to draw.
+    pub fn has_trace_entries(&self) -> bool {
+        self.device_traces.iter().any(|t| !t.is_empty())
     }
 
     pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {

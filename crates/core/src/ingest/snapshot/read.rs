@@ -101,6 +101,7 @@ enum Key {
     Frames,
     DeviceFree,
     Category,
+    UserMetadata,
     Other,
 }
 
@@ -118,6 +119,7 @@ impl Key {
             Some("frames") => Key::Frames,
             Some("device_free") => Key::DeviceFree,
             Some("category") => Key::Category,
+            Some("user_metadata") => Key::UserMetadata,
             _ => Key::Other,
         }
     }
@@ -141,6 +143,7 @@ struct EntryFields {
     frames: Option<NodeId>,
     device_free: Option<NodeId>,
     category: Option<NodeId>,
+    user_metadata: Option<NodeId>,
 }
 
 impl<'p> Builder<'p> {
@@ -169,6 +172,7 @@ impl<'p> Builder<'p> {
                 Key::Frames => &mut f.frames,
                 Key::DeviceFree => &mut f.device_free,
                 Key::Category => &mut f.category,
+                Key::UserMetadata => &mut f.user_metadata,
                 _ => continue,
             };
             *slot = Some(kv[1]);
@@ -406,6 +410,10 @@ impl<'p> Builder<'p> {
             t.device_free.push(u(f.device_free));
             let cat = self.str_of(f.category);
             t.category.push(cat);
+            // Dicts set by `_set_memory_metadata` arrive as their JSON text; anything else that is
+            // not a string is kept as empty.
+            let meta = self.str_of(f.user_metadata.filter(|&v| p.as_str(v).is_some()));
+            t.user_metadata.push(meta);
         }
         t
     }
