@@ -131,8 +131,9 @@ pub fn diff_code(rest: &[String]) -> Result<(String, u8), CliError> {
             "diff takes two files or run folders".into(),
         ));
     };
-    // Two allocator snapshots: the snapshot diff (no steps, so no gate or flame graph).
-    if crate::snapshot_diff::is_snapshot(a) && crate::snapshot_diff::is_snapshot(b) {
+    // Allocator snapshots: the snapshot diff (no steps, so no gate or flame graph); a side that
+    // is not one is an error naming that file.
+    if crate::snapshot_diff::is_snapshot(a) || crate::snapshot_diff::is_snapshot(b) {
         let json = rest.iter().any(|f| f == "--json");
         return crate::snapshot_diff::snapshot_diff(a, b, json).map(|t| (t, 0));
     }

@@ -1,5 +1,6 @@
 """tracelight.load / analyze / summary / tables against the `tracelight` CLI on the corpus."""
 
+import json
 import warnings
 
 import pyarrow as pa
@@ -225,3 +226,22 @@ def test_flight_recorder_dumps_give_the_cli_verdict_and_their_entries():
     one = tracelight.load(p / "nccl_trace_rank_2")
     assert one.format == "flight_recorder"
     assert one.flight_recorder_entries().num_rows == len(df[df["rank"] == 2])
+
+
+GEN = ROOT / "crates/core/tests/fixtures/snapshots-gen"
+
+
+def test_snapshot_diff_and_oom_folder_equal_the_cli_and_the_generated_answers():
+    """``tracelight.diff`` on two generated snapshots is ``tracelight diff --json``, and its rows
+    are what ``gen.py`` built in; a folder of OOM dumps loads as a run naming rank 2."""
+    a, b = GEN / "step_a.pickle", GEN / "step_b.pickle"
+    d = tracelight.diff(a, b)
+    assert d == cli_json("diff", str(a), str(b), "--json")
+    expected = json.loads((GEN / "expected.json").read_text())["step"]
+    rows = {r["key"]: [r["a_bytes"], r["b_bytes"], r["change"]] for r in d["snapshot"]["diff"]["by_frame"]}
+    assert rows == expected["by_frame"]
+    assert tracelight.diff(a, b, markdown=True) == cli("diff", str(a), str(b))
+    run = tracelight.load(GEN / "oom_run").analyze()
+    assert [x["rank"] for x in run["oom_dumps"]["differs"]] == [2]
+    with pytest.raises(tracelight.TraceError):
+        tracelight.diff(a, GEN / "missing.pickle")

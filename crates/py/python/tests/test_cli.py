@@ -18,6 +18,7 @@ MLP_PLAIN = H100 / "gpu_mlp_plain.pt.trace.json.gz"
 LM = H100 / "gpu_lm_bf16.pt.trace.json.gz"
 FR = ROOT / "crates/core/tests/fixtures/fr-torch-2.15-gloo/wrong_op"
 SNAPSHOT = H100 / "gpu_lm_bf16.snapshot.pickle"
+GEN = ROOT / "crates/core/tests/fixtures/snapshots-gen"
 SCRIPT = Path(sys.executable).parent / ("tracelight.exe" if sys.platform == "win32" else "tracelight")
 
 CASES = {
@@ -36,6 +37,8 @@ CASES = {
     "modules": ["table", str(MLP), "--modules"],
     "diff": ["diff", str(MLP_PLAIN), str(MLP)],
     "diff json": ["diff", str(MLP_PLAIN), str(MLP), "--json"],
+    "snapshot diff": ["diff", str(GEN / "step_a.pickle"), str(GEN / "step_b.pickle"), "--json"],
+    "oom dumps": ["summary", str(GEN / "oom_run")],
     "diff gate held": ["diff", str(MLP), str(LM), "--fail-if", "step_time>+1%"],
     "diff gate crossed": ["diff", str(MLP), str(LM), "--fail-if", "step_time_mean>+1%"],
     "diff gate strict": ["diff", str(MLP), str(LM), "--fail-if", "step_time>+1%", "--strict"],

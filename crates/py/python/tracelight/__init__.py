@@ -20,7 +20,7 @@ from ._show import Viewer, show
 
 __all__ = [
     "load", "Trace", "Run", "TraceError", "TraceWarning", "show", "Viewer", "digest",
-    "digest_stem", "__version__",
+    "digest_stem", "diff", "__version__",
 ]
 __version__ = _native.__version__
 
@@ -155,3 +155,19 @@ def digest_stem(file_name: str) -> str:
     """The digest name ``tracelight digest`` gives a trace file (``rank0.pt.trace.json.gz`` ->
     ``rank0.pt.trace``)."""
     return _native.digest_stem(file_name)
+
+
+def diff(a: PathLike, b: PathLike, markdown: bool = False) -> Union[Dict[str, Any], str]:
+    """The A/B diff ``tracelight diff A B --json`` prints, as a dict (``markdown=True``: the
+    Markdown it prints without ``--json``). A and B are two traces or run folders, or two
+    allocator snapshots (recognised from their content): then the dict is ``{"snapshot": {"a_path",
+    "b_path", "diff"}}`` with totals, fragmentation, segments before and after and live bytes by
+    allocation site, whole stack, ``user_metadata`` and pool. Raises :class:`TraceError` naming the
+    file when an input cannot be read.
+    """
+    args = ["diff", os.fspath(a), os.fspath(b)] + ([] if markdown else ["--json"])
+    out, err, code = _native._cli(args)
+    if code not in (0, 1):
+        raise TraceError(err.decode("utf-8", "replace").strip())
+    text = out.decode("utf-8")
+    return text if markdown else json.loads(text)

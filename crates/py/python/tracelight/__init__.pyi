@@ -90,3 +90,7 @@ def digest(path: PathLike, out_dir: PathLike, stem: Optional[str] = ...) -> Dict
 
 def digest_stem(file_name: str) -> str:
     """The digest name ``tracelight digest`` gives a trace file."""
+
+def diff(a: PathLike, b: PathLike, markdown: bool = ...) -> Union[Dict[str, Any], str]:
+    """``tracelight diff A B --json`` as a dict (``markdown=True``: its Markdown); two traces, run
+    folders or allocator snapshots."""
