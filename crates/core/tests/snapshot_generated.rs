@@ -109,7 +109,7 @@ fn pools_metadata_annotations_and_expandable_segments_are_as_built() {
     assert_eq!(meta, want);
     // The annotated block, and frames: user Python over the allocator's C++ (stacks="all").
     for b in &st.largest_blocks {
-        let want = e["annotations"]
+        let want: Vec<String> = e["annotations"]
             .get(b.addr.to_string())
             .map(|v| {
                 v.as_array()
@@ -118,7 +118,7 @@ fn pools_metadata_annotations_and_expandable_segments_are_as_built() {
                     .map(|x| x.as_str().unwrap().to_owned())
                     .collect()
             })
-            .unwrap_or_else(Vec::<String>::new);
+            .unwrap_or_default();
         assert_eq!(b.annotations, want, "block {:#x}", b.addr);
         if let Some(f) = e["block_frames"].get(b.addr.to_string()) {
             assert_eq!(b.frame, f.as_str().unwrap());
@@ -223,7 +223,7 @@ fn diff_of_two_steps_is_as_built_and_matches_memory_viz_compare() {
     assert_eq!(printed[0], format!("only_before = {only_a:?}"));
     assert_eq!(printed[1], format!("only_after = {only_b:?}"));
     assert_eq!(
-        only_a.iter().map(|&x| x).collect::<Vec<_>>(),
+        only_a.clone(),
         e["segments_only_a"]
             .as_array()
             .unwrap()

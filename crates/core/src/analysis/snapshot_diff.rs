@@ -206,16 +206,16 @@ fn rows(
     b: &FxHashMap<String, (u64, u64)>,
     max: usize,
 ) -> (Vec<DiffRow>, u64) {
-    let mut keys: BTreeMap<&str, ((u64, u64), (u64, u64))> = BTreeMap::new();
+    let mut keys: BTreeMap<&str, [(u64, u64); 2]> = BTreeMap::new();
     for (k, v) in a {
-        keys.entry(k).or_default().0 = *v;
+        keys.entry(k).or_default()[0] = *v;
     }
     for (k, v) in b {
-        keys.entry(k).or_default().1 = *v;
+        keys.entry(k).or_default()[1] = *v;
     }
     let mut out: Vec<DiffRow> = keys
         .into_iter()
-        .map(|(k, ((ab, an), (bb, bn)))| DiffRow {
+        .map(|(k, [(ab, an), (bb, bn)])| DiffRow {
             key: k.to_owned(),
             a_bytes: ab,
             b_bytes: bb,
