@@ -77,7 +77,7 @@ pub struct RunData {
     fr: Vec<crate::fr::FrFile>,
     /// The run's allocator snapshots compared (OOM dumps): with two or more, or one that recorded
     /// an OOM.
-    oom: Option<OomRun>,
+    oom: Option<Box<OomRun>>,
 }
 
 impl RunData {
@@ -187,8 +187,8 @@ impl RunData {
                 }
             }
         }
-        let oom =
-            (dumps.len() >= 2 || dumps.iter().any(|d| !d.ooms.is_empty())).then(|| compare(dumps));
+        let oom = (dumps.len() >= 2 || dumps.iter().any(|d| !d.ooms.is_empty()))
+            .then(|| Box::new(compare(dumps)));
         Ok(RunData {
             oom,
             dir: dir.to_owned(),
