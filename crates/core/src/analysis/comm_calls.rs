@@ -8,7 +8,7 @@ use crate::model::{Ns, SliceKind, Trace, NONE};
 use serde::Serialize;
 
 /// One collective call on one rank.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Call {
     /// `Process Group Name`, if the args hold it.
     pub pg: Option<String>,

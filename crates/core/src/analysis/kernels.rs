@@ -61,6 +61,41 @@ pub fn seed_category_literal(name: &str) -> &'static str {
         .map_or("other", |(cat, _)| cat)
 }
 
+/// A seed category read back ([`crate::report::analysis_wire`]): one of `SEED_RULES`' names or
+/// `other`, so the `&'static str` the analyses hold; any other text is an error, not a leak.
+fn seed_name(s: &str) -> Option<&'static str> {
+    SEED_RULES
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(["other"])
+        .find(|c| *c == s)
+}
+
+/// A seed category's name. An alias, not `&'static str` in the field itself: serde's derive
+/// would make a row borrow from its input for a literal `&'static str` field.
+pub type SeedName = &'static str;
+
+mod seed_serde {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+
+    pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let s = String::deserialize(d)?;
+        super::seed_name(&s).ok_or_else(|| D::Error::custom(format!("unknown category {s:?}")))
+    }
+
+    pub fn pairs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(&'static str, i64)>, D::Error> {
+        Vec::<(String, i64)>::deserialize(d)?
+            .into_iter()
+            .map(|(s, v)| {
+                super::seed_name(&s)
+                    .map(|c| (c, v))
+                    .ok_or_else(|| D::Error::custom(format!("unknown category {s:?}")))
+            })
+            .collect()
+    }
+}
+
 /// One rule of the finer classification: the first rule with a matching substring wins.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct FineRule {
@@ -233,7 +268,7 @@ pub fn fine_category(name: &str, kind: SliceKind) -> String {
 }
 
 /// One row per distinct GPU slice name (kernels, memcpy, memset).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct KernelRow {
     pub name: String,
     pub kind: SliceKind,
@@ -244,7 +279,8 @@ pub struct KernelRow {
     pub max_ns: i64,
     /// Share of all GPU slice time, in %.
     pub pct_of_gpu: f64,
-    pub category: &'static str,
+    #[serde(deserialize_with = "seed_serde::one")]
+    pub category: SeedName,
     pub fine_category: String,
     /// What the name says about tensor cores ([`tensor_core_hint`]), kernels only.
     pub tensor_cores: Option<TensorCores>,
@@ -262,19 +298,21 @@ pub struct KernelRow {
     pub pct_of_roof: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct KernelTable {
     pub rows: Vec<KernelRow>,
     pub total_ns: i64,
 }
 
 /// Time per category, in ns, seed and fine.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct Categories {
     /// Always the four seed keys, in order matmul, comm, memory, other; comm tested first.
+    #[serde(deserialize_with = "seed_serde::pairs")]
     pub seed: Vec<(&'static str, i64)>,
     /// The same four keys from [`seed_category_literal`] (KempnerForge's literal rule order):
     /// only for output that must match that project's `summary.md` bit for bit.
+    #[serde(deserialize_with = "seed_serde::pairs")]
     pub seed_literal: Vec<(&'static str, i64)>,
     /// Fine categories with time, sorted by time descending then name.
     pub fine: Vec<(String, i64)>,

@@ -22,7 +22,7 @@ pub const CATEGORIES: [&str; 8] = [
     "other",
 ];
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Step {
     pub name: String,
     pub slice: u32,

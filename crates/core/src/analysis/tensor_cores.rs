@@ -7,7 +7,7 @@ use super::math_unit::{kernel_math, Dtype, Unit};
 use serde::Serialize;
 
 /// What a kernel's name says about tensor cores; no hint (`None`) when it says nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TensorCores {
     /// The name carries a tensor-core mark.

@@ -23,9 +23,12 @@ use crate::analysis::{
 };
 use crate::model::Trace;
 use crate::warnings::Severity;
+use serde::{Deserialize, Serialize};
 
-/// Everything the summary and the JSON show for one trace.
-#[derive(Debug, Clone)]
+/// Everything the summary and the JSON show for one trace. Serde both ways so a reader worker
+/// that computed it can hand it to the page ([`crate::report::analysis_wire`]); the per-slice
+/// vectors (`autograd`, the modules' frames) go as columns beside it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Analysis {
     pub path: String,
     pub events: u64,
@@ -51,6 +54,7 @@ pub struct Analysis {
     /// This rank's collectives, for matching across ranks ([`crate::analysis::collectives`]).
     pub collectives: Vec<Call>,
     /// Forward ↔ backward pairs ([`crate::analysis::autograd`]), kept for the details panel.
+    #[serde(skip)]
     pub autograd: Autograd,
     /// The nn.Module tree ([`crate::analysis::modules`]).
     pub modules: ModuleTable,

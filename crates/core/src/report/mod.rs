@@ -1,6 +1,7 @@
 //! Text and JSON renderings of what was loaded, shared by the CLI and the page.
 
 pub mod analysis;
+pub mod analysis_wire;
 pub mod diff;
 pub mod et;
 pub mod facts;

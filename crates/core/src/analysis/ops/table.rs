@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// One row of the table. Times in ns, memory in bytes.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct OpRow {
     pub name: String,
     /// `Input Dims` in torch's text form, when grouping by input shape.
@@ -43,7 +43,7 @@ impl OpRow {
 }
 
 /// The whole table plus the totals the % columns divide by.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
 pub struct OpTable {
     pub rows: Vec<OpRow>,
     /// Sum of Self CPU over all rows (the table's "Self CPU time total").

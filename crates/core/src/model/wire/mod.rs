@@ -10,7 +10,7 @@
 mod tables;
 mod trace;
 
-pub use trace::{encode, section, Decoder};
+pub use trace::{encode, section, Decoder, PIECE};
 
 use super::strings::StrId;
 use super::trace::{IdVal, SliceKind, TrackKind};

@@ -1,0 +1,142 @@
+//! The analysis a reader worker computes and hands to the page in sections
+//! (`report::analysis_wire`) reads back as exactly the analysis the page would compute itself
+//! (`Analysis::of` on the same model): every field, per-slice vectors and floats included, on the
+//! GPU fixtures and every Kineto trace of the corpus, and whatever order or damage the sections
+//! arrive in gives an error, never a panic.
+
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Read;
+use tracelight_core::ingest::kineto::read_kineto;
+use tracelight_core::report::analysis::Analysis;
+use tracelight_core::report::analysis_wire::{sections, Decoder};
+
+fn inflate(raw: Vec<u8>) -> Vec<u8> {
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return raw;
+    }
+    let mut v = Vec::new();
+    flate2::read::MultiGzDecoder::new(&raw[..])
+        .read_to_end(&mut v)
+        .unwrap();
+    v
+}
+
+fn round_trip(a: &Analysis) -> Analysis {
+    let mut d = Decoder::default();
+    for s in sections(a).unwrap() {
+        d.push(&s).unwrap();
+    }
+    d.finish().unwrap()
+}
+
+/// The whole analysis, field by field: `Debug` prints every field (floats exactly).
+fn assert_same(a: &Analysis, b: &Analysis, what: &str) {
+    let (x, y) = (format!("{a:#?}"), format!("{b:#?}"));
+    if x != y {
+        let at = x
+            .lines()
+            .zip(y.lines())
+            .position(|(p, q)| p != q)
+            .unwrap_or(0);
+        panic!(
+            "{what}: the analysis read back differs at line {at}: {:?} vs {:?}",
+            x.lines().nth(at),
+            y.lines().nth(at)
+        );
+    }
+}
+
+/// Kineto traces with the analyses' every part non-empty somewhere: GPU kernels, steps, memory,
+/// modules, autograd pairs (the repo's H100 fixtures), and the corpus's traces.
+#[test]
+fn every_trace_reads_back_the_same_analysis() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
+        let mut names: Vec<_> = std::fs::read_dir(format!("{fixtures}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
+            .collect();
+        names.sort();
+        for p in names {
+            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    let fixture_count = files.len();
+    assert!(fixture_count >= 5, "{fixture_count} fixtures");
+    let list: serde_json::Value =
+        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
+    let mut corpus = 0;
+    for rel in list["files"].as_object().unwrap().keys() {
+        if let Some(b) = tracelight_testkit::bytes(rel) {
+            files.push((rel.clone(), b));
+            corpus += 1;
+        }
+    }
+    tracelight_testkit::checked("analysis_wire corpus", corpus, list["files"].as_object().unwrap().len());
+    let (mut traces, mut anchors) = (0, 0);
+    for (name, raw) in files {
+        let bytes = inflate(raw);
+        // Kineto traces only (the list holds ET and other files too); debug builds read a prefix.
+        let keep = if cfg!(debug_assertions) { 3 << 20 } else { usize::MAX };
+        let Ok(t) = read_kineto(&bytes[..bytes.len().min(keep)]) else {
+            continue;
+        };
+        let a = Analysis::of(&name, &t);
+        let b = round_trip(&a);
+        assert_same(&b, &a, &name);
+        traces += 1;
+        anchors += usize::from(a.autograd.anchor.len() > 1000);
+    }
+    assert!(traces >= fixture_count + 20, "{traces} traces checked");
+    assert!(anchors >= 3, "{anchors} traces with per-slice autograd columns");
+}
+
+/// The sections of a real analysis, each flipped, cut, dropped or swapped: the decoder gives an
+/// analysis or an error, never a panic.
+#[test]
+fn damaged_sections_are_errors_not_panics() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/torch-2.11-cuda13-h100/gpu_mlp.pt.trace.json.gz"
+    );
+    let t = read_kineto(&inflate(std::fs::read(p).unwrap())).unwrap();
+    let good = sections(&Analysis::of("gpu_mlp", &t)).unwrap();
+    let mut seed = 7u64;
+    let mut next = |n: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    let mut errors = 0;
+    for round in 0..600 {
+        let mut s = good.clone();
+        let k = next(s.len());
+        match round % 4 {
+            0 => {
+                let len = s[k].len();
+                if len > 0 {
+                    let i = next(len);
+                    s[k][i] ^= 1 << next(8);
+                }
+            }
+            1 => {
+                let len = s[k].len();
+                s[k].truncate(next(len));
+            }
+            2 => {
+                s.remove(k);
+            }
+            _ => {
+                let j = next(s.len());
+                s.swap(k, j);
+            }
+        }
+        let mut d = Decoder::default();
+        let r = s.iter().try_for_each(|x| d.push(x)).and_then(|()| d.finish());
+        errors += usize::from(r.is_err());
+    }
+    assert!(errors > 300, "{errors} of 600 damaged analyses were errors");
+}
