@@ -76,12 +76,20 @@ fn every_trace_reads_back_the_same_analysis() {
             corpus += 1;
         }
     }
-    tracelight_testkit::checked("analysis_wire corpus", corpus, list["files"].as_object().unwrap().len());
+    tracelight_testkit::checked(
+        "analysis_wire corpus",
+        corpus,
+        list["files"].as_object().unwrap().len(),
+    );
     let (mut traces, mut anchors) = (0, 0);
     for (name, raw) in files {
         let bytes = inflate(raw);
         // Kineto traces only (the list holds ET and other files too); debug builds read a prefix.
-        let keep = if cfg!(debug_assertions) { 3 << 20 } else { usize::MAX };
+        let keep = if cfg!(debug_assertions) {
+            3 << 20
+        } else {
+            usize::MAX
+        };
         let Ok(t) = read_kineto(&bytes[..bytes.len().min(keep)]) else {
             continue;
         };
@@ -92,7 +100,10 @@ fn every_trace_reads_back_the_same_analysis() {
         anchors += usize::from(a.autograd.anchor.len() > 1000);
     }
     assert!(traces >= fixture_count + 20, "{traces} traces checked");
-    assert!(anchors >= 3, "{anchors} traces with per-slice autograd columns");
+    assert!(
+        anchors >= 3,
+        "{anchors} traces with per-slice autograd columns"
+    );
 }
 
 /// The sections of a real analysis, each flipped, cut, dropped or swapped: the decoder gives an
@@ -107,7 +118,9 @@ fn damaged_sections_are_errors_not_panics() {
     let good = sections(&Analysis::of("gpu_mlp", &t)).unwrap();
     let mut seed = 7u64;
     let mut next = |n: usize| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((seed >> 33) as usize) % n.max(1)
     };
     let mut errors = 0;
@@ -135,7 +148,10 @@ fn damaged_sections_are_errors_not_panics() {
             }
         }
         let mut d = Decoder::default();
-        let r = s.iter().try_for_each(|x| d.push(x)).and_then(|()| d.finish());
+        let r = s
+            .iter()
+            .try_for_each(|x| d.push(x))
+            .and_then(|()| d.finish());
         errors += usize::from(r.is_err());
     }
     assert!(errors > 300, "{errors} of 600 damaged analyses were errors");

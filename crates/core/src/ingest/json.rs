@@ -521,7 +521,8 @@ mod tests {
     fn word_bracket_counts_equal_counting_each_byte() {
         let mut seed = 1;
         // Bytes next to the brackets and the quote in value (and the fold by 0x20), and any byte.
-        let near = b"{}[]\"\\;=_\x7a\x7c\x7e\x5a\x5c\x5e\x3b\x3d\x1b\x1d\x80\xfb\xfd\xdb\xdd\x00\x02";
+        let near =
+            b"{}[]\"\\;=_\x7a\x7c\x7e\x5a\x5c\x5e\x3b\x3d\x1b\x1d\x80\xfb\xfd\xdb\xdd\x00\x02";
         for round in 0..200_000 {
             let mut w = [0u8; 8];
             for x in &mut w {
@@ -532,7 +533,11 @@ mod tests {
                     r as u8
                 };
             }
-            assert_eq!(brackets(u64::from_le_bytes(w)), brackets_bytewise(w), "{w:?}");
+            assert_eq!(
+                brackets(u64::from_le_bytes(w)),
+                brackets_bytewise(w),
+                "{w:?}"
+            );
         }
     }
 
@@ -551,7 +556,9 @@ mod tests {
         // Deep, long and cut containers of a real shape.
         let mut deep = String::new();
         for k in 0..200 {
-            deep.push_str(&format!("[{{\"k{k}\": \"a}}]\\\"b\", \"v\": [1, 2, [3]]}}, "));
+            deep.push_str(&format!(
+                "[{{\"k{k}\": \"a}}]\\\"b\", \"v\": [1, 2, [3]]}}, "
+            ));
         }
         deep.push_str(&"]".repeat(200));
         for cut in (1..deep.len()).step_by(7) {
@@ -580,18 +587,30 @@ mod tests {
             let raw = std::fs::read(p).unwrap();
             let mut v = Vec::new();
             flate2::read::MultiGzDecoder::new(&raw[..])
-                .take(if cfg!(debug_assertions) { 1 << 20 } else { 64 << 20 })
+                .take(if cfg!(debug_assertions) {
+                    1 << 20
+                } else {
+                    64 << 20
+                })
                 .read_to_end(&mut v)
                 .unwrap();
             let mut at = 0;
             while at < v.len() {
                 let end = (at + 1 + lcg(&mut seed) as usize % (256 << 10)).min(v.len());
-                assert!(skips_agree(&v[at..end]), "{} bytes {at}..{end}", p.display());
+                assert!(
+                    skips_agree(&v[at..end]),
+                    "{} bytes {at}..{end}",
+                    p.display()
+                );
                 checked += 1;
                 at = end;
             }
         }
-        assert!(names.len() >= 5 && checked > 40, "{} files, {checked} windows", names.len());
+        assert!(
+            names.len() >= 5 && checked > 40,
+            "{} files, {checked} windows",
+            names.len()
+        );
     }
 
     #[test]

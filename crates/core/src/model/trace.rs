@@ -24,7 +24,9 @@ pub const NONE: u32 = u32::MAX;
 pub const NO_ID: i64 = i64::MIN;
 
 /// What a slice is, from its category (old and new spellings both map here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 #[repr(u8)]
 pub enum SliceKind {
