@@ -208,6 +208,7 @@ impl Decoder {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 
