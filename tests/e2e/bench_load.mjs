@@ -49,6 +49,7 @@ for (const f of files) {
     const decoded = Number(await s.getAttribute('data-decoded-bytes'));
     const wasm = Number(await s.getAttribute('data-wasm-bytes'));
     const workers = Number(await s.getAttribute('data-workers'));
+    const analysedIn = await s.getAttribute('data-analysed-in');
     // Long tasks from the pick (or the navigation, with ?url=) until the Overview is on screen and
     // its analyses are drawn (a task still running is reported when it ends: wait a second).
     await p.waitForTimeout(1000);
@@ -59,7 +60,7 @@ for (const f of files) {
     // step into them counts there).
     const loadEnd = (await p.evaluate(() => window.__picked || 0)) + ms;
     const during = tasks.filter(([t, d]) => t + d <= loadEnd + 1).map(([, d]) => d);
-    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall, workers, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length }));
+    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length }));
     await p.close();
   }
 }

@@ -62,6 +62,7 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   const c = await shown(three.p);
   assert.equal(a.workers, 0);
   assert.equal(c.workers, 3);
+  assert.equal(await one.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'page');
   assert.deepEqual({ ...c, workers: 0 }, a);
   assert.equal(Number(c.events), cli(f).files[0].events);
   // The views work on the model the workers built.
@@ -81,6 +82,8 @@ test('the Overview\'s analyses of a model read by three workers equal the CLI\'s
   await p.getByTestId('overview').waitFor({ timeout: 120_000 });
   await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
   assert.equal(Number(await p.getByTestId('load-stats').getAttribute('data-workers')), 3);
+  // Worker 0 computed these analyses (the page's thread did not): the figures below are its.
+  assert.equal(await p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker');
   assert.equal(Number(await p.getByTestId('event-count').textContent()), c.files[0].events);
   assertSig3(await p.getByTestId('gpu-util').textContent(), c.gpu.utilization, 'GPU utilization');
   const steps = await p.getByTestId('step-row').evaluateAll((els) => els.map((e) => [e.dataset.name, Number(e.dataset.ns)]));
@@ -100,6 +103,64 @@ test('the Overview\'s analyses of a model read by three workers equal the CLI\'s
   await p.screenshot({ path: shot('workers-overview.png') });
   assert.deepEqual(errors, []);
   await p.close();
+});
+
+test('a .json.gz is inflated by the platform and read by workers: what the page\'s own reader shows, the CLI\'s event count', { skip: corpusSkip(GZ) }, async () => {
+  const one = await open('workers=0', GZ);
+  await one.p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  const a = await shown(one.p);
+  const three = await open('workers=3', GZ);
+  await three.p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  const c = await shown(three.p);
+  assert.equal(a.workers, 0);
+  assert.equal(c.workers, 3);
+  assert.deepEqual({ ...c, workers: 0 }, a);
+  // Every inflated byte decoded (the plain file's size), the compressed size as the file's.
+  assert.equal(Number(c.decoded), fs.statSync(plain()).size);
+  assert.equal(await three.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker');
+  assert.equal(Number(c.events), cli(GZ).files[0].events);
+  assert.deepEqual(one.errors, []);
+  assert.deepEqual(three.errors, []);
+  await one.p.close();
+  await three.p.close();
+});
+
+test('?url= of a big trace (plain or .gz) is fetched once and read by workers', { skip: corpusSkip(GZ) }, async () => {
+  const rel = path.relative(CORPUS, GZ);
+  for (const q of [`workers=2&url=${encodeURIComponent('corpus/' + rel)}`]) {
+    const errors = [];
+    const p = await page(b, errors);
+    const requests = [];
+    p.on('request', (r) => requests.push(r.url()));
+    await p.goto(`${srv.base}/?${q}`);
+    await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+    assert.equal(Number(await p.getByTestId('load-stats').getAttribute('data-workers')), 2, q);
+    assert.equal(await p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker', q);
+    assert.equal(Number(await p.getByTestId('event-count').textContent()), cli(GZ).files[0].events, q);
+    assert.equal(requests.filter((u) => u.includes('/corpus/')).length, 1, requests.join('\n'));
+    assert.deepEqual(errors, []);
+    await p.close();
+  }
+});
+
+test('a cut .json.gz read with workers asked for gives what the page\'s own reader gives', { skip: corpusSkip(GZ) }, async () => {
+  const raw = fs.readFileSync(GZ);
+  const cut = path.join(TMP, 'cut.json.gz');
+  fs.writeFileSync(cut, raw.subarray(0, Math.floor(raw.length * 0.6)));
+  const got = [];
+  for (const q of ['workers=0', 'workers=3']) {
+    const { p, errors } = await open(q, cut);
+    await p.locator('[data-testid=event-count], [data-testid=error]').first().waitFor({ timeout: 120_000 });
+    got.push({
+      events: await p.getByTestId('event-count').count() ? await p.getByTestId('event-count').textContent() : null,
+      error: await p.getByTestId('error').count() ? await p.getByTestId('error').textContent() : null,
+      warnings: await p.locator('[data-testid=warnings] li').allTextContents(),
+      workers: await p.getByTestId('load-stats').count() ? Number(await p.getByTestId('load-stats').getAttribute('data-workers')) : null,
+    });
+    await p.close();
+  }
+  assert.ok(got[0].events !== null || got[0].error !== null);
+  assert.deepEqual(got[1], got[0]);
 });
 
 test('where the workers cannot run (their wasm fails to start), the page\'s own reader reads the file', { skip: corpusSkip(GZ) }, async () => {

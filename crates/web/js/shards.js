@@ -135,6 +135,16 @@ async function run(m) {
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
   }
   self.postMessage({ kind: 'done' });
+  // Then every analysis of the model (Analysis::of), here while the page indexes its timeline,
+  // instead of in one task of seconds on the page's thread; sent a section per credit.
+  const n = x.tl_analyze(put(new TextEncoder().encode(m.name)));
+  self.postMessage({ kind: 'analysis', sections: n });
+  for (let i = 0; i < n; i++) {
+    await nextMessage();
+    if (x.tl_next_analysis_section() < 0) break;
+    const secs = sections(1);
+    self.postMessage({ kind: 'asection', buf: secs[0] }, secs);
+  }
 }
 self.onmessage = (e) => {
   const m = e.data;
@@ -155,13 +165,16 @@ const workerUrl = () => {
 
 export class ShardPool {
   /**
-   * Parses `file` on `k` workers with instances of `module`. `next()` gives, in order:
+   * Parses `file` (a File or Blob; `name` is the trace's name, the File's by default) on `k`
+   * workers with instances of `module`. `next()` gives, in order:
    * `{kind: 'progress', bytes, events}` (any number), then `{kind: 'model', events}` and one
    * `{kind: 'section', bytes}` per `credit()` until `{kind: 'done'}`; or
    * `{kind: 'failed'}` then `{kind: 'error', sections}` (an encoded error); or
-   * `{kind: 'error', message}` when a worker itself failed.
+   * `{kind: 'error', message}` when a worker itself failed. After `done`, the analysis:
+   * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
+   * `credit()`, n of them.
    */
-  constructor(module, file, k) {
+  constructor(module, file, k, name) {
     this.queue = [];
     this.waiter = null;
     this.workers = [];
@@ -178,7 +191,7 @@ export class ShardPool {
       };
       const from = Math.floor((file.size * i) / k);
       const to = Math.floor((file.size * (i + 1)) / k);
-      w.postMessage({ kind: 'start', module, file, k: i, n: k, from, to, last: i === k - 1 });
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last: i === k - 1 });
       this.workers.push(w);
     }
   }
@@ -208,7 +221,8 @@ export class ShardPool {
         this.arrive({ kind: m.kind, events: m.events });
         break;
       case 'section':
-        this.arrive({ kind: 'section', bytes: new Uint8Array(m.buf) });
+      case 'asection':
+        this.arrive({ kind: m.kind, bytes: new Uint8Array(m.buf) });
         break;
       case 'error-sections':
         this.arrive({ kind: 'error', sections: m.sections.map((s) => new Uint8Array(s)) });
@@ -230,8 +244,21 @@ export class ShardPool {
     }
   }
 
-  async next() {
-    while (this.queue.length === 0) await new Promise((r) => { this.waiter = r; });
+  /**
+   * The next message; `{kind: 'tick'}` instead when none came within `ms` (when given), so the
+   * page can look at its Cancel button while a worker computes for seconds without a word.
+   */
+  async next(ms) {
+    if (this.queue.length === 0) {
+      await new Promise((r) => {
+        this.waiter = r;
+        if (ms > 0) setTimeout(r, ms);
+      });
+    }
+    if (this.queue.length === 0) {
+      this.waiter = null;
+      return { kind: 'tick' };
+    }
     return this.queue.shift();
   }
 
@@ -250,4 +277,53 @@ export class ShardPool {
 /** Cores the browser reports (navigator.hardwareConcurrency). */
 export function cores() {
   return navigator.hardwareConcurrency || 1;
+}
+
+/**
+ * The gzip `blob` inflated by the platform (DecompressionStream: native code, off the page's
+ * thread), as a Blob the workers then slice like a file. Rejects on a cut or damaged stream (the
+ * page's own reader then reads the file and reports it as flate2 does).
+ */
+export async function inflated(blob) {
+  return new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).blob();
+}
+
+/** The first `n` bytes (or fewer) of the gzip `blob` inflated, to sniff its format. */
+export async function inflatedHead(blob, n) {
+  const reader = blob.slice(0, Math.min(blob.size, 1 << 20)).stream()
+    .pipeThrough(new DecompressionStream('gzip')).getReader();
+  const parts = [];
+  let got = 0;
+  try {
+    while (got < n) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      got += value.length;
+    }
+  } catch (e) {
+    // The head is a cut gzip stream by construction: what came before the cut is enough.
+  }
+  reader.cancel().catch(() => {});
+  const out = new Uint8Array(got);
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+/**
+ * Fetches `url` (the page's one request for `?url=`): `{stream, total}` (the body and its
+ * Content-Length, 0 when not given), for the reader worker or for `blobOf`.
+ */
+export async function fetchBody(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error('HTTP ' + resp.status + ' ' + resp.statusText);
+  if (!resp.body) throw new Error('empty body');
+  return { stream: resp.body, total: Number(resp.headers.get('content-length')) || 0 };
+}
+
+/** A fetched body read whole into a Blob (kept by the browser, outside wasm memory). */
+export async function blobOf(stream, name) {
+  const blob = await new Response(stream).blob();
+  return new File([blob], name);
 }

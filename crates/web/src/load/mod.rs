@@ -13,12 +13,13 @@ pub mod worker;
 pub use feed::SLICE_BYTES;
 pub use warm::{prepare, warm_up};
 
+use crate::platform::clock::now_ms;
 use crate::session::{Content, LoadedFile, Progress};
 use feed::Feed;
 use leptos::prelude::*;
 use reader::{read_error, Chunk, Source};
 use tracelight_core::{Error, ErrorKind};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// Signals a load reports into.
 #[derive(Clone, Copy)]
@@ -75,8 +76,12 @@ async fn read_all(
 /// ([`pool`]), anything else through the reader worker into the page's own parser.
 pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = file.name();
-    if let Some(k) = pool::workers_for_file(&file).await {
-        match pool::load_in_workers(file.clone(), k, ctx).await? {
+    let started = now_ms();
+    if let Some(plan) = pool::plan_for_file(&file, ctx).await {
+        if ctx.cancel.get_untracked() {
+            return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
+        }
+        match pool::load_in_workers(plan, name.clone(), started, ctx).await? {
             pool::Outcome::Loaded(f) => return Ok(f),
             pool::Outcome::Unavailable(why) => {
                 if ctx.cancel.get_untracked() {
@@ -91,7 +96,10 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, 
     read_all(Source::open(&file, &name)?, &name, &name, ctx).await
 }
 
-/// Fetches `url` (same origin or CORS) in the reader worker and streams the body into the loader.
+/// Fetches `url` (same origin or CORS; the page's one request). A body whose size is announced
+/// (Content-Length) is kept whole in a `Blob` and read as a picked file is (a big trace on every
+/// core, in workers); one of unknown size is streamed into the page's own reader through the reader
+/// worker (and kept whole too where the browser cannot move a stream to a worker).
 pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = url
         .rsplit('/')
@@ -99,7 +107,34 @@ pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
         .filter(|s| !s.is_empty())
         .unwrap_or(url)
         .to_owned();
-    read_all(Source::open(&JsValue::from_str(url), url)?, &name, url, ctx).await
+    ctx.cancel.set(false);
+    let body = pool::fetch_body(url)
+        .await
+        .map_err(|e| read_error(url, reader::js_err(e)))?;
+    let total = js_sys::Reflect::get(&body, &JsValue::from_str("total"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    if total == 0.0 {
+        if let Ok(source) = Source::open(&body, url) {
+            return read_all(source, &name, url, ctx).await;
+        }
+    }
+    let stream = js_sys::Reflect::get(&body, &JsValue::from_str("stream"))
+        .map_err(|e| read_error(url, reader::js_err(e)))?;
+    ctx.progress.set(Some(crate::session::Progress {
+        name: name.clone(),
+        done: 0,
+        total: (total > 0.0).then_some(total as u64),
+        mb_per_s: 0.0,
+        phase: "downloading",
+    }));
+    let file: web_sys::File = pool::blob_of(&stream, &name)
+        .await
+        .map_err(|e| read_error(url, reader::js_err(e)))?
+        .dyn_into()
+        .map_err(|_| read_error(url, "the body is not a file".into()))?;
+    load_file(file, ctx).await
 }
 
 /// A trace a host page handed over by `postMessage` (`embed`): its bytes already in a `File` made

@@ -14,6 +14,8 @@ use leptos::prelude::*;
 use tracelight_core::ingest::budget::check_fits;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
+use tracelight_core::report::analysis::Analysis;
+use tracelight_core::report::analysis_wire;
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -23,15 +25,35 @@ use wasm_bindgen_futures::JsFuture;
 extern "C" {
     type ShardPool;
     #[wasm_bindgen(constructor, catch)]
-    fn new(module: &JsValue, file: &web_sys::File, k: u32) -> Result<ShardPool, JsValue>;
+    fn new(
+        module: &JsValue,
+        file: &web_sys::Blob,
+        k: u32,
+        name: &str,
+    ) -> Result<ShardPool, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ShardPool) -> js_sys::Promise;
+    /// [`ShardPool::next`], or `{kind: 'tick'}` after `ms` without a message.
+    #[wasm_bindgen(method, js_name = next)]
+    fn next_within(this: &ShardPool, ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(method)]
     fn credit(this: &ShardPool);
     #[wasm_bindgen(method)]
     fn close(this: &ShardPool);
     fn cores() -> u32;
+    #[wasm_bindgen(catch)]
+    async fn inflated(blob: &web_sys::Blob) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = inflatedHead, catch)]
+    async fn inflated_head(blob: &web_sys::Blob, n: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = fetchBody, catch)]
+    pub(super) async fn fetch_body(url: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = blobOf, catch)]
+    pub(super) async fn blob_of(stream: &JsValue, name: &str) -> Result<JsValue, JsValue>;
 }
+
+/// A `.gz` this big or bigger (compressed) is inflated and read in workers when it holds a Kineto
+/// trace: traces compress 10-20×, so it is ~16 MB ([`MIN_BYTES`]) or more inflated.
+pub(super) const MIN_GZ_BYTES: f64 = 1.5e6;
 
 /// Smaller files are read on the page's thread: they parse within a few 30 ms slices, and a
 /// worker's start (~20 ms) and the model's transfer would only add to that.
@@ -42,6 +64,10 @@ const MIN_SHARD_BYTES: f64 = 8e6;
 
 /// Work on the page's thread between yields.
 const BUDGET_MS: f64 = 30.0;
+
+/// How long the page waits for a worker's word before it looks at Cancel again (worker 0 merges,
+/// finishes and analyses for seconds without one).
+const TICK_MS: f64 = 100.0;
 
 /// How many workers read `size` bytes: one per core the browser reports, fewer for a small
 /// file; `?workers=N` sets it (tests, benchmarks; 0 reads on the page's thread).
@@ -56,20 +82,66 @@ fn workers_for(size: f64) -> u32 {
     cores().clamp(1, 16).min(by_size)
 }
 
-/// The number of workers for `file` when it should be read in workers: a plain (not gzip)
-/// Kineto trace of at least [`MIN_BYTES`]; `None` otherwise (the page's thread reads it).
-pub(super) async fn workers_for_file(file: &web_sys::File) -> Option<u32> {
+/// What the workers read: the file itself, or (a `.gz`) its bytes inflated by the platform.
+pub(super) struct Plan {
+    pub blob: web_sys::Blob,
+    pub k: u32,
+    /// The file's own size (compressed, for a `.gz`).
+    pub raw_bytes: u64,
+}
+
+async fn head_of(blob: &web_sys::Blob, n: f64) -> Option<Vec<u8>> {
+    let head = blob.slice_with_f64_and_f64(0.0, blob.size().min(n)).ok()?;
+    let buf = JsFuture::from(head.array_buffer()).await.ok()?;
+    Some(Uint8Array::new(&buf).to_vec())
+}
+
+/// Whether to read `file` in workers, and how: a Kineto trace of at least [`MIN_BYTES`], plain or
+/// gzip (inflated first, whole, by the platform's `DecompressionStream`, while the progress bar
+/// says so); `None` otherwise, or where that inflater failed (the page's own reader then reads
+/// the file and reports what it finds, as flate2 does).
+pub(super) async fn plan_for_file(file: &web_sys::File, ctx: LoadCtx) -> Option<Plan> {
     let size = file.size();
-    let k = workers_for(size);
-    if k == 0 {
+    let head = head_of(file, sniff::SNIFF_BYTES as f64).await?;
+    if !sniff::is_gzip(&head) {
+        let k = workers_for(size);
+        let kineto = sniff::sniff(&head).ok() == Some(Format::Kineto);
+        return (k > 0 && kineto).then(|| Plan {
+            blob: file.clone().into(),
+            k,
+            raw_bytes: size as u64,
+        });
+    }
+    // `?inflate=wasm` asks for flate2 (tests, benchmarks); a small `.gz` is read on the page, and
+    // any with `?workers=0`.
+    let asked = query_param("workers").and_then(|v| v.parse::<u32>().ok());
+    let wasm_inflate = query_param("inflate").as_deref() == Some("wasm");
+    if wasm_inflate || asked == Some(0) || (size < MIN_GZ_BYTES && asked.is_none()) {
         return None;
     }
-    let head = file
-        .slice_with_f64_and_f64(0.0, size.min(sniff::SNIFF_BYTES as f64))
+    let head: Uint8Array = inflated_head(file, sniff::SNIFF_BYTES as u32)
+        .await
+        .ok()?
+        .dyn_into()
         .ok()?;
-    let buf = JsFuture::from(head.array_buffer()).await.ok()?;
-    let bytes = Uint8Array::new(&buf).to_vec();
-    (!sniff::is_gzip(&bytes) && sniff::sniff(&bytes).ok() == Some(Format::Kineto)).then_some(k)
+    if sniff::sniff(&head.to_vec()).ok() != Some(Format::Kineto) {
+        return None;
+    }
+    let name = file.name();
+    ctx.progress.set(Some(Progress {
+        name,
+        done: 0,
+        total: Some(size as u64),
+        mb_per_s: 0.0,
+        phase: "inflating",
+    }));
+    let blob: web_sys::Blob = inflated(file).await.ok()?.dyn_into().ok()?;
+    let k = workers_for(blob.size());
+    (k > 0).then_some(Plan {
+        blob,
+        k,
+        raw_bytes: size as u64,
+    })
 }
 
 /// Owns the workers: dropping it (a cancel, an error) stops them.
@@ -97,13 +169,13 @@ pub(super) enum Outcome {
 /// the model is complete, is [`Outcome::Unavailable`]; an error in the trace is an `Err`, as the
 /// page's own reader reports it.
 pub(super) async fn load_in_workers(
-    file: web_sys::File,
-    k: u32,
+    plan: Plan,
+    name: String,
+    started: f64,
     ctx: LoadCtx,
 ) -> Result<Outcome, Error> {
-    let name = file.name();
-    let started = now_ms();
-    let total = file.size() as u64;
+    let Plan { blob, k, raw_bytes } = plan;
+    let total = blob.size() as u64;
     let io = |m: String| Error::new(ErrorKind::Io(m), 0).in_file(&name);
     ctx.cancel.set(false);
     let progress = |done: u64, phase: &'static str| {
@@ -118,7 +190,7 @@ pub(super) async fn load_in_workers(
     };
     progress(0, "reading");
     check_fits(wasm_memory_bytes(), 0, Some(total), 0).map_err(|e| e.in_file(&name))?;
-    let pool = match ShardPool::new(&wasm_bindgen::module(), &file, k) {
+    let pool = match ShardPool::new(&wasm_bindgen::module(), &blob, k, &name) {
         Ok(p) => Pool(p),
         Err(e) => return Ok(Outcome::Unavailable(super::reader::js_err(e))),
     };
@@ -128,7 +200,7 @@ pub(super) async fn load_in_workers(
     let mut last_yield = now_ms();
     let mut busy_ms = 0.0;
     let trace = loop {
-        let m = match JsFuture::from(pool.0.next()).await {
+        let m = match JsFuture::from(pool.0.next_within(TICK_MS)).await {
             Ok(m) => m,
             Err(e) => return Ok(Outcome::Unavailable(super::reader::js_err(e))),
         };
@@ -185,23 +257,33 @@ pub(super) async fn load_in_workers(
             _ => {}
         }
     };
-    drop(pool);
     let model = now_ms();
-    // A plain file: every byte of it was decoded (the reader stops at the final `}`, before a
+    // Every byte of the (inflated) file was decoded (the reader stops at the final `}`, before a
     // trailing newline, as the page's own reader counts too).
     let decoded_bytes = total;
     let tf = TraceFile::new(&name, trace);
-    ctx.progress.update(|p| {
-        if let Some(p) = p {
-            p.phase = "indexing timeline";
-        }
-    });
+    let phase = |phase: &'static str| {
+        ctx.progress.update(|p| {
+            if let Some(p) = p {
+                p.phase = phase;
+            }
+        })
+    };
+    // Worker 0 analyses the model meanwhile.
+    phase("indexing timeline");
     let data = TimelineData::build_yielding(&tf.trace).await;
     tf.set_timeline(data);
+    phase("analysing");
+    match receive_analysis(&pool, ctx).await {
+        Ok(a) => tf.set_analysis(a),
+        Err(Some(e)) => return Err(e.in_file(&name)),
+        Err(None) => {}
+    }
+    drop(pool);
     let end = now_ms();
     Ok(Outcome::Loaded(LoadedFile {
         name,
-        bytes: total,
+        bytes: raw_bytes,
         decoded_bytes,
         load_ms: end - started,
         parse_ms: busy_ms,
@@ -210,4 +292,62 @@ pub(super) async fn load_in_workers(
         workers: k,
         content: Content::Trace(Box::new(tf)),
     }))
+}
+
+/// The analysis worker 0 computed after the model (`tracelight_core::report::analysis_wire`), one
+/// section per task. `Err(None)` when it has none to give (it failed, or its sections do not
+/// decode): the page then computes the analysis itself, on first use, as before; `Err(Some(_))`
+/// on Cancel.
+async fn receive_analysis(pool: &Pool, ctx: LoadCtx) -> Result<Analysis, Option<Error>> {
+    let mut decoder = analysis_wire::Decoder::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut expected: Option<i32> = None;
+    let mut got = 0;
+    let mut last_yield = now_ms();
+    let warn = |why: &str| {
+        web_sys::console::warn_1(&JsValue::from_str(&format!(
+            "the reader worker's analysis: {why}; computing it on the page"
+        )));
+        None
+    };
+    loop {
+        let m = JsFuture::from(pool.0.next_within(TICK_MS))
+            .await
+            .map_err(|e| warn(&super::reader::js_err(e)))?;
+        if ctx.cancel.get_untracked() {
+            return Err(Some(Error::new(ErrorKind::Cancelled, 0)));
+        }
+        match get(&m, "kind").as_string().as_deref() {
+            Some("analysis") => {
+                let n = get(&m, "sections").as_f64().unwrap_or(-1.0) as i32;
+                if n <= 0 {
+                    return Err(warn("none"));
+                }
+                expected = Some(n);
+                pool.0.credit();
+            }
+            Some("asection") => {
+                let arr: Uint8Array = get(&m, "bytes")
+                    .dyn_into()
+                    .map_err(|_| warn("a section that is not bytes"))?;
+                buf.resize(arr.length() as usize, 0);
+                arr.copy_to(&mut buf);
+                decoder.push(&buf).map_err(|e| warn(&e.to_string()))?;
+                got += 1;
+                if Some(got) == expected {
+                    return decoder.finish().map_err(|e| warn(&e.to_string()));
+                }
+                if now_ms() - last_yield >= BUDGET_MS {
+                    yield_now().await;
+                    last_yield = now_ms();
+                }
+                pool.0.credit();
+            }
+            Some("error") => {
+                let msg = get(&m, "message").as_string().unwrap_or_default();
+                return Err(warn(&msg));
+            }
+            _ => {}
+        }
+    }
 }

@@ -9,6 +9,8 @@ use tracelight_core::ingest::kineto::cut::find_cut_forward;
 use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
 use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
+use tracelight_core::report::analysis::Analysis;
+use tracelight_core::report::analysis_wire;
 use tracelight_core::Error;
 use wasm_bindgen::prelude::*;
 
@@ -19,9 +21,11 @@ struct State {
     error: Option<Error>,
     /// The shard being merged: where it starts, whether a bare array, its sections.
     incoming: (u64, bool, Vec<Vec<u8>>),
-    /// The finished model, handed out one section at a time.
+    /// The finished model, handed out one section at a time, then analysed.
     trace: Option<Trace>,
     next_section: usize,
+    /// The analysis's sections still to hand out, last first.
+    analysis: Vec<Vec<u8>>,
     out: Vec<Vec<u8>>,
 }
 
@@ -200,10 +204,8 @@ pub fn tl_next_section() -> i32 {
                 s.out = vec![v];
                 n
             }
-            None => {
-                s.trace = None;
-                -1
-            }
+            // The model stays for `tl_analyze`.
+            None => -1,
         }
     })
 }
@@ -214,5 +216,40 @@ pub fn tl_error_sections() -> u32 {
     with(|s| {
         s.out = vec![error_section(s.error.as_ref())];
         1
+    })
+}
+
+/// Worker 0, after the model's last section: computes every analysis of the model
+/// (`Analysis::of`, what the page would otherwise run on its own thread for seconds) under the
+/// file name in the first `len` input bytes, and drops the model. Returns how many sections the
+/// analysis takes, or -1 (no model, or it could not be encoded: the page computes it itself).
+#[wasm_bindgen]
+pub fn tl_analyze(len: u32) -> i32 {
+    with(|s| {
+        let name = String::from_utf8_lossy(s.input.get(..len as usize).unwrap_or_default());
+        let Some(t) = s.trace.take() else { return -1 };
+        let a = Analysis::of(&name, &t);
+        drop(t);
+        match analysis_wire::sections(&a) {
+            Ok(mut v) => {
+                v.reverse();
+                s.analysis = v;
+                s.analysis.len() as i32
+            }
+            Err(_) => -1,
+        }
+    })
+}
+
+/// Makes the output the analysis's next section; its length, or -1 after the last.
+#[wasm_bindgen]
+pub fn tl_next_analysis_section() -> i32 {
+    with(|s| match s.analysis.pop() {
+        Some(v) => {
+            let n = v.len() as i32;
+            s.out = vec![v];
+            n
+        }
+        None => -1,
     })
 }

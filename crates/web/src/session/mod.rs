@@ -18,6 +18,7 @@ pub use notice::Notice;
 
 use derived::TimelineData;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::et::Producers;
 use tracelight_core::analysis::et_link::{link, same_process, EtLink};
@@ -47,6 +48,8 @@ pub struct TraceFile {
     timeline: OnceLock<Arc<TimelineData>>,
     /// The session's ET file of this trace's process and the link to it, made on first use.
     et_link: OnceLock<Option<(usize, EtLink)>>,
+    /// Whether a reader worker computed `analysis` (the load stats say so, for the benchmarks).
+    from_worker: AtomicBool,
 }
 
 impl TraceFile {
@@ -61,6 +64,7 @@ impl TraceFile {
             digest: false,
             timeline: OnceLock::new(),
             et_link: OnceLock::new(),
+            from_worker: AtomicBool::new(false),
         }
     }
 
@@ -70,6 +74,19 @@ impl TraceFile {
         let _ = self.analysis.set(a);
         self.digest = true;
         self
+    }
+
+    /// Stores the analysis a reader worker computed from this very model (ignored if one is
+    /// already there), so the page does not compute it on its own thread.
+    pub fn set_analysis(&self, a: Analysis) {
+        if self.analysis.set(a).is_ok() {
+            self.from_worker.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the analysis came from a reader worker ([`TraceFile::set_analysis`]).
+    pub fn analysed_in_worker(&self) -> bool {
+        self.from_worker.load(Ordering::Relaxed)
     }
 
     /// The timeline's precomputed data (LOD index, counters, groups), built on first use unless
