@@ -7,6 +7,7 @@ use crate::widgets::bars::{Bar, StackBar};
 use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
 use leptos::prelude::*;
+use std::sync::Arc;
 use tracelight_core::analysis::steps::CATEGORIES;
 
 fn label(cat: &str) -> &'static str {
@@ -35,6 +36,24 @@ fn parts(p: &[i64; 8]) -> Vec<Bar> {
         .collect()
 }
 
+/// Step rows built per task (see [`StepBreakdown`]): the first task builds [`FIRST_ROWS`].
+const ROWS_PER_FRAME: usize = 16;
+const FIRST_ROWS: usize = 32;
+
+/// Shows [`ROWS_PER_FRAME`] more rows on each animation frame until all `n` are; stops when the
+/// view is gone (its signal disposed).
+fn grow(shown: RwSignal<usize>, n: usize) {
+    request_animation_frame(move || {
+        let more = shown.try_update(|s| {
+            *s = (*s + ROWS_PER_FRAME).min(n);
+            *s < n
+        });
+        if more == Some(true) {
+            grow(shown, n);
+        }
+    });
+}
+
 #[component]
 pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     let nav = use_context::<Nav>().unwrap_or_default();
@@ -59,35 +78,52 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     }
     let total: i64 = a.steps.iter().map(|s| s.dur_ns).sum();
     let max = a.steps.iter().map(|s| s.dur_ns).max().unwrap_or(1).max(1);
-    let idle = a.idle.steps.clone();
     let has_idle = !a.idle.devices.is_empty();
-    let rows = a
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            let (slice, name) = (s.slice, s.name.clone());
-            let segs = parts(&s.parts_ns)
-                .into_iter()
-                .filter(|p| p.value_ns > 0)
-                .map(|p| {
-                    let w = 100.0 * p.value_ns as f64 / max as f64;
-                    let tip = format!("{}: {} ({})", p.label, fmt::dur(p.value_ns), fmt::pct(p.value_ns, s.dur_ns));
-                    view! { <span class="stack-seg" title=tip style=format!("width:{w:.3}%;background:{}", p.color)></span> }
+    let steps = Arc::new(a.steps.clone());
+    let idle = Arc::new(a.idle.steps.clone());
+    let n = steps.len();
+    // The first rows now, the rest a batch per animation frame: a trace of thousands of steps
+    // built every row in one task of seconds right after its load.
+    let shown = RwSignal::new(FIRST_ROWS.min(n));
+    if n > FIRST_ROWS {
+        grow(shown, n);
+    }
+    let rows = (0..n.div_ceil(ROWS_PER_FRAME))
+        .map(|c| {
+            let (lo, hi) = (c * ROWS_PER_FRAME, ((c + 1) * ROWS_PER_FRAME).min(n));
+            let visible = Memo::new(move |_| shown.get() > lo);
+            let (steps, idle) = (steps.clone(), idle.clone());
+            move || {
+                visible.get().then(|| {
+                    (lo..hi)
+                        .map(|k| {
+                            let s = &steps[k];
+                            let (slice, name) = (s.slice, s.name.clone());
+                            let segs = parts(&s.parts_ns)
+                                .into_iter()
+                                .filter(|p| p.value_ns > 0)
+                                .map(|p| {
+                                    let w = 100.0 * p.value_ns as f64 / max as f64;
+                                    let tip = format!("{}: {} ({})", p.label, fmt::dur(p.value_ns), fmt::pct(p.value_ns, s.dur_ns));
+                                    view! { <span class="stack-seg" title=tip style=format!("width:{w:.3}%;background:{}", p.color)></span> }
+                                })
+                                .collect_view();
+                            let (n2, n3) = (name.clone(), name.clone());
+                            view! {
+                                <button class="step-row" data-testid="step-row" data-name=n3 data-ns=s.dur_ns.to_string()
+                                    title="Show this step in the timeline"
+                                    on:click=move |_| nav.reveal(file, vec![slice], n2.clone())>
+                                    <span class="step-name">{name}</span>
+                                    <span class="step-bars">
+                                        <span class="stack-bar small">{segs}</span>
+                                        {has_idle.then(|| idle.get(k).map(|st| crate::views::idle::step_bar(st.dur_ns, max, &st.by_cause)))}
+                                    </span>
+                                    <span class="num">{fmt::dur(s.dur_ns)}</span>
+                                </button>
+                            }
+                        })
+                        .collect_view()
                 })
-                .collect_view();
-            let (n2, n3) = (name.clone(), name.clone());
-            view! {
-                <button class="step-row" data-testid="step-row" data-name=n3 data-ns=s.dur_ns.to_string()
-                    title="Show this step in the timeline"
-                    on:click=move |_| nav.reveal(file, vec![slice], n2.clone())>
-                    <span class="step-name">{name}</span>
-                    <span class="step-bars">
-                        <span class="stack-bar small">{segs}</span>
-                        {has_idle.then(|| idle.get(k).map(|st| crate::views::idle::step_bar(st.dur_ns, max, &st.by_cause)))}
-                    </span>
-                    <span class="num">{fmt::dur(s.dur_ns)}</span>
-                </button>
             }
         })
         .collect_view();
