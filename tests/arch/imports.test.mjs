@@ -9,7 +9,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SRC = fileURLToPath(new URL("../../crates/web/src", import.meta.url));
-const FEATURES = ["views", "timeline", "flame", "memory", "ranks", "roofline", "compare", "embed"];
+const FEATURES = ["views", "timeline", "flame", "memory", "ranks", "roofline", "compare", "embed", "trend"];
 const BASE = ["platform", "session", "load", "widgets"];
 /** Layer -> the layers it may import (besides itself). */
 export const ALLOWED = {

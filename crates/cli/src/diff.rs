@@ -96,7 +96,35 @@ pub struct SideFiles {
 }
 
 impl SideFiles {
+    /// A trace, a run folder of traces, or digests (a `STEM.digest.json`, or a folder holding
+    /// digest headers: read as digests, as `summary DIR` reads such a folder).
     pub fn read(path: &str) -> Result<SideFiles, CliError> {
+        let p = std::path::Path::new(path);
+        let heads: Vec<std::path::PathBuf> = if p.is_dir() {
+            let files = crate::digest::walk(p)?;
+            crate::digest::headers(&files)
+                .into_iter()
+                .cloned()
+                .collect()
+        } else if path.ends_with(tracelight_core::digest::HEADER_SUFFIX) {
+            vec![p.to_path_buf()]
+        } else {
+            Vec::new()
+        };
+        if !heads.is_empty() {
+            let mut traces = Vec::new();
+            let mut analyses = Vec::new();
+            for h in heads {
+                let (t, a) = crate::digest::read_rebuilt(&h).map_err(CliError::Input)?;
+                traces.push((h.display().to_string(), t));
+                analyses.push(a);
+            }
+            return Ok(SideFiles {
+                path: path.to_owned(),
+                traces,
+                analyses,
+            });
+        }
         let traces = side_traces(path)?;
         let analyses = traces.iter().map(|(p, t)| Analysis::of(p, t)).collect();
         Ok(SideFiles {

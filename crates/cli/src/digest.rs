@@ -6,6 +6,7 @@ use crate::input::CliError;
 use std::path::{Path, PathBuf};
 use tracelight_core::digest::{stem, Digest, HEADER_SUFFIX};
 use tracelight_core::ingest::ranks::assign_ranks;
+use tracelight_core::model::Trace;
 use tracelight_core::report::json::{analyze_json_with, rank_inputs, Analysis};
 use tracelight_core::report::run::run_figures;
 use tracelight_core::report::run_json::run_markdown;
@@ -89,6 +90,18 @@ fn read_one(h: &Path) -> Result<Analysis, Error> {
     let folder = h.parent().unwrap_or(Path::new("."));
     let d = Digest::read(&name, &bytes, |f| std::fs::read(folder.join(f)).ok())?;
     Ok(d.rebuild(&name)?.analysis)
+}
+
+/// One digest back as its skeleton trace and its analysis (`diff` and `trend` read a digest as
+/// one rank of a side).
+pub fn read_rebuilt(h: &Path) -> Result<(Box<Trace>, Analysis), Error> {
+    let name = h.display().to_string();
+    let bytes =
+        std::fs::read(h).map_err(|e| Error::new(ErrorKind::Io(e.to_string()), 0).in_file(&name))?;
+    let folder = h.parent().unwrap_or(Path::new("."));
+    let d = Digest::read(&name, &bytes, |f| std::fs::read(folder.join(f)).ok())?;
+    let r = d.rebuild(&name)?;
+    Ok((Box::new(r.trace), r.analysis))
 }
 
 /// `summary DIR` / `analyze DIR --json` on a folder of digests: the ranks in rank order, the

@@ -1,10 +1,12 @@
 //! `tracelight trend DIR [--json]`: a folder of runs as a series (`report::trend`). Each entry of
 //! DIR is one run — a trace file, or a run folder (one trace per rank, read as `diff` reads a
-//! side) — in the order of its name, so runs named by date or zero-padded commit number line up.
+//! side) or a digest (`STEM.digest.json` with its tables, or a run folder of digests) — in the
+//! order of its name, so runs named by date or zero-padded commit number line up.
 
 use crate::diff::SideFiles;
 use crate::input::CliError;
 use tracelight_core::report::trend::Trend;
+use tracelight_core::report::trend_runs::run_name;
 
 /// The runs under `dir`: its trace files and its folders, by name.
 fn entries(dir: &str) -> Result<Vec<(String, String)>, CliError> {
@@ -23,12 +25,11 @@ fn entries(dir: &str) -> Result<Vec<(String, String)>, CliError> {
         if name.starts_with('.') {
             continue;
         }
+        // The same rule as the page's Trend tab (`report::trend_runs`).
         let run = if p.is_dir() {
             Some(name.clone())
         } else {
-            name.strip_suffix(".json.gz")
-                .or_else(|| name.strip_suffix(".json"))
-                .map(|s| s.strip_suffix(".pt.trace").unwrap_or(s).to_owned())
+            run_name(&name)
         };
         if let Some(run) = run {
             v.push((run, p.to_string_lossy().into_owned()));

@@ -176,3 +176,62 @@ fn an_unreadable_run_exits_2_naming_it_and_one_run_is_not_a_trend() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("at least two runs"), "{err}");
 }
+
+/// The same series as digests (`tracelight digest`, one per trace; the run folder's ranks into a
+/// folder of their own): the trend over the digests is the trend over the traces — names, step
+/// medians, shifts, change points, top kernels, peak memory.
+#[test]
+fn a_folder_of_digests_trends_as_its_traces() {
+    let d = series("digests");
+    let out =
+        std::env::temp_dir().join(format!("tracelight-trend-{}-digested", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let _guard = Dir(out.clone());
+    for f in [
+        "2026-11-01.json",
+        "2026-11-02.pt.trace.json",
+        "2026-11-03.json",
+        "2026-11-05.json",
+    ] {
+        let (code, _, err) = run(&[
+            "digest",
+            d.0.join(f).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{f}: {err}");
+    }
+    let ranks: Vec<String> = (0..2)
+        .map(|k| {
+            d.0.join(format!("2026-11-04/rank-{k}.json"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let sub = out.join("2026-11-04");
+    let (code, _, err) = run(&["digest", &ranks[0], &ranks[1], "-o", sub.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json = |dir: &Path| -> serde_json::Value {
+        let (code, out, err) = run(&["trend", dir.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (t, g) = (json(&d.0), json(&out));
+    assert_eq!(g["change_points"], serde_json::json!(["2026-11-03"]));
+    assert_eq!(g["change_points"], t["change_points"]);
+    let (tr, gr) = (t["runs"].as_array().unwrap(), g["runs"].as_array().unwrap());
+    assert_eq!(gr.len(), 5);
+    for (a, b) in tr.iter().zip(gr) {
+        assert_eq!(a["name"], b["name"]);
+        for k in [
+            "steps",
+            "ranks",
+            "step_time",
+            "top_kernels",
+            "vs_previous",
+            "peak_memory_bytes",
+        ] {
+            assert_eq!(a[k], b[k], "{}: {k}", a["name"]);
+        }
+    }
+}

@@ -8,10 +8,12 @@ use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
 use crate::ranks::RanksView;
 use crate::roofline::RooflineView;
+use crate::session::series::{Series, SeriesRef};
 use crate::session::{
     FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
 use crate::timeline::view::{LaneFn, Timeline};
+use crate::trend::view::TrendView;
 use crate::views::gpu::GpuView;
 use crate::views::kernels::KernelsView;
 use crate::views::modules::ModulesView;
@@ -172,6 +174,45 @@ pub fn App() -> impl IntoView {
             }
         });
     });
+    // The open trend (a folder of runs): kept while other files are opened; its pairs open in
+    // Compare as A and B.
+    let trend = RwSignal::new(None::<SeriesRef>);
+    let finish_trend =
+        move |gen: u64, runs: Vec<(String, SessionRef)>, errors: Vec<tracelight_core::Error>| {
+            if generation.get_value() != gen {
+                return;
+            }
+            progress.set(None);
+            let mut said: Vec<Notice> = errors
+                .iter()
+                .filter_map(Notice::of_error_among_many)
+                .collect();
+            let (series, empty) = Series::of(runs);
+            if !empty.is_empty() {
+                said.push(Notice::Error(format!(
+                    "no Kineto trace or digest in run {}: left out of the trend",
+                    empty.join(", ")
+                )));
+            }
+            if series.runs.len() < 2 {
+                said.push(Notice::Error(format!(
+                "a trend needs at least two runs (trace files, digests or run folders); found {}",
+                series.runs.len()
+            )));
+                notices.set(said);
+                return;
+            }
+            notices.set(said);
+            // The last run is the session on screen, so its tabs are one click away.
+            if let Some((_, last)) = series.runs.last() {
+                nav.file
+                    .set(last.trace_indices().first().copied().unwrap_or(0));
+                nav.reveal.set(None);
+                session.set(Some(last.clone()));
+            }
+            trend.set(Some(Arc::new(series)));
+            nav.tab.set(Tab::Trend);
+        };
     let embed = crate::embed::serve(Hooks {
         session,
         compare,
@@ -203,6 +244,78 @@ pub fn App() -> impl IntoView {
             finish(g, ok, errors);
         });
     };
+    // A folder of runs: grouped into runs as `tracelight trend DIR` groups them, each run loaded
+    // as a session of its own.
+    let open_trend_list = move |all: Vec<(String, web_sys::File)>| {
+        embed.user_opened();
+        let paths: Vec<&str> = all.iter().map(|(p, _)| p.as_str()).collect();
+        let groups = tracelight_core::report::trend_runs::group(&paths);
+        if groups.len() < 2 {
+            notices.set(vec![Notice::Error(format!(
+                "a trend needs at least two runs (trace files, digests or run folders); found {}",
+                groups.len()
+            ))]);
+            return;
+        }
+        let mut files: Vec<Option<web_sys::File>> = all.into_iter().map(|(_, f)| Some(f)).collect();
+        let groups: Vec<(String, Vec<web_sys::File>)> = groups
+            .into_iter()
+            .map(|(name, idx)| {
+                let fs = idx
+                    .into_iter()
+                    .filter_map(|i| files.get_mut(i).and_then(Option::take))
+                    .filter(|f| crate::platform::drop::looks_openable(&f.name()))
+                    .collect();
+                (name, fs)
+            })
+            .collect();
+        let g = start();
+        spawn_local(async move {
+            let mut runs = Vec::new();
+            let mut errors = Vec::new();
+            for (name, fs) in groups {
+                let (ok, errs) = load_files(fs, ctx).await;
+                errors.extend(errs);
+                if !ok.is_empty() {
+                    runs.push((name, Arc::new(Session { files: ok })));
+                }
+            }
+            finish_trend(g, runs, errors);
+        });
+    };
+    let open_trend = Callback::new(move |list: web_sys::FileList| {
+        open_trend_list(
+            (0..list.length())
+                .filter_map(|i| list.get(i))
+                .map(|f| (crate::platform::drop::relative_path(&f), f))
+                .collect(),
+        );
+    });
+    // A folder dropped on the trend button: its paths in the drop group it into runs.
+    let drop_trend = Callback::new(move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        ev.stop_propagation();
+        let Some(dt) = ev.data_transfer() else { return };
+        let entries = crate::platform::drop::entries(&dt);
+        spawn_local(
+            async move { open_trend_list(crate::platform::drop::collect_paths(entries).await) },
+        );
+    });
+    // A pair of the trend's runs as Compare's A and B.
+    let open_pair = Callback::new(move |(a, b): (usize, usize)| {
+        let Some(t) = trend.get_untracked() else {
+            return;
+        };
+        let (Some((_, sa)), Some((_, sb))) = (t.runs.get(a), t.runs.get(b)) else {
+            return;
+        };
+        nav.file
+            .set(sa.trace_indices().first().copied().unwrap_or(0));
+        nav.reveal.set(None);
+        session.set(Some(sa.clone()));
+        compare.set(Some(sb.clone()));
+        nav.tab.set(Tab::Compare);
+    });
     let open_files = Callback::new(move |list: web_sys::FileList| {
         open_list((0..list.length()).filter_map(|i| list.get(i)).collect());
     });
@@ -303,7 +416,10 @@ pub fn App() -> impl IntoView {
     let body = move || {
         match session.get() {
         Some(s) => {
-            let tabs = s.available_tabs();
+            let mut tabs = s.available_tabs();
+            if trend.with(Option::is_some) {
+                tabs.push(Tab::Trend);
+            }
             let s2 = s.clone();
             let active = move || {
                 let s = s2.clone();
@@ -333,6 +449,10 @@ pub fn App() -> impl IntoView {
                     Tab::Roofline => view! { <RooflineView session=s file=file /> }.into_any(),
                     Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
                     Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
+                    Tab::Trend => match trend.get_untracked() {
+                        Some(t) => view! { <TrendView series=t on_pair=open_pair on_pick=open_trend /> }.into_any(),
+                        None => view! { <p class="muted">"No trend open: open a folder of runs."</p> }.into_any(),
+                    },
                     Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare on_drop=drop_compare paired=PAIRED /> }.into_any(),
                 };
                 view! { {picker} {body} }.into_any()
@@ -358,7 +478,7 @@ pub fn App() -> impl IntoView {
         <main class=if embedded { "app embedded" } else { "app" } on:drop=on_drop on:dragover=on_dragover>
             <header>
                 <h1>"Tracelight"</h1>
-                <OpenBar on_files=open_files on_demo=on_demo progress=progress cancel=cancel />
+                <OpenBar on_files=open_files on_trend=open_trend on_trend_drop=drop_trend on_demo=on_demo progress=progress cancel=cancel />
             </header>
             <Show when=move || notices.with(|n| n.iter().any(Notice::is_error))>
                 <div class="error" role="alert" data-testid="error">

@@ -20,5 +20,6 @@ pub mod ranks;
 pub mod roofline;
 pub mod session;
 pub mod timeline;
+pub mod trend;
 pub mod views;
 pub mod widgets;

@@ -20,4 +20,5 @@ pub mod straggler;
 pub mod summary;
 pub mod table;
 pub mod trend;
+pub mod trend_runs;
 pub mod why;

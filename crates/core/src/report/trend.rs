@@ -95,6 +95,58 @@ impl Trend {
             .collect()
     }
 
+    /// The change points in a sentence (the Markdown's and the page's line above the series).
+    pub fn summary(&self) -> String {
+        let cps = self.change_points();
+        if cps.is_empty() {
+            return "No change point: no run's steps moved against the run before beyond noise."
+                .to_owned();
+        }
+        format!(
+            "Change points (the step time moved against the run before, 95% interval clear of 0, at least {}): {}.",
+            num::share(MIN_CHANGE),
+            cps.iter()
+                .map(|c| format!("**{c}**"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+
+    /// The top kernels over the series (each in some run's [`TOP_KERNELS`]; the `max` with the
+    /// most GPU time per step in any run first) with their GPU ns per step in every run
+    /// (`None` where the run has no such kernel): the page's "top kernels" panel.
+    pub fn kernel_series(&self, max: usize) -> Vec<(String, Vec<Option<f64>>)> {
+        let mut names: Vec<(String, f64)> = Vec::new();
+        for r in &self.runs {
+            for (n, v) in &r.top_kernels {
+                match names.iter_mut().find(|x| x.0 == *n) {
+                    Some(x) => x.1 = x.1.max(*v),
+                    None => names.push((n.clone(), *v)),
+                }
+            }
+        }
+        crate::sort::by(&mut names, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        names.truncate(max);
+        names
+            .into_iter()
+            .map(|(n, _)| {
+                let per_run = self
+                    .runs
+                    .iter()
+                    .map(|r| {
+                        let per = r.side.rank_steps.max(1.0);
+                        r.side
+                            .kernels
+                            .iter()
+                            .find(|k| k.name == n)
+                            .map(|k| k.total_ns as f64 / per)
+                    })
+                    .collect();
+                (n, per_run)
+            })
+            .collect()
+    }
+
     /// `tracelight trend DIR --json`: per run its figures (µs per step, bytes), the change
     /// against the previous run, and the change points.
     pub fn json(&self) -> Value {
@@ -140,20 +192,8 @@ impl Trend {
     /// The series as a Markdown table, change points marked.
     pub fn markdown(&self) -> String {
         let mut s = format!("## Trend over {} runs\n\n", self.runs.len());
-        let cps = self.change_points();
-        s += &if cps.is_empty() {
-            "No change point: no run's steps moved against the run before beyond noise.\n\n"
-                .to_owned()
-        } else {
-            format!(
-                "Change points (the step time moved against the run before, 95% interval clear of 0, at least {}): {}.\n\n",
-                num::share(MIN_CHANGE),
-                cps.iter()
-                    .map(|c| format!("**{c}**"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
+        s += &self.summary();
+        s += "\n\n";
         s += "| run | steps | median step | vs previous (95% interval) | kernel | communication | cpu exec | other | peak memory | top kernel |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
         let part = |side: &Side, name: &str| {
             CATEGORIES

@@ -18,6 +18,7 @@ pub mod roofline;
 pub mod search;
 pub mod slice_colors;
 pub mod steps;
+pub mod trend;
 pub mod viewport;
 
 #[cfg(test)]

@@ -92,6 +92,10 @@ pub const ALLOCATIONS: [&str; 10] = [
     "#9c755f", "#bab0ab",
 ];
 
+/// Lines that stand for individual names (the trend's top kernels): the same Tableau 10, one
+/// colour per name in order.
+pub const SERIES: [&str; 10] = ALLOCATIONS;
+
 /// Allocations folded into one band ("summarized" in memory_viz).
 pub const SUMMARIZED: &str = "#c8ccd1";
 

@@ -7,38 +7,19 @@ use super::memory::{CategoryOverlays, MemoryOverlayChart};
 use super::tables::DiffTables;
 use super::timelines::PairedTimelines;
 use crate::session::pair::{PairReveal, PairedFn};
+use crate::session::series::side_of;
 use crate::session::Content;
 use crate::session::SessionRef;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
-use tracelight_core::model::Trace;
 use tracelight_core::report::diff::markdown::{figure_delta, figure_label, figure_value};
 use tracelight_core::report::diff::memory::category_overlays;
 use tracelight_core::report::diff::rows::MatchOptions;
 use tracelight_core::report::diff::{
     fmt_delta_ns, fmt_ns, is_rate, share_note, side::Side, Diff, Line,
 };
-use tracelight_core::report::json::Analysis;
 use tracelight_core::report::num;
-
-/// A session's traces as one side (its ranks, in rank order); ops keyed by name, or by name and
-/// input shapes.
-pub fn side_of(s: &SessionRef, by_shapes: bool) -> Option<Side> {
-    let idx = s.trace_indices();
-    let first = s.files.get(*idx.first()?)?.name.clone();
-    let pairs: Vec<(&Trace, &Analysis)> = idx
-        .iter()
-        .filter_map(|&i| s.trace(i))
-        .map(|tf| (&tf.trace, tf.analysis()))
-        .collect();
-    let label = if idx.len() > 1 {
-        format!("{first} … ({} ranks)", idx.len())
-    } else {
-        first
-    };
-    Some(Side::of(&label, &pairs, by_shapes))
-}
 
 fn pct(a: f64, b: f64) -> String {
     num::change(a, b)

@@ -51,6 +51,26 @@ async fn read_batch(reader: &web_sys::FileSystemDirectoryReader) -> Vec<web_sys:
 /// Every file under the dropped entries, folders walked depth-first, sorted by path (the caller
 /// keeps the openable ones and names the rest as skipped).
 pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys::File> {
+    collect_paths(roots)
+        .await
+        .into_iter()
+        .map(|(_, f)| f)
+        .collect()
+}
+
+/// A picked file's path under the folder picked (`webkitRelativePath`: `runs/0042/rank0.json`),
+/// or its name when it was picked alone. web-sys has no binding for it, so it is read by name.
+pub fn relative_path(f: &web_sys::File) -> String {
+    js_sys::Reflect::get(f, &"webkitRelativePath".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| f.name())
+}
+
+/// [`collect_files`] with each file's path in the drop (`/runs/0042/rank0.json`), for a trend
+/// whose runs are the dropped folder's entries.
+pub async fn collect_paths(roots: Vec<web_sys::FileSystemEntry>) -> Vec<(String, web_sys::File)> {
     let mut stack = roots;
     let mut out: Vec<(String, web_sys::File)> = Vec::new();
     // Bounded: a drop of a huge tree must not hang the page.
@@ -83,5 +103,5 @@ pub async fn collect_files(roots: Vec<web_sys::FileSystemEntry>) -> Vec<web_sys:
         }
     }
     tracelight_core::sort::by(&mut out, |a, b| a.0.cmp(&b.0));
-    out.into_iter().map(|(_, f)| f).collect()
+    out
 }

@@ -10,6 +10,7 @@ mod notice;
 pub mod pair;
 pub mod reveal;
 pub mod run;
+pub mod series;
 
 pub use nav::{
     FineRules, FlameArea, FlameScope, FlameState, Nav, Progress, Reveal, Tab, TimeWindow,
@@ -328,6 +329,8 @@ impl Session {
                 Tab::Memory => has_memory,
                 Tab::Ranks => self.trace_indices().len() > 1 || self.has_flight_recorder(),
                 Tab::Kernels | Tab::Gpu | Tab::Roofline => has_gpu,
+                // Only while a trend is open: `app.rs` adds it.
+                Tab::Trend => false,
                 _ => has_trace,
             })
             .collect()

@@ -42,10 +42,12 @@ pub enum Tab {
     Ranks,
     Memory,
     Compare,
+    /// A folder of runs as a series (issue 28): shown once a trend is open.
+    Trend,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 11] = [
+    pub const ALL: [Tab; 12] = [
         Tab::Overview,
         Tab::Timeline,
         Tab::Operators,
@@ -57,6 +59,7 @@ impl Tab {
         Tab::Ranks,
         Tab::Memory,
         Tab::Compare,
+        Tab::Trend,
     ];
 
     pub fn label(self) -> &'static str {
@@ -72,6 +75,7 @@ impl Tab {
             Tab::Ranks => "Ranks",
             Tab::Memory => "Memory",
             Tab::Compare => "Compare",
+            Tab::Trend => "Trend",
         }
     }
 
@@ -88,6 +92,7 @@ impl Tab {
             Tab::Ranks => "ranks",
             Tab::Memory => "memory",
             Tab::Compare => "compare",
+            Tab::Trend => "trend",
         }
     }
 
