@@ -303,3 +303,36 @@ test('renamed kernels pair only like with like, say how, and matching can be tur
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+// Issue 23.10: a figure's unit never wraps away from its number in the Compare tables. Every
+// table cell of the view holding a number and a unit ("27.26 ms", "+4.3 pt", "1.50 GiB") lies on
+// one line — the text's line boxes share one top — at 1440 and at 1024 px wide.
+test('Compare tables keep each number with its unit on one line at 1440 and 1024 px', { skip: corpusSkip(A, B) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  for (const width of [1440, 1024]) {
+    await p.setViewportSize({ width, height: 900 });
+    await p.goto(`${srv.base}/?url=/corpus/${REL_A}&compare=/corpus/${REL_B}`);
+    await p.getByTestId('compare-view').waitFor({ timeout: 180_000 });
+    await p.getByTestId('compare-breakdown').waitFor();
+    const cells = await p.evaluate(() => {
+      const unit = /\d\s*(ns|µs|ms|s|pt|%|B|KiB|MiB|GiB|TiB|FLOPS|GFLOPS|TFLOPS)\b/;
+      const out = { checked: 0, wrapped: [] };
+      for (const el of document.querySelectorAll('[data-testid=compare-view] td, [data-testid=compare-view] [data-col]')) {
+        const text = el.textContent.trim();
+        if (!unit.test(text)) continue;
+        out.checked += 1;
+        const r = document.createRange();
+        r.selectNodeContents(el);
+        const tops = new Set(Array.from(r.getClientRects()).filter((x) => x.width > 0).map((x) => Math.round(x.top)));
+        if (tops.size > 1) out.wrapped.push(text);
+      }
+      return out;
+    });
+    assert.ok(cells.checked > 50, `${width}: ${cells.checked} cells with units checked`);
+    assert.deepEqual(cells.wrapped, [], `${width} px: cells whose unit wraps`);
+    await p.screenshot({ path: shot(`compare-units-${width}.png`) });
+  }
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -85,10 +85,14 @@ async function painted(p, name = 'data-frames', ok = (v) => Number(v) > 0) {
   );
 }
 
+/** The row height the canvas paints and hit-tests with (rows share the window's height). */
+const rowPx = async (p) => Number(await attr(p, 'data-row-px'));
+
 /** Hovers the frame at (x px, row) of the canvas; returns the tooltip's name and figures. */
 async function hover(p, x, row) {
   const box = await p.getByTestId('flame').boundingBox();
-  await p.mouse.move(box.x + x, box.y + row * 18 + 9);
+  const r = await rowPx(p);
+  await p.mouse.move(box.x + x, box.y + row * r + r / 2);
   const tip = p.getByTestId('flame-tip');
   await tip.waitFor();
   const name = await p.getByTestId('flame-tip-name').textContent();
@@ -115,16 +119,17 @@ test('whole trace: root = python top-level sum; ProfilerStep* = CLI; click revea
   assert.equal(Number(figs.Calls), row.calls);
   await p.screenshot({ path: shot('flame-demo.png') });
   // Click selects; "Show in timeline" reveals every step there.
-  await p.mouse.click(box.x + 4, box.y + 18 + 9);
+  const r = await rowPx(p);
+  await p.mouse.click(box.x + 4, box.y + r + r / 2);
   await p.getByTestId('flame-selected').waitFor();
   assert.match(await p.getByTestId('flame-reveal').textContent(), new RegExp(`Show ${F.steps} in`));
   assert.equal(await p.getByTestId('flame-selected').locator('[data-key=Total]').getAttribute('data-value'), figs.Total);
   // Double-click zooms into the frame; the breadcrumb has root and step; Esc goes back.
-  await p.mouse.dblclick(box.x + 4, box.y + 18 + 9);
+  await p.mouse.dblclick(box.x + 4, box.y + r + r / 2);
   await p.waitForFunction(() => document.querySelector('[data-testid=flame]').getAttribute('data-root') !== '0');
   assert.equal(await attr(p, 'data-root-ns'), figs.Total);
   assert.equal(await p.getByTestId('flame-crumb').count(), 2);
-  await p.mouse.move(box.x + 300, box.y + 2 * 18 + 9);
+  await p.mouse.move(box.x + 300, box.y + 2 * (await rowPx(p)) + (await rowPx(p)) / 2);
   await p.getByTestId('flame-tip').waitFor();
   await p.screenshot({ path: shot('flame-demo-zoomed.png') });
   await p.keyboard.press('Escape');
@@ -200,6 +205,35 @@ test('an area dragged on the timeline opens as a flame graph of that range and t
   await p.close();
 });
 
+test('the graph fills the window: rows share its height, and a click hits the row it paints', async () => {
+  const errors = [];
+  const p = await wide(errors);
+  await p.goto(srv.base + URL_PATH);
+  await p.getByTestId('tab-flame').click({ timeout: 60_000 });
+  await painted(p);
+  const canvas = p.getByTestId('flame');
+  const rows = Number(await attr(p, 'data-rows'));
+  const r = await rowPx(p);
+  const box = await canvas.boundingBox();
+  const vh = p.viewportSize().height;
+  // Rows between 18 and 40 px, as tall as the window's height below the graph allows; the canvas
+  // reaches the window's bottom (16 px spare) whatever the rows need.
+  assert.ok(r >= 18 && r <= 40, `row ${r}px`);
+  assert.equal(r, Math.max(18, Math.min(40, Math.floor((vh - box.y - 16) / rows))), `row ${r}px for ${rows} rows`);
+  assert.ok(Math.abs(box.y + box.height - (vh - 16)) <= 1.5, `bottom ${box.y + box.height} of ${vh}`);
+  // A click in the lower half of row 1 selects the row-1 frame (ProfilerStep*), as painted.
+  await p.mouse.click(box.x + 4, box.y + r + r * 0.9);
+  await p.getByTestId('flame-selected').waitFor();
+  assert.match(await p.getByTestId('flame-selected').textContent(), /ProfilerStep\*/);
+  await p.screenshot({ path: shot('flame-window-height.png') });
+  // A shorter window: the canvas follows it.
+  await p.setViewportSize({ width: 1440, height: 700 });
+  await p.waitForFunction(() => Math.abs(document.querySelector('[data-testid=flame]').getBoundingClientRect().bottom - (700 - 16)) <= 1.5);
+  assert.ok((await rowPx(p)) <= r);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 test('a real A100 trace: screenshot of the flame graph, CPU and GPU time', async () => {
   const file = 'real/hta/a100_80gb_rank0of16.json.gz';
   const errors = [];
@@ -236,6 +270,7 @@ test('a stack 300 frames deep draws 240 rows (bounded canvas) and says how to re
   // Root row + 300 frames = 301 rows; 240 drawn.
   assert.match(await p.getByTestId('flame-hidden').textContent(), /^61 deeper rows/);
   const box = await p.getByTestId('flame').boundingBox();
+  assert.equal(await rowPx(p), 18, 'a deep graph keeps the least row height');
   await p.mouse.dblclick(box.x + 50, box.y + 18 + 9);
   await p.waitForFunction(() => document.querySelector('[data-testid=flame-hidden]')?.textContent.startsWith('60 '));
   assert.equal(await attr(p, 'data-root-ns'), '1000000');

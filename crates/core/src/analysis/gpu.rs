@@ -103,13 +103,13 @@ pub struct GpuSummary {
     pub idle_gaps: Vec<StreamIdle>,
 }
 
-/// The ProfilerStep window: first `ProfilerStep#N` start → last end, else the trace bounds.
+/// The step window: first step's start (`ProfilerStep#N`, else a numbered loop annotation:
+/// `model::steps`) → last step's end, else the trace bounds.
 pub fn step_window(t: &Trace) -> (Ns, Ns, bool) {
     let s = &t.slices;
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for i in 0..s.len() {
-        if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-            && t.str(s.name[i]).starts_with("ProfilerStep#")
+        if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation) && t.is_step(s.name[i])
         {
             lo = lo.min(s.start[i]);
             hi = hi.max(s.end(i));

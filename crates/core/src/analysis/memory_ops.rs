@@ -74,7 +74,7 @@ pub fn op_memory_table(t: &Trace) -> Vec<OpMemoryRow> {
         let mut op = own;
         while op != NONE {
             let name = s.name[op as usize];
-            let step = t.str(name).starts_with("ProfilerStep#");
+            let step = crate::model::steps::torch_merges(t.str(name));
             let key = if step { u32::MAX } else { name.0 };
             let r = rows.entry((key, dt, di)).or_insert_with(|| OpMemoryRow {
                 name: if step {

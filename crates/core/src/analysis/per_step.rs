@@ -81,7 +81,7 @@ pub fn per_step(t: &Trace) -> PerStep {
     let mut steps: Vec<(Ns, Ns, String)> = (0..s.len())
         .filter(|&i| {
             matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-                && t.str(s.name[i]).starts_with("ProfilerStep#")
+                && t.is_step(s.name[i])
         })
         .map(|i| (s.start[i], s.end(i), t.str(s.name[i]).to_owned()))
         .collect();
@@ -103,7 +103,7 @@ pub fn per_step(t: &Trace) -> PerStep {
     let tree = op_tree(t);
     for &i in &tree.slice {
         let i = i as usize;
-        if s.kind[i] == SliceKind::PythonFunction || t.str(s.name[i]).starts_with("ProfilerStep#") {
+        if s.kind[i] == SliceKind::PythonFunction || t.is_step(s.name[i]) {
             continue;
         }
         if let Some(k) = step_of(s.start[i]) {

@@ -19,6 +19,7 @@
 //!   windows themselves: what ran on the GPU during them, clipped to them.
 //! - `[memory]` events count where their timestamp lies.
 
+use crate::model::steps::StepRule;
 use crate::model::{Ns, SliceKind, Trace, NONE};
 
 /// What the user picked, as written in the CLI's `--scope` and the page's link (`scope=`).
@@ -147,14 +148,18 @@ impl ScopeSpec {
         let windows = match self {
             ScopeSpec::Whole => return Ok(None),
             ScopeSpec::Step(n) => {
-                let name = format!("ProfilerStep#{n}");
-                let found = t.strings.get(&name).and_then(|id| {
-                    (0..s.len())
-                        .filter(|&i| s.name[i] == id && host(i))
-                        .min_by_key(|&i| (s.start[i], i))
-                });
+                // By number under the trace's step rule (`model::steps`): `ProfilerStep#N`, or
+                // `train_step_N` in a loop annotated so.
+                let rule = t.step_rule();
+                let name = match rule {
+                    StepRule::User(p) => format!("{p}_{n}"),
+                    _ => format!("ProfilerStep#{n}"),
+                };
+                let found = (0..s.len())
+                    .filter(|&i| host(i) && rule.number(t.str(s.name[i])) == Some(*n))
+                    .min_by_key(|&i| (s.start[i], i));
                 match found {
-                    Some(i) => vec![window(i, name)],
+                    Some(i) => vec![window(i, t.str(s.name[i]).to_owned())],
                     None => {
                         let steps = step_numbers(t);
                         return Err(match (steps.first(), steps.last()) {
@@ -162,7 +167,9 @@ impl ScopeSpec {
                                 "no {name} in this trace (it has {} steps, #{a} to #{b})",
                                 steps.len()
                             ),
-                            _ => format!("no {name}: this trace has no ProfilerStep"),
+                            _ => format!(
+                                "no {name}: this trace has no step annotation (ProfilerStep#N, or a loop's train_step_N)"
+                            ),
                         });
                     }
                 }
@@ -265,12 +272,13 @@ impl Mask<'_> {
     }
 }
 
-/// The `N` of every `ProfilerStep#N` host slice, ascending.
+/// The `N` of every step host slice (`ProfilerStep#N`, else e.g. `train_step_N`:
+/// `model::steps`), ascending.
 pub fn step_numbers(t: &Trace) -> Vec<i64> {
     let s = &t.slices;
     let mut v: Vec<i64> = (0..s.len())
         .filter(|&i| matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation))
-        .filter_map(|i| t.str(s.name[i]).strip_prefix("ProfilerStep#")?.parse().ok())
+        .filter_map(|i| t.step_number(s.name[i]))
         .collect();
     v.sort_unstable();
     v.dedup();
@@ -308,7 +316,7 @@ pub fn annotation_names(t: &Trace) -> Vec<(String, u32, Ns)> {
         .into_iter()
         .map(|(id, (n, d))| (t.str(id).to_owned(), n, d))
         .filter(|(name, _, _)| {
-            !name.starts_with("ProfilerStep#")
+            !t.step_rule().is_step(name)
                 && !["gloo:", "nccl:", "mpi:", "ucc:", "xccl:"]
                     .iter()
                     .any(|p| name.starts_with(p))

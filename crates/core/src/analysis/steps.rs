@@ -47,7 +47,7 @@ fn category(t: &Trace, i: usize) -> Option<usize> {
         SliceKind::Memset => 2,
         SliceKind::Runtime | SliceKind::Driver => 4,
         SliceKind::CpuOp | SliceKind::UserAnnotation => {
-            if name.starts_with("ProfilerStep#") {
+            if t.is_step(s.name[i]) {
                 return None;
             } else if name.contains("DataLoader") {
                 5
@@ -64,13 +64,14 @@ fn category(t: &Trace, i: usize) -> Option<usize> {
     })
 }
 
-/// One entry per ProfilerStep slice, in time order.
+/// One entry per step slice (`model::steps`: `ProfilerStep#N`, else e.g. `train_step_N`), in
+/// time order.
 pub fn steps(t: &Trace) -> Vec<Step> {
     let s = &t.slices;
     let step_ids: Vec<usize> = (0..s.len())
         .filter(|&i| {
             matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-                && t.str(s.name[i]).starts_with("ProfilerStep#")
+                && t.is_step(s.name[i])
         })
         .collect();
     let windows: Vec<(Ns, Ns)> = step_ids.iter().map(|&i| (s.start[i], s.end(i))).collect();
@@ -133,4 +134,72 @@ fn window(u: &[(Ns, Ns)], lo: Ns, hi: Ns) -> Vec<(Ns, Ns)> {
     let a = u.partition_point(|x| x.1 <= lo);
     let b = u.partition_point(|x| x.0 < hi);
     clip(&u[a..b.max(a)], lo, hi)
+}
+
+/// A first step this many times the median of the others, or slower, is a warm-up step
+/// (allocator growth, cuDNN autotuning, `torch.compile`, lazy initialisation).
+pub const WARMUP_FACTOR: f64 = 2.0;
+
+/// The warm-up step: the first step when it took at least [`WARMUP_FACTOR`] × the median of the
+/// steps after it (three steps at least, so the others have a median worth the name). Returns
+/// the first step's duration over that median. The Overview marks it beside the step mean, which
+/// it pulls up, and the median; docs/definitions.md, Steps.
+pub fn warmup(steps: &[Step]) -> Option<f64> {
+    let (first, rest) = steps.split_first()?;
+    if rest.len() < 2 {
+        return None;
+    }
+    let mut d: Vec<Ns> = rest.iter().map(|s| s.dur_ns).collect();
+    d.sort_unstable();
+    let m = d.len();
+    let median = if m % 2 == 1 {
+        d[m / 2] as f64
+    } else {
+        (d[m / 2 - 1] + d[m / 2]) as f64 / 2.0
+    };
+    let r = first.dur_ns as f64 / median;
+    (median > 0.0 && r >= WARMUP_FACTOR).then_some(r)
+}
+
+/// The median step duration (ns); `None` without steps.
+pub fn median_ns(steps: &[Step]) -> Option<f64> {
+    let mut d: Vec<Ns> = steps.iter().map(|s| s.dur_ns).collect();
+    d.sort_unstable();
+    let m = d.len();
+    match m {
+        0 => None,
+        _ if m % 2 == 1 => Some(d[m / 2] as f64),
+        _ => Some((d[m / 2 - 1] + d[m / 2]) as f64 / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(durs: &[Ns]) -> Vec<Step> {
+        durs.iter()
+            .map(|&d| Step {
+                name: String::new(),
+                slice: 0,
+                start_ns: 0,
+                dur_ns: d,
+                parts_ns: [0; 8],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_step_is_a_warm_up_at_twice_the_median_of_the_others() {
+        assert_eq!(warmup(&steps(&[400, 100, 100, 100])), Some(4.0));
+        assert_eq!(warmup(&steps(&[200, 90, 110, 100])), Some(2.0));
+        assert_eq!(warmup(&steps(&[199, 90, 110, 100])), None);
+        // A slow step later is no warm-up; two steps are too few to tell.
+        assert_eq!(warmup(&steps(&[100, 400, 100, 100])), None);
+        assert_eq!(warmup(&steps(&[400, 100])), None);
+        assert_eq!(warmup(&steps(&[])), None);
+        assert_eq!(median_ns(&steps(&[400, 100, 100, 100])), Some(100.0));
+        assert_eq!(median_ns(&steps(&[400, 100, 300])), Some(300.0));
+        assert_eq!(median_ns(&steps(&[])), None);
+    }
 }

@@ -3,6 +3,7 @@
 pub mod arg_keys;
 pub mod args;
 pub mod exec_trace;
+pub mod steps;
 pub mod strings;
 pub mod time;
 mod trace;

@@ -299,11 +299,31 @@ pub struct Trace {
     pub event_count: u64,
     /// Decoded bytes read.
     pub bytes_read: u64,
+    /// How this trace's steps are named ([`Trace::step_rule`]), decided on first use.
+    step_rule: std::sync::OnceLock<super::steps::StepRule>,
 }
 
 impl Trace {
     pub fn str(&self, id: StrId) -> &str {
         self.strings.resolve(id)
+    }
+
+    /// How this trace's steps are named (`model::steps`: `ProfilerStep#N`, else a numbered
+    /// loop annotation such as `train_step_N`), decided once from its host annotations. Build
+    /// the trace fully before the first call: the answer is kept.
+    pub fn step_rule(&self) -> &super::steps::StepRule {
+        self.step_rule
+            .get_or_init(|| super::steps::StepRule::of(self))
+    }
+
+    /// The step number of a slice named `name`, if that name is one of this trace's steps.
+    pub fn step_number(&self, name: StrId) -> Option<i64> {
+        self.step_rule().number(self.str(name))
+    }
+
+    /// Whether a slice named `name` is one of this trace's steps ([`Trace::step_rule`]).
+    pub fn is_step(&self, name: StrId) -> bool {
+        self.step_number(name).is_some()
     }
 
     /// `f` of every slice's name, evaluated once per distinct name: name tests (`contains` on

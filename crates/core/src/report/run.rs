@@ -151,7 +151,7 @@ fn per_step_times(a: &Analysis) -> BTreeMap<(&'static str, &str), (f64, &str)> {
         );
     }
     for o in a.ops.rows.iter().filter(|o| !o.on_device) {
-        if o.name.starts_with("ProfilerStep") {
+        if crate::model::steps::is_merged(&o.name) || o.name.starts_with("ProfilerStep") {
             continue;
         }
         m.insert(

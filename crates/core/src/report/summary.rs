@@ -28,7 +28,7 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
     if a.steps.is_empty() {
         let _ = writeln!(
             s,
-            "No ProfilerStep annotations; the whole trace ({}) is the window.",
+            "No step annotations (ProfilerStep#N, or a loop's train_step_N); the whole trace ({}) is the window.",
             t(a.gpu.window_ns)
         );
     } else {

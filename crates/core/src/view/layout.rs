@@ -91,12 +91,12 @@ pub fn busy_ns(t: &Trace, track: usize) -> i64 {
         .fold(0i64, |s, i| s.saturating_add(t.slices.dur[i].max(0)))
 }
 
-/// The main thread: the CPU track holding the most `ProfilerStep#N` slices, then the most
+/// The main thread: the CPU track holding the most step slices (`model::steps`), then the most
 /// top-level busy time (the first on a tie). Steps first, because Kineto's own "PyTorch Profiler"
 /// span (pid `Spans` / `Traces`) covers the whole trace and would win on busy time alone.
 pub fn main_track(t: &Trace) -> Option<usize> {
     let step_names: Vec<bool> = (0..t.strings.len())
-        .map(|k| t.str(StrId(k as u32)).starts_with("ProfilerStep#"))
+        .map(|k| t.step_rule().is_step(t.str(StrId(k as u32))))
         .collect();
     let mut best: Option<(usize, (usize, i64))> = None;
     for (i, tr) in t.tracks.iter().enumerate() {

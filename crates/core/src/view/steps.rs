@@ -1,4 +1,4 @@
-//! `ProfilerStep#N` markers for the time ruler: one per step number, in time order.
+//! Step markers (`ProfilerStep#N`, else a numbered loop annotation: `model::steps`) for the time ruler: one per step number, in time order.
 
 use crate::model::{SliceKind, Trace};
 
@@ -6,12 +6,12 @@ use crate::model::{SliceKind, Trace};
 pub struct StepMark {
     pub start: i64,
     pub end: i64,
-    /// The step number as written after `#`.
+    /// `#N`, N the step's number.
     pub label: String,
     pub slice: u32,
 }
 
-/// Host-side `ProfilerStep#N` slices (the GPU copies of the annotation are skipped), first
+/// Host-side step slices (`model::steps`; the GPU copies of the annotation are skipped), first
 /// occurrence of each name, sorted by start.
 pub fn step_marks(t: &Trace) -> Vec<StepMark> {
     let s = &t.slices;
@@ -21,8 +21,7 @@ pub fn step_marks(t: &Trace) -> Vec<StepMark> {
         if !matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation) {
             continue;
         }
-        let name = t.str(s.name[i]);
-        let Some(n) = name.strip_prefix("ProfilerStep#") else {
+        let Some(n) = t.step_number(s.name[i]) else {
             continue;
         };
         if seen.insert(s.name[i]) {

@@ -11,8 +11,6 @@ use tracelight_core::view::palette::slot_color;
 use tracelight_core::view::slice_colors::SliceColors;
 use web_sys::CanvasRenderingContext2d;
 
-/// Height of one frame row, CSS px.
-pub const ROW_PX: f64 = 18.0;
 /// Rows drawn at most: the canvas's backing store is width × height × dpr² × 4 bytes, so a stack
 /// thousands of frames deep (hostile or recursive Python) would ask for gigabytes. Deeper rows
 /// are reached by zooming into a frame, which makes it row 0.
@@ -36,6 +34,8 @@ pub struct FlameScene<'a> {
     pub root: u32,
     pub width: f64,
     pub height: f64,
+    /// Height of a row, CSS px (`view::flame::row_px`: the hit test reads rows with the same).
+    pub row: f64,
     pub dpr: f64,
     pub theme: &'a Theme,
     /// Per node, whether the search matches it (`None`: no search).
@@ -51,7 +51,7 @@ impl FlameScene<'_> {
     }
     pub fn y(&self, node: u32) -> f64 {
         let d = self.f.depth[node as usize].saturating_sub(self.f.depth[self.root as usize]);
-        f64::from(d) * ROW_PX
+        f64::from(d) * self.row
     }
 }
 
@@ -99,7 +99,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
             continue;
         }
         let y = sc.y(n as u32);
-        if y + ROW_PX > sc.height + 0.5 {
+        if y + sc.row > sc.height + 0.5 {
             // Below the canvas, and so is its whole subtree.
             n = f.end[n] as usize;
             continue;
@@ -136,7 +136,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
         ctx.set_fill_style_str(color);
         ctx.begin_path();
         for &(x, y, w) in rects {
-            ctx.rect(x, y, w, ROW_PX - 1.0);
+            ctx.rect(x, y, w, sc.row - 1.0);
         }
         ctx.fill();
     }
@@ -150,7 +150,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
         };
         ctx.set_fill_style_str(color);
         if let Some(text) = cache.fit(ctx, f.label(sc.t, node), w - 6.0) {
-            let _ = ctx.fill_text(&text, x + 3.0, y + ROW_PX / 2.0);
+            let _ = ctx.fill_text(&text, x + 3.0, y + sc.row / 2.0);
         }
     }
     for (node, color, lw) in [
@@ -171,7 +171,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, sc: &FlameScene, cache: &mut TextCa
             x + lw / 2.0,
             sc.y(node) + lw / 2.0,
             (w - lw).max(1.0),
-            ROW_PX - 1.0 - lw,
+            sc.row - 1.0 - lw,
         );
     }
     drawn

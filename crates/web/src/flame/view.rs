@@ -5,7 +5,7 @@
 
 use super::bar::{Breadcrumb, Controls};
 use super::info::{Info, Tip};
-use super::paint::{paint, rows_of, FlameScene, MAX_ROWS, ROW_PX};
+use super::paint::{paint, rows_of, FlameScene, MAX_ROWS};
 use crate::platform::canvas::{dpr, prepare};
 use crate::platform::clock::now_ms;
 use crate::platform::frame::Frames;
@@ -17,7 +17,7 @@ use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
 use tracelight_core::model::SliceKind;
-use tracelight_core::view::flame::{Flame, Options, Scope, Weight};
+use tracelight_core::view::flame::{row_at, row_px, Flame, Options, Scope, Weight};
 use tracelight_core::view::search::Matcher;
 
 /// What the graph is built from: the part of [`FlameState`] that is not the zoom.
@@ -142,6 +142,8 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
     let canvas = NodeRef::<html::Canvas>::new();
     let wrap = NodeRef::<html::Div>::new();
     let width = RwSignal::new(0.0f64);
+    // The window's height below the graph's top (less a margin): the rows share it.
+    let avail = RwSignal::new(0.0f64);
     let theme = RwSignal::new(Theme::default());
     let measure = move || {
         if let Some(w) = wrap.get_untracked() {
@@ -149,18 +151,36 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             if (width.get_untracked() - cw).abs() >= 0.5 {
                 width.set(cw);
             }
+            let win_h = web_sys::window()
+                .and_then(|x| x.inner_height().ok())
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
+            // In page coordinates, so a scrolled page asks the same height.
+            let top = w.get_bounding_client_rect().top()
+                + web_sys::window().map_or(0.0, |x| x.scroll_y().unwrap_or(0.0));
+            let a = (win_h - top - 16.0).max(0.0);
+            if (avail.get_untracked() - a).abs() >= 1.0 {
+                avail.set(a);
+            }
         }
     };
     crate::platform::resize::follow(wrap, measure);
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || on_resize.remove());
     Effect::new(move |_| {
         if wrap.get().is_some() {
             theme.set(Theme::from_css());
         }
     });
-    let height = move || {
+    let rows = move || {
         let r = root();
-        graph.with(|g| rows_of(g, r)).min(MAX_ROWS) as f64 * ROW_PX
+        graph.with(|g| rows_of(g, r)).min(MAX_ROWS)
     };
+    // One row height for painting and hit testing.
+    let row = move || row_px(rows(), avail.get());
+    // The canvas takes the window's height below it even when the rows need less, so zooming
+    // in and out does not move the page; a deeper graph than fits scrolls.
+    let height = move || (rows() as f64 * row()).max(avail.get().floor());
     let hidden = move || {
         let r = root();
         let n = graph.with(|g| rows_of(g, r));
@@ -180,7 +200,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             let (Some(c), Some(f)) = (canvas.get_untracked(), session.trace(file)) else {
                 return;
             };
-            let (w, h) = (width.get_untracked(), untrack(height));
+            let (w, h, rp) = (width.get_untracked(), untrack(height), untrack(row));
             if w <= 0.0 {
                 return;
             }
@@ -199,6 +219,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
                 root: r,
                 width: w,
                 height: h,
+                row: rp,
                 dpr: dpr(),
                 theme: &theme,
                 matches: m.as_ref().map(|m| &m.0[..]),
@@ -214,6 +235,8 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
             let _ = c.set_attribute("data-root-ns", &g.total[r as usize].to_string());
             let _ = c.set_attribute("data-all-ns", &g.total[0].to_string());
             let _ = c.set_attribute("data-width", &format!("{w:.1}"));
+            let _ = c.set_attribute("data-row-px", &format!("{rp}"));
+            let _ = c.set_attribute("data-rows", &untrack(rows).to_string());
             let range = key
                 .with_untracked(|k| k.scope.range)
                 .map_or(String::new(), |(a, b)| format!("{a},{b}"));
@@ -225,6 +248,7 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
         graph.track();
         st.track();
         width.track();
+        avail.track();
         colors.track();
         theme.track();
         matches.track();
@@ -236,10 +260,10 @@ pub fn FlameView(session: SessionRef, file: usize) -> impl IntoView {
     let node_at = move |ev: &web_sys::MouseEvent| -> Option<u32> {
         let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
         let w = width.get_untracked();
-        if w <= 0.0 || y < 0.0 {
+        if w <= 0.0 {
             return None;
         }
-        let row = (y / ROW_PX).floor() as u16;
+        let row = row_at(y, untrack(row))?;
         graph.with_untracked(|g| g.hit(untrack(root), x / w, row))
     };
     let on_move = move |ev: web_sys::MouseEvent| {

@@ -15,7 +15,7 @@ fn is_cpu_event(k: SliceKind) -> bool {
 }
 
 /// The slices counted in an operator-table row: CPU events of that name (every `ProfilerStep#N`
-/// for `ProfilerStep*`; with input shapes, those shapes), minus the same-name children torch
+/// for `ProfilerStep*`, as the table merges them: core's `model::steps::torch_merges`; with input shapes, those shapes), minus the same-name children torch
 /// merges into their parent; device rows are the GPU slices of that name.
 pub fn op_slices(t: &Trace, row: &OpRow) -> Vec<u32> {
     let s = &t.slices;
@@ -25,7 +25,7 @@ pub fn op_slices(t: &Trace, row: &OpRow) -> Vec<u32> {
     for i in 0..s.len() {
         let k = s.kind[i];
         let name_ok = if step {
-            t.str(s.name[i]).starts_with("ProfilerStep#")
+            tracelight_core::model::steps::torch_merges(t.str(s.name[i]))
         } else {
             Some(s.name[i]) == name_id
         };

@@ -162,9 +162,23 @@ pub fn Headline(session: SessionRef, file: usize) -> impl IntoView {
             n => format!("mean of the scope's {n} windows"),
         }
     } else if a.steps.is_empty() {
-        "no ProfilerStep: whole trace".to_owned()
+        "no step annotation: whole trace".to_owned()
     } else {
-        format!("mean of {} steps", a.steps.len())
+        // The median beside the mean, and the warm-up step that pulls the mean up named
+        // (core's `steps::warmup`: the first step at 2× the others' median or more).
+        let median = tracelight_core::analysis::steps::median_ns(&a.steps)
+            .map(|m| format!(" · median {}", fmt::dur_f(m)))
+            .unwrap_or_default();
+        let warm = tracelight_core::analysis::steps::warmup(&a.steps)
+            .map(|r| {
+                format!(
+                    " · {} is a warm-up ({}× the median)",
+                    a.steps[0].name,
+                    num::sig3(r)
+                )
+            })
+            .unwrap_or_default();
+        format!("mean of {} steps{median}{warm}", a.steps.len())
     };
     let util = a.gpu.utilization;
     let util_note = format!(

@@ -9,7 +9,6 @@ use crate::widgets::fmt;
 use leptos::prelude::*;
 use tracelight_core::analysis::scope::{annotation_names, step_numbers, ScopeSpec};
 use tracelight_core::report::scoped::WHOLE_TRACE;
-use tracelight_core::view::link::step_window;
 
 /// Annotation names offered (most host time first), and occurrences listed per name.
 const MAX_NAMES: usize = 30;
@@ -33,12 +32,18 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
     let steps: Vec<Choice> = step_numbers(t)
         .into_iter()
         .map(|n| {
-            let name = format!("ProfilerStep#{n}");
-            let d = step_window(t, &name)
-                .map_or(String::new(), |(a, b)| format!(" · {}", fmt::dur(b - a)));
+            // The step's own slice (`ProfilerStep#N`, or `train_step_N`: core's step rule).
+            let w = ScopeSpec::Step(n)
+                .resolve(t)
+                .ok()
+                .flatten()
+                .and_then(|sc| sc.windows.into_iter().next());
+            let label = w.map_or(format!("step {n}"), |w| {
+                format!("{} · {}", w.label, fmt::dur(w.end_ns - w.start_ns))
+            });
             Choice {
                 spec: ScopeSpec::Step(n).text(),
-                label: format!("{name}{d}"),
+                label,
             }
         })
         .collect();

@@ -64,7 +64,7 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     if a.steps.is_empty() {
         return view! {
             <p class="muted" data-testid="no-steps">
-                "No ProfilerStep#N annotations in this trace, so there is no per-step breakdown. Wrap the training loop with "
+                "No step annotations in this trace (ProfilerStep#N, or a loop's own numbered record_function such as train_step_N: docs/definitions.md, Steps), so there is no per-step breakdown. Wrap the training loop with "
                 <code>"torch.profiler.profile(...)"</code>" and call "<code>"prof.step()"</code>" each iteration."
             </p>
         }
@@ -78,6 +78,8 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
     }
     let total: i64 = a.steps.iter().map(|s| s.dur_ns).sum();
     let max = a.steps.iter().map(|s| s.dur_ns).max().unwrap_or(1).max(1);
+    // The first step, when it is a warm-up (core's `steps::warmup`), is tagged as one.
+    let warm = tracelight_core::analysis::steps::warmup(&a.steps);
     let has_idle = !a.idle.devices.is_empty();
     let steps = Arc::new(a.steps.clone());
     let idle = Arc::new(a.idle.steps.clone());
@@ -109,11 +111,20 @@ pub fn StepBreakdown(session: SessionRef, file: usize) -> impl IntoView {
                                 })
                                 .collect_view();
                             let (n2, n3) = (name.clone(), name.clone());
+                            let warmup = (k == 0).then_some(warm).flatten();
                             view! {
-                                <button class="step-row" data-testid="step-row" data-name=n3 data-ns=s.dur_ns.to_string()
+                                <button class="step-row" class:step-warmup=warmup.is_some() data-testid="step-row" data-name=n3 data-ns=s.dur_ns.to_string()
+                                    data-warmup=warmup.map(|r| r.to_string())
                                     title="Show this step in the timeline"
                                     on:click=move |_| nav.reveal(file, vec![slice], n2.clone())>
-                                    <span class="step-name">{name}</span>
+                                    <span class="step-name">{name}
+                                        {warmup.map(|r| view! {
+                                            <span class="tag warmup" data-testid="warmup-tag"
+                                                title=format!("{}× the median of the other steps: allocator growth, autotuning, compilation. The step mean includes it; the median does not move.", tracelight_core::report::num::sig3(r))>
+                                                "warm-up"
+                                            </span>
+                                        })}
+                                    </span>
                                     <span class="step-bars">
                                         <span class="stack-bar small">{segs}</span>
                                         {has_idle.then(|| idle.get(k).map(|st| crate::views::idle::step_bar(st.dur_ns, max, &st.by_cause)))}

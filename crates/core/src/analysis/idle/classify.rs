@@ -259,12 +259,12 @@ impl Ctx<'_> {
                     None => NONE,
                 };
                 if i == NONE {
-                    on_any(&|n, k| keep(k) && !n.starts_with("ProfilerStep#"))
+                    on_any(&|n, k| keep(k) && !t.step_rule().is_step(n))
                 } else {
                     i
                 }
             }
-            Cause::Unknown => on_any(&|n, _| !n.starts_with("ProfilerStep#")),
+            Cause::Unknown => on_any(&|n, _| !t.step_rule().is_step(n)),
             Cause::Queued | Cause::OtherStream => next,
         }
     }

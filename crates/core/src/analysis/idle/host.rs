@@ -157,10 +157,10 @@ impl Host {
                     continue;
                 }
                 let (a, b) = (s.start[i], s.end(i));
-                let name = t.str(s.name[i]);
-                if name.starts_with("ProfilerStep#") {
+                if t.is_step(s.name[i]) {
                     continue;
                 }
+                let name = t.str(s.name[i]);
                 let f = *memo.entry((s.name[i], kind)).or_insert_with(|| {
                     let mut f = 0;
                     if is_data_loading(name, kind) {

@@ -285,7 +285,7 @@ fn pair_renames<'a>(
         }
     }
     // Under the step itself everything of a family meets: a pair there is a guess.
-    let coarse = via.starts_with("ProfilerStep");
+    let coarse = via.starts_with("ProfilerStep") || crate::model::steps::is_merged(via);
     let mut compiled: (Vec<&Stat>, Vec<&Stat>) = (Vec::new(), Vec::new());
     for ((f, _), (ya, yb)) in fam {
         if ya.is_empty() || yb.is_empty() {

@@ -94,11 +94,7 @@ impl Builder {
             return false;
         };
         if *v == 0 {
-            *v = if t.str(id).starts_with("ProfilerStep#") {
-                1
-            } else {
-                2
-            };
+            *v = if t.is_step(id) { 1 } else { 2 };
         }
         *v == 1
     }
@@ -249,7 +245,7 @@ fn finish(t: &Trace, mut b: Builder, weight: Weight) -> Flame {
     let label = |n: u32| -> &str {
         match b.special[n as usize] {
             Special::No => t.str(b.name[n as usize]),
-            Special::Steps => "ProfilerStep*",
+            Special::Steps => t.step_rule().merged(),
             Special::NoLaunch => "[launch not recorded]",
             Special::Root => "",
         }

@@ -30,6 +30,31 @@ mod build;
 use crate::model::{Ns, SliceKind, StrId, Trace};
 use crate::view::search::Matcher;
 
+/// Height of a frame row at the least, CSS px: room for an 11 px label.
+pub const MIN_ROW_PX: f64 = 18.0;
+/// At the most: a shallow graph fills the window with taller rows, up to where a row stops
+/// reading as one bar.
+pub const MAX_ROW_PX: f64 = 40.0;
+
+/// The height of one row (CSS px) when `rows` rows are shown in `avail_px` of window height:
+/// the rows share the height the window has below the graph's top, between [`MIN_ROW_PX`] and
+/// [`MAX_ROW_PX`] (a deep graph scrolls at the least). The painter draws row `d` at
+/// `d × row_px` and the hit test reads row `floor(y ÷ row_px)`: both use this one value.
+pub fn row_px(rows: usize, avail_px: f64) -> f64 {
+    if rows == 0 || avail_px.is_nan() {
+        return MIN_ROW_PX;
+    }
+    (avail_px / rows as f64)
+        .floor()
+        .clamp(MIN_ROW_PX, MAX_ROW_PX)
+}
+
+/// The row (depth below the shown root) at `y` px from the graph's top, rows `row_px` high;
+/// `None` above the graph.
+pub fn row_at(y: f64, row_px: f64) -> Option<u16> {
+    (y >= 0.0 && row_px > 0.0).then(|| (y / row_px).floor().min(f64::from(u16::MAX)) as u16)
+}
+
 /// What a frame's width measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Weight {
@@ -117,13 +142,14 @@ impl Flame {
         self.name.len() <= 1
     }
 
-    /// The frame's label: its slices' name, `ProfilerStep*`, `all` for the root.
+    /// The frame's label: its slices' name, the steps merged (`ProfilerStep*`, `train_step*`:
+    /// `model::steps`), `all` for the root.
     pub fn label<'a>(&self, t: &'a Trace, node: u32) -> &'a str {
         let n = node as usize;
         match self.special.get(n) {
             Some(Special::No) => t.str(self.name[n]),
             Some(Special::Root) => "all",
-            Some(Special::Steps) => "ProfilerStep*",
+            Some(Special::Steps) => t.step_rule().merged(),
             Some(Special::NoLaunch) => "[launch not recorded]",
             None => "",
         }
@@ -213,5 +239,30 @@ impl Flame {
             }
         }
         (hit, sum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_share_the_window_height_within_bounds_and_the_hit_test_reads_the_painted_row() {
+        // 10 rows in 600 px: 40 px each (the cap); 20 rows: 30 px; 100 rows: the floor, 18 px.
+        assert_eq!(row_px(10, 600.0), 40.0);
+        assert_eq!(row_px(20, 600.0), 30.0);
+        assert_eq!(row_px(100, 600.0), MIN_ROW_PX);
+        assert_eq!(row_px(0, 600.0), MIN_ROW_PX);
+        for rows in [1usize, 7, 20, 33, 240] {
+            let r = row_px(rows, 700.0);
+            for d in 0..rows as u16 {
+                // The middle and both inner edges of painted row d hit row d.
+                let top = f64::from(d) * r;
+                for y in [top, top + r / 2.0, top + r - 0.01] {
+                    assert_eq!(row_at(y, r), Some(d), "rows {rows} row px {r} y {y}");
+                }
+            }
+        }
+        assert_eq!(row_at(-1.0, 20.0), None);
     }
 }
