@@ -46,6 +46,8 @@ pub const USAGE: &str = "usage:
                                        digests on 127.0.0.1 (a random port and token) and
                                        open the browser; over SSH, print the URL and the
                                        ssh -L line that reaches it. Ctrl-C stops it
+  tracelight mcp                       a Model Context Protocol server on stdio for coding
+                                       agents: the analyses as tools answering compact JSON
   tracelight digest TRACE... -o DIR    a compact per-rank digest of each trace (JSON header +
                                        Parquet tables); summary/analyze DIR read a folder of
                                        digests as the run";
@@ -88,6 +90,7 @@ pub fn interactive(args: &[String], stop: &dyn Fn() -> bool) -> Option<u8> {
     let (cmd, rest) = args.split_first()?;
     let result = match cmd.as_str() {
         "view" => crate::view::view(rest, &mut std::io::stdout(), stop),
+        "mcp" => crate::mcp::mcp(rest, stop),
         _ => return None,
     };
     Some(match result {
