@@ -1,7 +1,10 @@
-//! `cargo run --release -p tracelight-core --example memory_bench -- SNAPSHOT.pickle`
+//! `cargo run --release -p tracelight-core --example memory_bench -- SNAPSHOT.pickle [--streamed]`
 //!
 //! Times the stages the Memory tab runs on a snapshot: decode (pickle → model), `summarize` (figures,
-//! peaks, largest at peak, by stack) and `snapshot_chart` for the busiest device.
+//! peaks, largest at peak, by stack) and `snapshot_chart` for the busiest device. By default the
+//! whole-file decoder (the file in memory, then its pickle arena); `--streamed` reads the file in
+//! 4 MiB pieces into the streaming reader (what the page's worker and the loader run), never holding
+//! the file, and prints the reader's largest working memory and the process's peak RSS.
 
 use std::time::Instant;
 use tracelight_core::analysis::memory_chart::{snapshot_chart, MAX_BANDS};
@@ -13,6 +16,10 @@ fn main() {
         eprintln!("usage: memory_bench SNAPSHOT.pickle");
         std::process::exit(64);
     };
+    if std::env::args().nth(2).as_deref() == Some("--streamed") {
+        streamed(&path);
+        return;
+    }
     let Ok(bytes) = std::fs::read(&path) else {
         eprintln!("cannot read {path}");
         std::process::exit(2);
@@ -63,5 +70,80 @@ fn main() {
         t_sum,
         t_chart,
         c.bands.len()
+    );
+}
+
+/// Peak resident memory of this process (Linux `VmHWM`), in bytes.
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<u64>().ok())
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn streamed(path: &str) {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        eprintln!("cannot read {path}");
+        std::process::exit(2);
+    };
+    let t = Instant::now();
+    let mut r = tracelight_core::ingest::snapshot::SnapshotStream::new();
+    let mut buf = vec![0u8; 4 << 20];
+    let (mut total, mut working) = (0u64, 0usize);
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                std::process::exit(2);
+            }
+        };
+        total += n as u64;
+        if let Err(e) = r.push(&buf[..n]) {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+        working = working.max(r.working_bytes());
+    }
+    let s = match r.finish() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let t_decode = t.elapsed();
+    let entries: usize = s.device_traces.iter().map(|t| t.len()).sum();
+    let t = Instant::now();
+    let sum = summarize(&s);
+    let t_sum = t.elapsed();
+    let dev = sum
+        .devices
+        .iter()
+        .max_by_key(|d| d.trace_entries)
+        .map_or(0, |d| d.device);
+    let t = Instant::now();
+    let c = snapshot_chart(&s, dev, MAX_BANDS);
+    let t_chart = t.elapsed();
+    println!(
+        "{:.1} MB streamed: decode {:?}, summarize {:?}, chart {:?} ({} bands); {entries} entries, {} frames, {} stacks; reader working memory at most {:.1} MB; peak RSS {:.1} MB ({:.2}x the file)",
+        total as f64 / 1e6,
+        t_decode,
+        t_sum,
+        t_chart,
+        c.bands.len(),
+        s.frames.filename.len(),
+        s.stacks.len(),
+        working as f64 / 1e6,
+        peak_rss() as f64 / 1e6,
+        peak_rss() as f64 / total.max(1) as f64
     );
 }

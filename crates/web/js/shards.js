@@ -11,6 +11,9 @@
 // (sort, nesting, flows) and hands it to the page one section per credit, so the page decodes one
 // section per task and holds at most one in flight.
 //
+// A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
+// file in pieces, the model handed over one section per credit.
+//
 // The workers are made from a Blob URL of the text below: no request leaves the page for them.
 
 const WORKER = `
@@ -94,11 +97,43 @@ function stubs(module) {
   }
   return imports;
 }
+// A memory snapshot: one worker reads the whole file in pieces (the next piece read while this
+// one decodes), builds the model and hands it to the page one section per credit.
+async function runSnapshot() {
+  x.tl_snap_begin(file.size);
+  let next = file.size > 0 ? read(0, Math.min(file.size, PIECE)) : null;
+  let ok = true;
+  for (let at = 0; at < file.size && ok; ) {
+    const bytes = await next;
+    const to = at + bytes.length;
+    next = to < file.size ? read(to, Math.min(file.size, to + PIECE)) : null;
+    ok = x.tl_snap_push(put(bytes)) === 1;
+    at = to;
+    self.postMessage({ kind: 'progress', k: 0, bytes: at, events: 0 });
+  }
+  const finished = ok && x.tl_snap_finish() === 0;
+  // The worker's wasm memory once the model is built (it only grows: its peak), for benchmarks.
+  self.postMessage({ kind: finished ? 'model' : 'failed', events: 0, wasm: x.memory.buffer.byteLength });
+  if (!finished) {
+    const secs = sections(x.tl_error_sections());
+    self.postMessage({ kind: 'error-sections', sections: secs }, secs);
+    return;
+  }
+  for (;;) {
+    await nextMessage();
+    const len = x.tl_snap_next_section();
+    if (len < 0) break;
+    const secs = sections(1);
+    self.postMessage({ kind: 'section', buf: secs[0] }, secs);
+  }
+  self.postMessage({ kind: 'done' });
+}
 async function run(m) {
   const inst = await WebAssembly.instantiate(m.module, stubs(m.module));
   x = inst.exports;
   file = m.file;
   me = m.k;
+  if (m.mode === 'snapshot') return runSnapshot();
   const head = await read(0, Math.min(file.size, 64 << 10));
   const bare = x.tl_first_byte(put(head)) === 0x5b;
   start = await cutAt(m.from);
@@ -172,9 +207,10 @@ export class ShardPool {
    * `{kind: 'failed'}` then `{kind: 'error', sections}` (an encoded error); or
    * `{kind: 'error', message}` when a worker itself failed. After `done`, the analysis:
    * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
-   * `credit()`, n of them.
+   * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
+   * then 1: its model's sections, then `done`, no analysis); anything else a Kineto trace.
    */
-  constructor(module, file, k, name) {
+  constructor(module, file, k, name, mode) {
     this.queue = [];
     this.waiter = null;
     this.workers = [];
@@ -191,7 +227,7 @@ export class ShardPool {
       };
       const from = Math.floor((file.size * i) / k);
       const to = Math.floor((file.size * (i + 1)) / k);
-      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last: i === k - 1 });
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last: i === k - 1, mode });
       this.workers.push(w);
     }
   }
@@ -218,6 +254,8 @@ export class ShardPool {
         break;
       case 'model':
       case 'failed':
+        // A snapshot worker's peak wasm memory, where a benchmark reads it (`<html data-worker-wasm-bytes>`).
+        if (m.wasm && typeof document !== 'undefined') document.documentElement.dataset.workerWasmBytes = String(m.wasm);
         this.arrive({ kind: m.kind, events: m.events });
         break;
       case 'section':

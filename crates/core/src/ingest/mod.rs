@@ -23,7 +23,7 @@ use chakra::ChakraReader;
 use gzip::{Gunzip, GzError};
 use kineto::{KinetoReader, ParallelReader};
 use memory_timeline::MemoryTimeline;
-use snapshot::Snapshot;
+use snapshot::{Snapshot, SnapshotStream};
 pub use sniff::Format;
 
 /// Formats read whole (a pickle cannot be decoded in slices) stop growing their buffer here.
@@ -65,7 +65,9 @@ enum Inner {
     /// Kineto read in shards on every core ([`Loader::threaded`]).
     Parallel(Box<ParallelReader>),
     Chakra(Box<ChakraReader>),
-    /// Snapshot and memory-timeline bytes, decoded at `finish`.
+    /// A memory snapshot, decoded as it arrives in bounded memory ([`SnapshotStream`]).
+    Snapshot(Box<SnapshotStream>),
+    /// Memory-timeline and Flight Recorder bytes, decoded at `finish`.
     Buffered(Format, Vec<u8>),
 }
 
@@ -155,7 +157,7 @@ impl Loader {
             Inner::Kineto(r) => r.events(),
             Inner::Parallel(r) => r.events(),
             Inner::Chakra(r) => r.nodes(),
-            Inner::Sniffing(_) | Inner::Buffered(..) => 0,
+            Inner::Sniffing(_) | Inner::Buffered(..) | Inner::Snapshot(_) => 0,
         }
     }
 
@@ -230,6 +232,7 @@ impl Loader {
             Inner::Parallel(r) => r.push(data),
             Inner::Chakra(r) => r.push(data),
             Inner::Buffered(_, buf) => push_buffered(buf, data),
+            Inner::Snapshot(r) => r.push(data),
             Inner::Sniffing(head) => {
                 head.extend_from_slice(data);
                 if head.len() >= sniff::SNIFF_BYTES {
@@ -291,11 +294,14 @@ impl Loader {
                 self.inner = Inner::Chakra(r);
                 Ok(())
             }
+            Ok(Format::Snapshot) => {
+                let mut r = Box::new(SnapshotStream::new());
+                r.push(&head)?;
+                self.inner = Inner::Snapshot(r);
+                Ok(())
+            }
             Ok(
-                f @ (Format::Snapshot
-                | Format::MemoryTimeline
-                | Format::MemoryTimelineRaw
-                | Format::FlightRecorder),
+                f @ (Format::MemoryTimeline | Format::MemoryTimelineRaw | Format::FlightRecorder),
             ) => {
                 // Compressed input decodes to more than the hint: then the buffer still grows. A
                 // hint that cannot be reserved (a lying `content-length`) is only a missed hint.
@@ -369,12 +375,11 @@ impl Loader {
                 }
                 Ok(Loaded::ExecTrace(Box::new(et)))
             }
-            Inner::Buffered(Format::Snapshot, buf) => {
+            Inner::Snapshot(r) => {
                 if gz_truncated {
-                    return Err(Error::new(ErrorKind::Truncated, buf.len() as u64));
+                    return Err(Error::new(ErrorKind::Truncated, self.decoded_bytes));
                 }
-                let s = snapshot::parse(&buf)?;
-                Ok(Loaded::Snapshot(Box::new(s)))
+                Ok(Loaded::Snapshot(Box::new(r.finish()?)))
             }
             Inner::Buffered(Format::FlightRecorder, buf) => {
                 if gz_truncated {

@@ -7,6 +7,7 @@ mod digest;
 mod feed;
 mod pool;
 mod reader;
+mod snapshot_worker;
 mod warm;
 pub mod worker;
 
@@ -72,11 +73,25 @@ async fn read_all(
     feed.finish().await
 }
 
-/// Reads a `File` (picked or dropped): a big plain Kineto trace on every core in workers
-/// ([`pool`]), anything else through the reader worker into the page's own parser.
+/// Reads a `File` (picked or dropped): a big Kineto trace on every core in workers ([`pool`]), a
+/// plain memory snapshot of 4 MB or more in one worker ([`snapshot_worker`]), anything else
+/// through the reader worker into the page's own parser.
 pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     let name = file.name();
     let started = now_ms();
+    if snapshot_worker::wanted(&file).await {
+        match snapshot_worker::load(file.clone(), ctx).await? {
+            pool::Outcome::Loaded(f) => return Ok(f),
+            pool::Outcome::Unavailable(why) => {
+                if ctx.cancel.get_untracked() {
+                    return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
+                }
+                web_sys::console::warn_1(&JsValue::from_str(&format!(
+                    "{name}: reader workers unavailable ({why}); reading on the page's thread"
+                )));
+            }
+        }
+    }
     if let Some(plan) = pool::plan_for_file(&file, ctx).await {
         if ctx.cancel.get_untracked() {
             return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));

@@ -7,11 +7,13 @@
 use std::cell::RefCell;
 use tracelight_core::ingest::kineto::cut::find_cut_forward;
 use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+use tracelight_core::ingest::snapshot::{self, Snapshot};
+use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
 use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire;
-use tracelight_core::Error;
+use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 
 #[derive(Default)]
@@ -26,6 +28,11 @@ struct State {
     next_section: usize,
     /// The analysis's sections still to hand out, last first.
     analysis: Vec<Vec<u8>>,
+    /// A memory snapshot: its loader while the file streams in, then the model handed out one
+    /// section at a time.
+    snap_loader: Option<Loader>,
+    snapshot: Option<Box<Snapshot>>,
+    next_snap_section: usize,
     out: Vec<Vec<u8>>,
 }
 
@@ -251,5 +258,84 @@ pub fn tl_next_analysis_section() -> i32 {
             n
         }
         None => -1,
+    })
+}
+
+/// Starts reading a memory snapshot of `size` bytes (the whole file, in pieces, in this worker).
+#[wasm_bindgen]
+pub fn tl_snap_begin(size: f64) {
+    with(|s| {
+        let mut l = Loader::new("snapshot");
+        l.size_hint(size as u64);
+        s.snap_loader = Some(l);
+        s.snapshot = None;
+        s.error = None;
+    });
+}
+
+/// Reads the first `len` input bytes into the snapshot; 0 when that failed (the error is kept).
+#[wasm_bindgen]
+pub fn tl_snap_push(len: u32) -> u32 {
+    with(|s| {
+        let Some(l) = s.snap_loader.as_mut() else {
+            return 0;
+        };
+        match l.push(s.input.get(..len as usize).unwrap_or_default()) {
+            Ok(()) => 1,
+            Err(e) => {
+                s.error = Some(e);
+                s.snap_loader = None;
+                0
+            }
+        }
+    })
+}
+
+/// Ends the file and builds the snapshot: 0, or -1 with the error kept (also when the file
+/// turned out to hold something else: the page sniffed it as a snapshot).
+#[wasm_bindgen]
+pub fn tl_snap_finish() -> i32 {
+    with(|s| {
+        let Some(l) = s.snap_loader.take() else {
+            return -1;
+        };
+        match l.finish() {
+            Ok(Loaded::Snapshot(snap)) => {
+                s.snapshot = Some(snap);
+                s.next_snap_section = 0;
+                0
+            }
+            Ok(_) => {
+                s.error = Some(Error::new(
+                    ErrorKind::Incompatible("not a memory snapshot".into()),
+                    0,
+                ));
+                -1
+            }
+            Err(e) => {
+                s.error = Some(e);
+                -1
+            }
+        }
+    })
+}
+
+/// Makes the output the snapshot's next section; its length, or -1 after the last.
+#[wasm_bindgen]
+pub fn tl_snap_next_section() -> i32 {
+    with(|s| {
+        let Some(snap) = &s.snapshot else { return -1 };
+        match snapshot::wire::section(snap, s.next_snap_section) {
+            Some(v) => {
+                s.next_snap_section += 1;
+                let n = v.len() as i32;
+                s.out = vec![v];
+                n
+            }
+            None => {
+                s.snapshot = None;
+                -1
+            }
+        }
     })
 }

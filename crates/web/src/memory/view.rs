@@ -77,8 +77,25 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
         };
         view! { <SourceView session=s3.clone() source=src /> }.into_any()
     };
+    // How the file was read (1: in a worker) and how long it took: the e2e tests and the memory
+    // benchmark read them.
+    let s4 = session.clone();
+    let workers = move || {
+        s4.files
+            .get(file.get())
+            .map_or(0, |f| f.workers)
+            .to_string()
+    };
+    let s5 = session.clone();
+    let load_ms = move || {
+        s5.files
+            .get(file.get())
+            .map_or(0.0, |f| f.load_ms)
+            .to_string()
+    };
     view! {
-        <section class="memory" data-testid="memory-view">
+        <section class="memory" data-testid="memory-view" data-workers=workers data-load-ms=load_ms
+            data-wasm-bytes=move || { file.get(); crate::platform::clock::wasm_memory_bytes().to_string() }>
             <div class="mem-head">
                 <select data-testid="mem-file" on:change=on_file disabled=files.len() < 2>{file_options}</select>
                 <div class="mem-devices" role="tablist" data-testid="mem-devices">{devices}</div>

@@ -23,7 +23,7 @@ pub(super) struct Machine<'a> {
     pub(super) values: usize,
 }
 
-fn opcode_name(op: u8) -> &'static str {
+pub(crate) fn opcode_name(op: u8) -> &'static str {
     match op {
         b'c' => "GLOBAL",
         0x93 => "STACK_GLOBAL",
@@ -591,14 +591,14 @@ impl<'a> Machine<'a> {
 
 /// A `LONG1`/`LONG4` payload by the width it needs.
 #[derive(Debug, PartialEq)]
-pub(super) enum Long {
+pub(crate) enum Long {
     Small(i64),
     Big(i128),
     Huge,
 }
 
 /// `LONG1`/`LONG4` payload: little-endian two's complement of any width.
-pub(super) fn decode_long(bytes: &[u8]) -> Long {
+pub(crate) fn decode_long(bytes: &[u8]) -> Long {
     let Some(&last) = bytes.last() else {
         return Long::Small(0);
     };

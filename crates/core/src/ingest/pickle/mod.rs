@@ -31,6 +31,7 @@ use crate::error::Result;
 
 mod machine;
 use machine::Machine;
+pub(crate) use machine::{decode_long, opcode_name, Long};
 
 /// A value: an index into [`Pickle::nodes`], or with the top bit ([`INLINE_INT`]) set, a small
 /// non-negative int held in the id itself. Ints are half the values of a snapshot (every frame's

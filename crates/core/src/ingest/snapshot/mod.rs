@@ -19,7 +19,10 @@
 //! frames in a real dump cost a `u32` each.
 
 mod read;
+pub mod stream;
+pub mod wire;
 pub use read::from_pickle;
+pub use stream::{parse_streamed, SnapshotStream};
 
 use super::pickle;
 use crate::error::{Error, ErrorKind, Result};

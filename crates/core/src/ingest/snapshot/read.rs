@@ -45,7 +45,7 @@ const DENSE_SLOTS: usize = 1 << 22;
 /// ([`DENSE_LINES`], [`DENSE_SLOTS`]) use a plain map; a miss in the array checks that map before
 /// inserting, so a frame never gets two ids whichever path it took first.
 #[derive(Default)]
-struct FrameTable {
+pub(super) struct FrameTable {
     pairs: FxHashMap<(StrId, StrId), u32>,
     /// Per pair, frame id + 1 by line (0: not seen).
     lines: Vec<Vec<u32>>,
@@ -55,7 +55,7 @@ struct FrameTable {
 
 impl FrameTable {
     /// The id of the frame, or `next` after recording it as new.
-    fn get_or_insert(&mut self, file: StrId, line: i64, name: StrId, next: u32) -> u32 {
+    pub(super) fn get_or_insert(&mut self, file: StrId, line: i64, name: StrId, next: u32) -> u32 {
         let n = self.lines.len() as u32;
         let pair = *self.pairs.entry((file, name)).or_insert(n);
         if pair == n {

@@ -10,7 +10,7 @@
 mod tables;
 mod trace;
 
-pub use trace::{encode, section, Decoder, PIECE};
+pub use trace::{column_piece, encode, pieces, read_piece, section, Decoder, PIECE};
 
 use super::strings::StrId;
 use super::trace::{IdVal, SliceKind, TrackKind};

@@ -100,12 +100,12 @@ pub fn encode(t: &Trace) -> Vec<Vec<u8>> {
 pub const PIECE: usize = 1 << 18;
 
 /// Sections a column of `n` values takes (an empty one still takes one).
-fn pieces(n: usize) -> usize {
+pub fn pieces(n: usize) -> usize {
     n.div_ceil(PIECE).max(1)
 }
 
 /// Piece `i` of column `v`: its values `i·PIECE..`, after the column's length in the first piece.
-fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
+pub fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
     let lo = (i * PIECE).min(v.len());
     let part = &v[lo..(lo + PIECE).min(v.len())];
     let mut out = Vec::with_capacity(8 + std::mem::size_of_val(part));
@@ -217,7 +217,7 @@ pub struct Decoder {
 
 /// Appends one piece of a column to `v`: `left` is `None` at the column's first piece (which
 /// says the column's length); returns the values still to come.
-fn read_piece<T: Wire>(v: &mut Vec<T>, left: Option<usize>, section: &[u8]) -> Result<usize> {
+pub fn read_piece<T: Wire>(v: &mut Vec<T>, left: Option<usize>, section: &[u8]) -> Result<usize> {
     let mut g = Get::new(section);
     let left = match left {
         Some(n) => n,

@@ -1,0 +1,114 @@
+// A memory snapshot of 4 MB or more is decoded in a worker (load/pool.rs `Plan::Snapshot`,
+// js/shards.js `runSnapshot`): the pickle never runs on the page's thread and the model comes back
+// in sections (core `ingest::snapshot::wire`). The page must show what its own reader shows for the
+// same file and the CLI's numbers, report a broken pickle as its own reader does, and fall back to
+// its own reader where the worker cannot run. `?workers=1` sends a snapshot of any size to the
+// worker, `?workers=0` none.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, browser, cli, page, shot, corpusSkip, CORPUS } from './harness.mjs';
+
+let srv, b;
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-snapworker-'));
+before(async () => { srv = await serve(); b = await browser(); });
+after(async () => { await b?.close(); srv?.server.close(); fs.rmSync(TMP, { recursive: true, force: true }); });
+
+const SNAP = path.join(CORPUS, 'real/snapshots/cs336_nothanmin_memory_snapshot.pickle');
+const CPP = path.join(CORPUS, 'real/snapshots/select_n_2023-12_4gpu_cpp_frames_snapshot.pickle');
+const attr = (p, id, a) => p.getByTestId(id).getAttribute(a);
+
+async function open(query, file, errors = []) {
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/?${query}`);
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(file);
+  return p;
+}
+
+/** What the Memory tab shows of the default device, once its chart is drawn. */
+async function shown(p) {
+  await p.getByTestId('memory-view').waitFor({ timeout: 120_000 });
+  await p.waitForFunction(() => document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1', null, { timeout: 120_000 });
+  return {
+    workers: Number(await attr(p, 'memory-view', 'data-workers')),
+    peakActive: Number(await attr(p, 'mem-peak-active', 'data-bytes')),
+    peakReserved: Number(await attr(p, 'mem-peak-reserved', 'data-bytes')),
+    reserved: Number(await attr(p, 'mem-reserved', 'data-bytes')),
+    segments: Number(await p.getByTestId('mem-segments').textContent()),
+    segmentMap: Number(await attr(p, 'mem-segment-view', 'data-segments')),
+    polygons: Number(await attr(p, 'mem-chart', 'data-polygons')),
+    devices: await p.locator('[data-testid=mem-devices] button').allTextContents(),
+  };
+}
+
+for (const file of [SNAP, CPP]) {
+  const name = path.basename(file);
+  test(`${name} decoded in a worker shows what the page's own reader shows, and the CLI's numbers`, { skip: corpusSkip(file) }, async () => {
+    const errors = [];
+    const one = await open('workers=0', file, errors);
+    const a = await shown(one);
+    const w = await open('workers=1', file, errors);
+    const c = await shown(w);
+    assert.equal(a.workers, 0);
+    assert.equal(c.workers, 1);
+    assert.deepEqual({ ...c, workers: 0 }, a);
+    const devs = cli(file).snapshot.devices;
+    const d = devs.find((x) => x.peak_active_bytes === c.peakActive);
+    assert.ok(d, `a CLI device with peak active ${c.peakActive}`);
+    assert.equal(c.peakReserved, d.peak_reserved_bytes);
+    assert.equal(c.segments, d.segments);
+    assert.equal(c.segmentMap, d.segments);
+    assert.ok(c.polygons > 1, `chart drew ${c.polygons} polygons`);
+    await w.screenshot({ path: shot(`snapshot-worker-${name.replace(/\.pickle$/, '')}.png`), fullPage: true });
+    assert.deepEqual(errors, []);
+    await one.close();
+    await w.close();
+  });
+}
+
+test('a broken pickle is an error and a snapshot cut short a warning, from the worker as from the page\'s own reader', { skip: corpusSkip(SNAP) }, async () => {
+  // An unknown opcode (0xff) right after the `segments` list opens: a syntax error at byte 18.
+  const bad = path.join(TMP, 'bad.pickle');
+  fs.writeFileSync(bad, Buffer.from('80047d94288c087365676d656e7473945d94ff', 'hex'));
+  const bytes = fs.readFileSync(SNAP);
+  const cut = path.join(TMP, 'cut.pickle');
+  fs.writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+  for (const [file, id, re] of [[bad, 'error', /bad\.pickle: .*unknown pickle opcode 0xff/], [cut, 'load-warnings', /cut\.pickle/]]) {
+    const msgs = [];
+    for (const q of ['workers=0', 'workers=1']) {
+      const p = await open(q, file);
+      await p.getByTestId(id).waitFor({ timeout: 120_000 });
+      msgs.push(await p.getByTestId(id).textContent());
+      await p.close();
+    }
+    assert.match(msgs[0], re);
+    assert.equal(msgs[1], msgs[0]);
+  }
+});
+
+test('where the worker cannot run (its wasm fails to start), the page\'s own reader decodes the snapshot', { skip: corpusSkip(SNAP) }, async () => {
+  const errors = [];
+  const warnings = [];
+  const p = await page(b, errors);
+  p.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+  await p.addInitScript(() => {
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m && m.kind === 'start' && 'module' in m) m = { ...m, module: null };
+      return post.call(this, m, ...rest);
+    };
+  });
+  await p.goto(`${srv.base}/?workers=1`);
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(SNAP);
+  const s = await shown(p);
+  assert.equal(s.workers, 0);
+  const d = cli(SNAP).snapshot.devices.find((x) => x.peak_active_bytes === s.peakActive);
+  assert.ok(d, 'the CLI\'s peak active');
+  assert.ok(warnings.some((w) => /reader workers unavailable/.test(w)), warnings.join('\n'));
+  assert.deepEqual(errors, []);
+  await p.close();
+});
