@@ -35,7 +35,7 @@ pub const USAGE: &str = "usage:
                                        fragmentation and segments before/after, live bytes by
                                        allocation site, stack, user_metadata and pool (appeared,
                                        grew, shrank, freed)
-  tracelight diff A B --folded [--weight cpu|device]
+  tracelight diff A B --folded [--weight cpu|device] [--step-a I] [--step-b J]
                                        the differential flame graph's stacks: 'frame;…;leaf A B'
                                        (ns per step; difffolded.pl's format, flamegraph.pl draws it)
   tracelight trend DIR [--json]        a folder of runs (trace files or run folders, in name

@@ -221,10 +221,38 @@ fn folded(la: &SideFiles, lb: &SideFiles, d: &Diff, rest: &[String]) -> Result<S
             )))
         }
     };
-    fn side<'a>(f: &'a SideFiles, s: &Side) -> FlameSide<'a> {
+    // `--step-a I --step-b J`: step I of A against step J of B (0-based, in time order).
+    let step = |flag: &str| -> Result<Option<usize>, CliError> {
+        flag_value(rest, flag)
+            .map(|v| {
+                v.parse::<usize>().map_err(|_| {
+                    CliError::Usage(format!("{flag} takes a step index (0, 1, …), not {v:?}"))
+                })
+            })
+            .transpose()
+    };
+    let (step_a, step_b) = (step("--step-a")?, step("--step-b")?);
+    for (k, f, which) in [(step_a, la, "A"), (step_b, lb, "B")] {
+        if let Some(k) = k {
+            let have = f
+                .traces
+                .iter()
+                .map(|(_, t)| tracelight_core::view::steps::step_marks(t).len())
+                .max()
+                .unwrap_or(0);
+            if k >= have {
+                return Err(CliError::Usage(format!(
+                    "{which} has no step {k}: its steps are 0 to {} (in time order)",
+                    have as i64 - 1
+                )));
+            }
+        }
+    }
+    fn side<'a>(f: &'a SideFiles, s: &Side, step: Option<usize>) -> FlameSide<'a> {
         FlameSide {
             traces: f.traces.iter().map(|(_, t)| &**t).collect(),
             rank_steps: s.rank_steps,
+            step,
         }
     }
     let rename = if d.renames {
@@ -232,7 +260,12 @@ fn folded(la: &SideFiles, lb: &SideFiles, d: &Diff, rest: &[String]) -> Result<S
     } else {
         Default::default()
     };
-    let fl = DiffFlame::build(&side(la, &d.a), &side(lb, &d.b), weight, &rename);
+    let fl = DiffFlame::build(
+        &side(la, &d.a, step_a),
+        &side(lb, &d.b, step_b),
+        weight,
+        &rename,
+    );
     Ok(fl.folded())
 }
 

@@ -72,7 +72,13 @@ pub fn positional(args: &[String]) -> Vec<&String> {
         }
         if matches!(
             a.as_str(),
-            "--sort-by" | "--row-limit" | "--fail-if" | "--weight" | "--scope"
+            "--sort-by"
+                | "--row-limit"
+                | "--fail-if"
+                | "--weight"
+                | "--scope"
+                | "--step-a"
+                | "--step-b"
         ) {
             skip = true;
             continue;

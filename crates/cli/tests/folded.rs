@@ -240,3 +240,69 @@ fn the_gate_on_the_pair_fails_on_the_doubled_gemm_only() {
         (0, &serde_json::json!("too_short"))
     );
 }
+
+/// `--step-a I --step-b J`: one step of A against one step of B. A's first step is a warm-up (its
+/// gemm kernel 500 µs, then 100 µs), B's steps run 200 µs: over every step the kernel is 200 µs
+/// per step on both sides; step 1 of A against step 0 of B is 100 against 200; step 0 of A (the
+/// warm-up) against step 1 of B is 500 against 200. A step a side does not have is refused.
+#[test]
+fn one_step_of_a_against_one_step_of_b() {
+    let steps = |mm: &[f64]| -> String {
+        let mut v = Vec::new();
+        for (k, us) in mm.iter().enumerate() {
+            let t0 = k as f64 * 1000.0;
+            v.push(x(
+                "user_annotation",
+                &format!("ProfilerStep#{k}"),
+                t0,
+                1000.0,
+                1,
+                "",
+            ));
+            op(
+                &mut v,
+                "aten::mm",
+                "ampere_sgemm_128x64_nn",
+                t0 + 10.0,
+                *us,
+                k,
+            );
+        }
+        format!(r#"{{"traceEvents":[{}]}}"#, v.join(","))
+    };
+    let dir = std::env::temp_dir().join(format!("tracelight-folded-{}-steps", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = Pair(dir.clone());
+    std::fs::write(dir.join("a.json"), steps(&[500.0, 100.0, 100.0, 100.0])).unwrap();
+    std::fs::write(dir.join("b.json"), steps(&[200.0, 200.0])).unwrap();
+    let k = "ProfilerStep*;aten::mm;cudaLaunchKernel;ampere_sgemm_128x64_nn";
+    let dev = ["--weight", "device"];
+    assert_eq!(p.folded(&dev)[k], (200_000, 200_000));
+    assert_eq!(
+        p.folded(&[&dev[..], &["--step-a", "1", "--step-b", "0"]].concat())[k],
+        (100_000, 200_000)
+    );
+    assert_eq!(
+        p.folded(&[&dev[..], &["--step-a=0", "--step-b=1"]].concat())[k],
+        (500_000, 200_000)
+    );
+    // Only A picked: B keeps its per-step mean.
+    assert_eq!(
+        p.folded(&[&dev[..], &["--step-a", "2"]].concat())[k],
+        (100_000, 200_000)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_tracelight"))
+        .args([
+            "diff",
+            dir.join("a.json").to_str().unwrap(),
+            dir.join("b.json").to_str().unwrap(),
+            "--folded",
+            "--step-b",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    // A usage error (EX_USAGE), naming the steps B has.
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("B has no step 2: its steps are 0 to 1"));
+}

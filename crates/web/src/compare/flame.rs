@@ -44,10 +44,12 @@ fn build(a: &SessionRef, b: &SessionRef, d: &Diff, weight: Weight) -> DiffFlame 
     let sa = FlameSide {
         traces: traces(a),
         rank_steps: d.a.rank_steps,
+        step: None,
     };
     let sb = FlameSide {
         traces: traces(b),
         rank_steps: d.b.rank_steps,
+        step: None,
     };
     DiffFlame::build(&sa, &sb, weight, &rename)
 }

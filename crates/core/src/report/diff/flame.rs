@@ -88,6 +88,16 @@ pub fn renames(d: &Diff) -> FxHashMap<String, String> {
 pub struct FlameSide<'a> {
     pub traces: Vec<&'a Trace>,
     pub rank_steps: f64,
+    /// One step only: the `k`-th step (0-based, in time order: `view::steps::step_marks`) of each
+    /// rank, its window the scope, weights per rank that has it. `None`: every step, per step.
+    pub step: Option<usize>,
+}
+
+/// The window of step `k` of `t` (the `k`-th step slice in time order), if it has one.
+pub fn step_window(t: &Trace, k: usize) -> Option<(i64, i64)> {
+    crate::view::steps::step_marks(t)
+        .get(k)
+        .map(|m| (m.start, m.end))
 }
 
 #[derive(Default)]
@@ -156,10 +166,31 @@ impl DiffFlame {
             python: false,
         };
         for (s, side) in [a, b].into_iter().enumerate() {
-            let per = side.rank_steps.max(1.0);
-            for t in &side.traces {
-                let f = Flame::build(t, &Scope::default(), opts);
-                trie.add(s, t, &f, per, rename);
+            match side.step {
+                None => {
+                    let per = side.rank_steps.max(1.0);
+                    for t in &side.traces {
+                        let f = Flame::build(t, &Scope::default(), opts);
+                        trie.add(s, t, &f, per, rename);
+                    }
+                }
+                // One step of each rank: its window, weights per rank that has it.
+                Some(k) => {
+                    let ranges: Vec<(&Trace, (i64, i64))> = side
+                        .traces
+                        .iter()
+                        .filter_map(|t| Some((*t, step_window(t, k)?)))
+                        .collect();
+                    let per = ranges.len().max(1) as f64;
+                    for (t, r) in ranges {
+                        let scope = Scope {
+                            range: Some(r),
+                            tracks: None,
+                        };
+                        let f = Flame::build(t, &scope, opts);
+                        trie.add(s, t, &f, per, rename);
+                    }
+                }
             }
         }
         let n = trie.label.len();
