@@ -28,7 +28,7 @@ seed() {
   local t="$1" dir="fuzz/corpus/$1"
   mkdir -p "$dir"
   case "$t" in
-    kineto | kineto_reader | json_skip)
+    kineto | kineto_reader)
       cp -n "$BAD"/*.json "$dir"/ 2>/dev/null
       cp -n "$SHARED"/real/kineto/h100_libkineto_before_fix_trace.json "$dir"/ 2>/dev/null
       for f in "$GPU"/gpu_matmul.pt.trace.json.gz "$GPU"/gpu_mlp.pt.trace.json.gz; do
@@ -57,7 +57,7 @@ seed() {
 
 args_for() {
   case "$1" in
-    kineto | kineto_reader | json_skip) echo "-dict=fuzz/kineto.dict -max_len=8192" ;;
+    kineto | kineto_reader) echo "-dict=fuzz/kineto.dict -max_len=8192" ;;
     pickle) echo "-max_len=65536" ;;
     *) echo "-max_len=16384" ;;
   esac

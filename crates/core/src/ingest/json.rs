@@ -271,33 +271,12 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips a balanced object or array, iteratively. Only brackets and strings matter here; the
-    /// structure inside is validated when (and if) it is read. Eight bytes at a time (SWAR, see
-    /// [`brackets`]): a word's bytes before its first quote move the depth by their opening minus
-    /// closing brackets at once, unless they may close the container (as many closing brackets
-    /// as the depth), where [`Cursor::skip_container_scalar`]'s byte rule decides, one byte.
+    /// structure inside is validated when (and if) it is read.
     fn skip_container(&mut self) -> Scan<()> {
         let mut depth: usize = 0;
         let b = self.b;
         let mut j = self.i;
         loop {
-            while depth > 0 {
-                let Some(word) = b.get(j..j + 8) else { break };
-                let mut w = [0u8; 8];
-                w.copy_from_slice(word);
-                let (n, open, close) = brackets(u64::from_le_bytes(w));
-                if close >= depth {
-                    break;
-                }
-                // No underflow: close < depth.
-                depth = depth + open - close;
-                j += n;
-                if n < 8 {
-                    // On a quote.
-                    self.i = j;
-                    self.string()?;
-                    j = self.i;
-                }
-            }
             let Some(&c) = b.get(j) else {
                 return Err(Stop::Incomplete);
             };
@@ -321,94 +300,6 @@ impl<'a> Cursor<'a> {
             j += 1;
         }
     }
-
-    /// [`Cursor::skip_container`] a byte at a time: the reference its tests and the fuzz target
-    /// hold it to ([`skips_agree`]).
-    fn skip_container_scalar(&mut self) -> Scan<()> {
-        let mut depth: usize = 0;
-        let b = self.b;
-        let mut j = self.i;
-        loop {
-            let Some(&c) = b.get(j) else {
-                return Err(Stop::Incomplete);
-            };
-            match c {
-                b'"' => {
-                    self.i = j;
-                    self.string()?;
-                    j = self.i;
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        self.i = j + 1;
-                        return Ok(());
-                    }
-                }
-                _ => {}
-            }
-            j += 1;
-        }
-    }
-}
-
-/// Whether [`Cursor::skip_container`] and its scalar reference agree (the same end, or the same
-/// stop) on a container starting at every `{` and `[` of `data`, the window ending at `data`'s
-/// end. For the tests and the `json_skip` fuzz target.
-#[doc(hidden)]
-pub fn skips_agree(data: &[u8]) -> bool {
-    data.iter()
-        .enumerate()
-        .filter(|(_, &c)| c == b'{' || c == b'[')
-        .all(|(i, _)| {
-            let (mut fast, mut slow) = (Cursor::new(data, i), Cursor::new(data, i));
-            let (a, b) = (fast.skip_container(), slow.skip_container_scalar());
-            a == b && (a.is_err() || fast.i == slow.i)
-        })
-}
-
-/// Where the container at `data[i]` ends, skipped eight bytes at a time (`swar`) or a byte at a
-/// time; for `examples/skip_bench.rs`.
-#[doc(hidden)]
-pub fn skip_end(data: &[u8], i: usize, swar: bool) -> Option<usize> {
-    let mut c = Cursor::new(data, i);
-    let r = if swar {
-        c.skip_container()
-    } else {
-        c.skip_container_scalar()
-    };
-    r.ok().map(|()| c.i)
-}
-
-const LO: u64 = 0x0101_0101_0101_0101;
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-
-/// The high bit of each byte of `x` that equals `c`, exactly (no borrow crosses bytes: each byte's
-/// low seven bits plus 0x7f stay below 0x100).
-#[inline]
-fn eq_mask(x: u64, c: u8) -> u64 {
-    let v = x ^ (LO * u64::from(c));
-    !(((v & LOW7) + LOW7) | v | LOW7)
-}
-
-/// For the 8 bytes of `x` (little-endian: byte 0 first): how many come before the first quote (8
-/// if none), and how many of those are opening (`{`, `[`) and closing (`}`, `]`) brackets.
-/// `b | 0x20` folds `[` (0x5b) onto `{` (0x7b) and `]` (0x5d) onto `}` (0x7d), and no other byte.
-#[inline]
-fn brackets(x: u64) -> (usize, usize, usize) {
-    let q = eq_mask(x, b'"');
-    let (n, keep) = if q == 0 {
-        (8, u64::MAX)
-    } else {
-        let n = (q.trailing_zeros() / 8) as usize;
-        (n, (1u64 << (8 * n)) - 1)
-    };
-    let folded = x | (LO * 0x20);
-    let open = (eq_mask(folded, b'{') & keep).count_ones() as usize;
-    let close = (eq_mask(folded, b'}') & keep).count_ones() as usize;
-    (n, open, close)
 }
 
 /// Parses an integer that may exceed `i64` (Kineto writes u64 ids): values above `i64::MAX` wrap
@@ -459,7 +350,6 @@ pub(crate) fn parse_f64(text: &[u8]) -> Option<f64> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 
@@ -500,46 +390,6 @@ mod tests {
         let mut s = String::new();
         let _ = unescape_into(br#"a\"b\u00e9\ud83d\ude00\q"#, &mut s);
         assert_eq!(s, "a\"bé😀\\q");
-    }
-
-    /// Each byte counted alone, for [`brackets`].
-    fn brackets_bytewise(w: [u8; 8]) -> (usize, usize, usize) {
-        let n = w.iter().position(|&c| c == b'"').unwrap_or(8);
-        let open = w[..n].iter().filter(|&&c| c == b'{' || c == b'[').count();
-        let close = w[..n].iter().filter(|&&c| c == b'}' || c == b']').count();
-        (n, open, close)
-    }
-
-    /// A deterministic stream of numbers (no `rand` for tests).
-    fn lcg(seed: &mut u64) -> u64 {
-        *seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        *seed >> 33
-    }
-
-    #[test]
-    fn word_bracket_counts_equal_counting_each_byte() {
-        let mut seed = 1;
-        // Bytes next to the brackets and the quote in value (and the fold by 0x20), and any byte.
-        let near =
-            b"{}[]\"\\;=_\x7a\x7c\x7e\x5a\x5c\x5e\x3b\x3d\x1b\x1d\x80\xfb\xfd\xdb\xdd\x00\x02";
-        for round in 0..200_000 {
-            let mut w = [0u8; 8];
-            for x in &mut w {
-                let r = lcg(&mut seed);
-                *x = if round % 2 == 0 {
-                    near[r as usize % near.len()]
-                } else {
-                    r as u8
-                };
-            }
-            assert_eq!(
-                brackets(u64::from_le_bytes(w)),
-                brackets_bytewise(w),
-                "{w:?}"
-            );
-        }
     }
 
     #[test]

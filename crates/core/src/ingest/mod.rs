@@ -6,8 +6,6 @@ pub mod chakra;
 pub mod flight_recorder;
 pub mod gzip;
 pub(crate) mod json;
-#[doc(hidden)]
-pub use json::{skip_end, skips_agree};
 pub mod kineto;
 pub mod memory_timeline;
 pub mod pickle;
