@@ -298,3 +298,22 @@ fn oom_folder_names_the_rank_that_differs_and_the_failed_allocation() {
     );
     assert_eq!(big.user_metadata, "kv_cache");
 }
+
+#[test]
+fn each_private_pool_packs_on_rows_of_its_own() {
+    use tracelight_core::analysis::snapshot_state::{pack, state_at_dump};
+    let st = state_at_dump(&snap("content.pickle"), 0);
+    let (placed, rows, _) = pack(&st);
+    // Four segments in three pools: the default pool's two, a CUDA graph pool's, a MemPool's.
+    assert_eq!(st.segments.len(), 4);
+    let mut pool_of_row: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
+    for (s, &(row, _)) in st.segments.iter().zip(&placed) {
+        let p = *pool_of_row.entry(row).or_insert(s.pool);
+        assert_eq!(p, s.pool, "row {row} mixes pools");
+    }
+    // The default pool's 20 and 64 MiB segments do not fit one 64 MiB-wide row (memory_viz's
+    // packing): two rows; then one row each for the two private pools.
+    assert_eq!(rows, 4);
+    assert_eq!(pool_of_row.values().filter(|p| **p != (0, 0)).count(), 2);
+    assert_eq!(st.reserved_bytes, 90 * MIB);
+}

@@ -119,7 +119,10 @@ pub fn App() -> impl IntoView {
         nav.reveal.set(None);
         // A run (two or more rank traces) opens on its Ranks tab: the run's picture first, a
         // rank's Overview one click away.
-        if tabs.contains(&Tab::Ranks) && s.trace_indices().len() > 1 {
+        // A folder of allocator snapshots (one per rank: OOM dumps) opens as a run too.
+        let run = s.trace_indices().len() > 1
+            || (s.trace_indices().is_empty() && s.snapshot_indices().len() > 1);
+        if tabs.contains(&Tab::Ranks) && run {
             nav.tab.set(Tab::Ranks);
         } else if !tabs.contains(&nav.tab.get_untracked()) {
             nav.tab.set(tabs.first().copied().unwrap_or(Tab::Overview));

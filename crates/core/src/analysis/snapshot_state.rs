@@ -26,13 +26,15 @@ pub enum RangeState {
 pub struct SegmentState {
     pub address: u64,
     pub size: u64,
+    /// `segment_pool_id`: a private pool's segments are packed on rows of their own.
+    pub pool: (i64, i64),
     /// `(offset in the segment, size, state)`, by offset; the gaps are cached, free memory.
     pub ranges: Vec<(u64, u64, RangeState)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct AllocatorState {
-    /// Segments by (size, address), as memory_viz packs them.
+    /// Segments by pool, then (size, address) as memory_viz packs them.
     pub segments: Vec<SegmentState>,
     pub reserved_bytes: u64,
     pub allocated_bytes: u64,
@@ -41,7 +43,7 @@ pub struct AllocatorState {
 }
 
 fn finish(mut segments: Vec<SegmentState>, unplaced: u64) -> AllocatorState {
-    crate::sort::by_key(&mut segments, |s| (s.size, s.address));
+    crate::sort::by_key(&mut segments, |s| (s.pool, s.size, s.address));
     let mut st = AllocatorState {
         reserved_bytes: segments.iter().fold(0u64, |t, s| t.saturating_add(s.size)),
         allocated_bytes: 0,
@@ -82,6 +84,7 @@ pub fn state_at_dump(s: &Snapshot, device: i64) -> AllocatorState {
         out.push(SegmentState {
             address: sg.address[si],
             size: sg.total_size[si],
+            pool: sg.pool_id[si],
             ranges,
         });
     }
@@ -94,6 +97,12 @@ pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
         start.is_none_or(|a| a <= at) && end.is_none_or(|b| b > at)
     };
     let segs = replay(s, device, true);
+    // A segment's pool is known from the dump's segments (the trace's entries do not carry it in
+    // the model): one released before the dump counts in the default pool.
+    let pool_of: rustc_hash::FxHashMap<u64, (i64, i64)> = (0..s.segments.len())
+        .filter(|&i| s.segments.device[i] == device)
+        .map(|i| (s.segments.address[i], s.segments.pool_id[i]))
+        .collect();
     let mut out: Vec<SegmentState> = segs
         .elements
         .iter()
@@ -101,6 +110,7 @@ pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
         .map(|e| SegmentState {
             address: e.addr,
             size: e.size,
+            pool: pool_of.get(&e.addr).copied().unwrap_or((0, 0)),
             ranges: Vec::new(),
         })
         .collect();
@@ -122,14 +132,18 @@ pub fn state_after(s: &Snapshot, device: i64, at: usize) -> AllocatorState {
 
 /// memory_viz's packing of a state's segments into rows: in order (by size, then address), a new
 /// row when the next does not fit in a row as wide as the largest segment, a small gap between
-/// neighbours. Returns each segment's `(row, byte offset in the row)`, the rows and the row width.
+/// neighbours; and a new row where the pool changes, so each private pool (CUDA graph, MemPool)
+/// has rows of its own (with one pool, memory_viz's packing exactly). Returns each segment's `(row, byte offset in the row)`, the rows and the row width.
 pub fn pack(st: &AllocatorState) -> (Vec<(usize, u64)>, usize, u64) {
     let max = st.segments.iter().map(|s| s.size).max().unwrap_or(0).max(1);
     let gap = max / 400;
     let (mut row, mut used) = (0usize, 0u64);
     let mut out = Vec::with_capacity(st.segments.len());
+    let mut pool = st.segments.first().map(|s| s.pool);
     for s in &st.segments {
-        if used > 0 && used.saturating_add(s.size) > max {
+        let new_pool = pool != Some(s.pool);
+        pool = Some(s.pool);
+        if used > 0 && (new_pool || used.saturating_add(s.size) > max) {
             row += 1;
             used = 0;
         }

@@ -4,6 +4,7 @@
 
 use super::flame::DiffFlameCard;
 use super::memory::{CategoryOverlays, MemoryOverlayChart};
+use super::snapshot::SnapshotDiffView;
 use super::tables::DiffTables;
 use super::timelines::PairedTimelines;
 use crate::session::pair::{PairReveal, PairedFn};
@@ -20,6 +21,22 @@ use tracelight_core::report::diff::{
     fmt_delta_ns, fmt_ns, is_rate, share_note, side::Side, Diff, Line,
 };
 use tracelight_core::report::num;
+
+/// The snapshot diff of A's and B's first snapshots, when neither side holds a trace.
+fn snapshot_pair(a: &SessionRef, b: &SessionRef) -> Option<AnyView> {
+    fn first(s: &SessionRef) -> Option<(String, &tracelight_core::ingest::snapshot::Snapshot)> {
+        if !s.trace_indices().is_empty() {
+            return None;
+        }
+        s.files.iter().find_map(|f| match &f.content {
+            Content::Snapshot(x) => Some((f.name.clone(), &**x)),
+            _ => None,
+        })
+    }
+    let ((an, sa), (bn, sb)) = (first(a)?, first(b)?);
+    let diff = tracelight_core::analysis::snapshot_diff::diff(sa, sb);
+    Some(view! { <SnapshotDiffView a_label=an b_label=bn diff=diff /> }.into_any())
+}
 
 fn pct(a: f64, b: f64) -> String {
     num::change(a, b)
@@ -131,7 +148,7 @@ pub fn CompareView(
     let picker = move |label: &'static str| {
         view! {
             <label class="button primary">{label}
-                <input type="file" style="display:none" data-testid="compare-input" multiple accept=".json,.gz" on:change=on_change />
+                <input type="file" style="display:none" data-testid="compare-input" multiple accept=".json,.gz,.pickle,.pkl" on:change=on_change />
             </label>
         }
     };
@@ -142,6 +159,10 @@ pub fn CompareView(
                 on:drop=move |ev| on_drop.run(ev)>{text}</div>
         }
     };
+    // Two allocator snapshots: the snapshot diff (`tracelight diff A.pickle B.pickle`).
+    if let Some(v) = compare.as_ref().and_then(|b| snapshot_pair(&session, b)) {
+        return v;
+    }
     let (Some(b), Some(a_side)) = (compare, side_of(&session, false)) else {
         return view! {
             <section class="view" data-testid="compare-empty">

@@ -4,6 +4,7 @@
 
 pub mod chart;
 pub mod detail;
+pub mod dump;
 pub mod flame;
 pub mod lane;
 pub mod ops;

@@ -27,6 +27,9 @@ fn range_color(s: RangeState) -> &'static str {
     }
 }
 
+/// The outline of a private pool's segments (the palette's purple, #b07aa1).
+const POOL_COLOR: &str = "#b07aa1";
+
 /// Paints `st` packed into rows `row_h` high, with the byte axis below.
 fn paint(c: &web_sys::HtmlCanvasElement, st: &AllocatorState, w: f64, row_h: f64, height: f64) {
     let Some(ctx) = prepare(c, w, height) else {
@@ -63,15 +66,26 @@ fn paint(c: &web_sys::HtmlCanvasElement, st: &AllocatorState, w: f64, row_h: f64
             ctx.set_fill_style_str(range_color(s));
             ctx.fill_rect(x0, y, (x1 - x0).max(0.5), bh);
         }
-        if sw >= 3.0 {
-            ctx.set_stroke_style_str("#8c959f");
-            ctx.set_line_width(0.5);
+        // A private pool's segments (on rows of their own): outlined and named.
+        let private = seg.pool != (0, 0);
+        if sw >= 3.0 || private {
+            ctx.set_stroke_style_str(if private { POOL_COLOR } else { "#8c959f" });
+            ctx.set_line_width(if private { 1.5 } else { 0.5 });
             ctx.stroke_rect(x, y, sw, bh);
         }
         if sw >= 56.0 && bh >= 11.0 {
             ctx.set_fill_style_str("#1f2328");
             ctx.set_text_align("left");
-            let _ = ctx.fill_text(&tick_label(seg.size), x + 3.0, y + bh / 2.0);
+            let label = if private {
+                format!(
+                    "{} · {}",
+                    tracelight_core::analysis::snapshot_dump::pool_name(seg.pool),
+                    tick_label(seg.size)
+                )
+            } else {
+                tick_label(seg.size)
+            };
+            let _ = ctx.fill_text(&label, x + 3.0, y + bh / 2.0);
         }
     }
     // Byte axis: offset within a row.
@@ -145,6 +159,9 @@ pub fn SegmentView(
         let _ = c.set_attribute("data-allocated", &st.allocated_bytes.to_string());
         let _ = c.set_attribute("data-reserved", &st.reserved_bytes.to_string());
         let _ = c.set_attribute("data-unplaced", &st.unplaced_bytes.to_string());
+        let pools: std::collections::BTreeSet<(i64, i64)> =
+            st.segments.iter().map(|s| s.pool).collect();
+        let _ = c.set_attribute("data-pools", &pools.len().to_string());
     });
     let on_move = move |ev: web_sys::MouseEvent| {
         let st = state.get_untracked();
@@ -165,8 +182,9 @@ pub fn SegmentView(
             let off = byte - p.1;
             let used: u64 = seg.ranges.iter().map(|r| r.1).sum();
             let head = format!(
-                "segment 0x{:x}: {} ({} in use)",
+                "segment 0x{:x} ({}): {} ({} in use)",
                 seg.address,
+                tracelight_core::analysis::snapshot_dump::pool_name(seg.pool),
                 format_bytes(seg.size),
                 format_bytes(used)
             );

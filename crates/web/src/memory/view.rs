@@ -1,6 +1,7 @@
 //! The Memory tab: pick a memory file and a device; see its chart, figures and tables.
 
 use super::chart::{ChartCanvas, Scrub};
+use super::dump::DumpTables;
 use super::flame::PeakFlameView;
 use super::ops::OpMemoryTable;
 use super::segments::SegmentView;
@@ -212,6 +213,7 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
             .and_then(|s| s.devices.iter().find(|d| d.device == device).cloned())
             .map(|d| {
                 view! {
+                    <DumpTables d=d.clone() />
                     <OomTable d=d.clone() />
                     <div class="mem-tables">
                         <PeakTable d=d.clone() scrub=scrub />
@@ -231,12 +233,19 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
         ),
         _ => None,
     };
+    // A snapshot without trace entries has no history: no timeline is drawn (nor invented).
+    let no_history = match (&session.files[file].content, source.kind) {
+        (Content::Snapshot(s), SourceKind::Snapshot { device }) => {
+            s.trace(device).is_none_or(|t| t.is_empty())
+        }
+        _ => false,
+    };
     let key = format!("{file}-{:?}", source.kind);
     view! {
         <div class="mem-source" data-source=key>
             {head}
-            {legend(&c)}
-            <ChartCanvas session=session.clone() source=source chart=c scrub=scrub />
+            {(!no_history).then(|| legend(&c))}
+            {(!no_history).then(|| view! { <ChartCanvas session=session.clone() source=source chart=c.clone() scrub=scrub /> })}
             {tables}
         </div>
     }

@@ -15,6 +15,7 @@ mod flight_detail;
 mod flight_grid;
 mod heatmap;
 mod memory;
+mod oom;
 pub mod run;
 mod steps;
 mod table;
@@ -48,7 +49,11 @@ pub fn RanksView(session: SessionRef, skipped: Vec<(String, String)>) -> impl In
                 <heatmap::WaitHeatmap m=m.clone() focus=focus />
             }
         });
+        // A folder of allocator snapshots (OOM dumps): which ranks differ, what failed.
+        let oom = crate::session::run::oom_dumps(&session, &m.layout, cycle.get())
+            .map(|r| view! { <oom::OomDumps run=r /> });
         view! {
+            {oom}
             <flight::FlightRecorder m=m.clone() session=session.clone() />
             <RunBar m=m.clone() cycle=cycle />
             {traces}

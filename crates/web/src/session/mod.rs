@@ -327,7 +327,13 @@ impl Session {
             .into_iter()
             .filter(|t| match t {
                 Tab::Memory => has_memory,
-                Tab::Ranks => self.trace_indices().len() > 1 || self.has_flight_recorder(),
+                Tab::Ranks => {
+                    self.trace_indices().len() > 1
+                        || self.has_flight_recorder()
+                        || self.snapshot_indices().len() > 1
+                }
+                // Two snapshots compare too (the snapshot diff).
+                Tab::Compare => has_trace || !self.snapshot_indices().is_empty(),
                 Tab::Kernels | Tab::Gpu | Tab::Roofline => has_gpu,
                 // Only while a trend is open: `app.rs` adds it.
                 Tab::Trend => false,

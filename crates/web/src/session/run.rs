@@ -87,6 +87,35 @@ impl FrRun {
     }
 }
 
+/// The allocator snapshots of `cycle` in `lay` compared as `analyze DIR --json`'s `oom_dumps`
+/// (ranks placed by the run layout): with two or more, or one that recorded an OOM.
+pub fn oom_dumps(
+    session: &Session,
+    lay: &RunLayout,
+    cycle: u32,
+) -> Option<tracelight_core::analysis::snapshot_ranks::OomRun> {
+    use tracelight_core::analysis::snapshot_ranks::{compare, RankDump};
+    let mut used = vec![false; session.files.len()];
+    let mut dumps = Vec::new();
+    for u in lay.units.iter().filter(|u| u.cycle == cycle) {
+        let Some(name) = u.file(Artifact::Snapshot) else {
+            continue;
+        };
+        let Some(k) = (0..session.files.len()).find(|&k| {
+            !used[k]
+                && session.files[k].name == name
+                && matches!(session.files[k].content, Content::Snapshot(_))
+        }) else {
+            continue;
+        };
+        used[k] = true;
+        if let Content::Snapshot(s) = &session.files[k].content {
+            dumps.push(RankDump::of(u.rank, name, s));
+        }
+    }
+    (dumps.len() >= 2 || dumps.iter().any(|d| !d.ooms.is_empty())).then(|| compare(dumps))
+}
+
 /// The dumps of `cycle` in `lay`, analysed; None when the session holds none.
 pub fn flight_recorder(session: &Session, lay: &RunLayout, cycle: u32) -> Option<FrRun> {
     use tracelight_core::analysis::flight_recorder::{analyze, RankDump};
