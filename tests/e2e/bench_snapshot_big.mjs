@@ -88,7 +88,7 @@ async function once(b, srv) {
 
 function memoryViz() {
   const py = path.join(VENV, 'bin/python');
-  const mv = spawnSync(py, ['-c', 'import torch.cuda._memory_viz as m; print(m.__file__)'], { encoding: 'utf8' }).stdout.trim();
+  const mv = spawnSync(py, ['-c', 'import torch.cuda._memory_viz as m; print(m.__file__)'], { encoding: 'utf8' }).stdout?.trim();
   if (!mv) return { memory_viz: 'torch not found' };
   const out = `/dev/shm/memory_viz_${process.pid}.html`;
   const t = Date.now();
