@@ -19,8 +19,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 # Skips what is installed already (a warm run does not touch the network).
-"$VENV/bin/python" -c 'import maturin, pyarrow, pandas, pytest' 2>/dev/null ||
-  "$VENV/bin/pip" install -q maturin pyarrow pandas pytest
+# mcp: the official Model Context Protocol client that drives `tracelight mcp` in test_mcp.py.
+"$VENV/bin/python" -c 'import maturin, pyarrow, pandas, pytest, mcp' 2>/dev/null ||
+  "$VENV/bin/pip" install -q maturin pyarrow pandas pytest mcp
 # The viewer ships in the wheel for tracelight.show(): the single-file build of the app's release
 # build (dist/, made here when missing; test.sh has just made it).
 if [ ! -f dist/index.html ]; then
