@@ -236,7 +236,7 @@ def test_snapshot_diff_and_oom_folder_equal_the_cli_and_the_generated_answers():
     are what ``gen.py`` built in; a folder of OOM dumps loads as a run naming rank 2."""
     a, b = GEN / "step_a.pickle", GEN / "step_b.pickle"
     d = tracelight.diff(a, b)
-    assert d == cli_json("diff", str(a), str(b), "--json")
+    assert d == json.loads(cli("diff", str(a), str(b), "--json"))
     expected = json.loads((GEN / "expected.json").read_text())["step"]
     rows = {r["key"]: [r["a_bytes"], r["b_bytes"], r["change"]] for r in d["snapshot"]["diff"]["by_frame"]}
     assert rows == expected["by_frame"]
