@@ -1,4 +1,4 @@
-//! `cargo run --release -p tracelight-core --example parse -- FILE [--analyze] [--one-thread]`
+//! `cargo run --release -p tracelight-core --example parse -- FILE [--analyze] [--one-thread] [--threads N]`
 //!
 //! Parses FILE through the same push loader as the CLI (4 MiB slices, two threads unless
 //! `--one-thread`, which is what the browser does) and prints the parse rate in
@@ -21,7 +21,15 @@ fn main() {
         std::process::exit(2);
     };
     let mut loader = Loader::new(path);
-    if !args.iter().any(|a| a == "--one-thread") {
+    // `--threads N`: the sharded reader on N threads (scaling with K); default every core.
+    let threads = args
+        .iter()
+        .position(|a| a == "--threads")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(n) = threads {
+        loader = loader.threads(n);
+    } else if !args.iter().any(|a| a == "--one-thread") {
         loader = loader.threaded();
     }
     let mut buf = vec![0u8; 4 << 20];
