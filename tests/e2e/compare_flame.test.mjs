@@ -171,6 +171,83 @@ test('the differential flame graph carries the CLI folded weights, colours by ch
   await p.close();
 });
 
+// The per-step picker: A's first step is a 500 µs warm-up of aten::mm's kernel, then 100 µs; B's
+// two steps run it 200 µs each. Picking a step on either side gives the weights of
+// `tracelight diff A B --folded --step-a I --step-b J` on the same files, frame for frame.
+function stepsTrace(mmUs) {
+  const v = [];
+  mmUs.forEach((us, k) => {
+    const t0 = k * 2000;
+    v.push(x('user_annotation', `ProfilerStep#${k}`, t0, 2000, 1));
+    op(v, 'aten::mm', 'ampere_sgemm_128x64_nn', t0 + 10, us, k * 10);
+  });
+  return JSON.stringify({ traceEvents: v });
+}
+
+test('the differential flame graph compares one step of A with one step of B as the CLI does', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-dflame-steps-'));
+  const A = path.join(dir, 'a.json'), B = path.join(dir, 'b.json');
+  fs.writeFileSync(A, stepsTrace([500, 100, 100]));
+  fs.writeFileSync(B, stepsTrace([200, 200]));
+  const KERNEL = 'ProfilerStep*;aten::mm;cudaLaunchKernel;ampere_sgemm_128x64_nn';
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(A);
+  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
+  await p.getByTestId('compare-input').setInputFiles(B);
+  await p.getByTestId('diff-flame').waitFor({ timeout: 60_000 });
+  const canvas = p.getByTestId('diff-flame-canvas');
+  const pickA = p.getByTestId('diff-flame-step-a'), pickB = p.getByTestId('diff-flame-step-b');
+  // The pickers list each side's steps, as many as its longest rank has.
+  assert.equal(await pickA.locator('option').count(), 1 + 3);
+  assert.equal(await pickB.locator('option').count(), 1 + 2);
+  const kernelOf = async () => {
+    const f = (await layout(canvas)).find((r) => r.stack === KERNEL);
+    return [Math.round(f.a_self), Math.round(f.b_self)];
+  };
+  const settle = (a, bw) => p.waitForFunction(([k, va, vb]) => {
+    const l = JSON.parse(document.querySelector('[data-testid=diff-flame-canvas]')?.getAttribute('data-layout') || '[]');
+    const f = l.find((r) => r.stack === k);
+    return f && Math.round(f.a_self) === va && Math.round(f.b_self) === vb;
+  }, [KERNEL, a, bw], { timeout: 30_000 });
+  const cases = [
+    [[], null, null],
+    [['--step-a', '0', '--step-b', '1'], '0', '1'],
+    [['--step-a', '1', '--step-b', '0'], '1', '0'],
+    [['--step-b', '1'], 'all', '1'],
+  ];
+  for (const [flags, sa, sb] of cases) {
+    const cli = folded(A, B, '--weight', 'device', ...flags);
+    const [wa, wb] = cli.get(KERNEL);
+    if (sa !== null) {
+      await pickA.selectOption(sa);
+      await pickB.selectOption(sb);
+    }
+    await settle(wa, wb);
+    // Every stack of the CLI's output is drawn with its self weights.
+    const byStack = new Map((await layout(canvas)).map((f) => [f.stack, f]));
+    for (const [stack, [a, bw]] of cli) {
+      const f = byStack.get(stack);
+      assert.ok(f, `${flags.join(' ')}: page draws ${stack}`);
+      assert.deepEqual([Math.round(f.a_self), Math.round(f.b_self)], [a, bw], `${flags.join(' ')}: ${stack}`);
+    }
+  }
+  // By construction: all steps 700/3 µs against 200; A's warm-up step 500 against 200; 100 vs 200.
+  await pickA.selectOption('0');
+  await pickB.selectOption('0');
+  await settle(500000, 200000);
+  assert.deepEqual(await kernelOf(), [500000, 200000]);
+  assert.match(await p.getByTestId('diff-flame').locator('h2').textContent(), /A: step 0, B: step 0/);
+  // The warm-up step against B's: the kernel shrank 60 %, so it is drawn in blue.
+  const k = (await layout(canvas)).find((r) => r.stack === KERNEL);
+  const [r, , bl] = [1, 3, 5].map((i) => parseInt(k.color.slice(i, i + 2), 16));
+  assert.ok(bl > r, `shrank frame is blue: ${k.color}`);
+  await p.getByTestId('diff-flame').screenshot({ path: shot('compare-diff-flame-steps.png') });
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 // HTA's trace_diff pair (A100 eager rank of 8 against V100 torch.compile rank of 2): every frame
 // the page draws carries the weights the CLI writes for the same stack.
 const REL_A = 'real/hta/trace_diff/control_a100_rank3of8.json.gz';

@@ -89,3 +89,48 @@ test('torch\'s own train_step_N trace (no ProfilerStep) shows its two steps as t
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+// A loop of 300 steps (issue 30: the page never blocks): the step list is windowed (only rows in
+// view exist; scrolled to the end it shows the last step with its own time), the scope picker
+// lists the first and last 100 steps and takes any other by number, and an annotation's name
+// with markup stays text in the picker.
+test('300 steps: a windowed step list, a step picked by number, names kept as text', async () => {
+  const durs = Array.from({ length: 300 }, (_, k) => 100 + (k % 7) * 10);
+  const file = loop(durs);
+  // A record_function whose name is markup, inside step 0.
+  const tr = JSON.parse(fs.readFileSync(file));
+  const odd = '<img src=x onerror="window.__pwned=1"> & \'q\'';
+  tr.traceEvents.push({ ph: 'X', cat: 'user_annotation', name: odd, pid: 1, tid: 1, ts: 1010, dur: 20 });
+  fs.writeFileSync(file, JSON.stringify(tr));
+  const c = cli(file);
+  assert.equal(c.steps.length, 300);
+  const { p, errors } = await open(file);
+  const list = p.getByTestId('step-list');
+  assert.equal(await list.getAttribute('data-steps'), '300');
+  const shown = await p.getByTestId('step-row').count();
+  assert.ok(shown > 0 && shown <= 40, `${shown} rows exist of 300`);
+  await list.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  const last = p.locator('[data-testid=step-row][data-index="299"]');
+  await last.waitFor({ timeout: 10_000 });
+  assert.equal(await last.getAttribute('data-name'), c.steps[299].name);
+  assert.equal(Number(await last.getAttribute('data-ns')), c.steps[299].dur_us * 1e3);
+  await p.getByTestId('step-breakdown').first().scrollIntoViewIfNeeded();
+  await p.screenshot({ path: shot('steps-windowed.png') });
+
+  // The picker: whole + 200 steps + the gap + the annotation's options.
+  const pick = p.getByTestId('scope-pick');
+  const values = await pick.locator('option').evaluateAll((os) => os.map((o) => o.value));
+  assert.ok(values.includes('step:0') && values.includes('step:99') && values.includes('step:299'));
+  assert.ok(!values.includes('step:150'), 'a middle step is not listed');
+  assert.equal(values.filter((v) => v.startsWith('step:')).length, 200);
+  const texts = await pick.locator('option').evaluateAll((os) => os.map((o) => o.textContent));
+  assert.ok(texts.some((t) => t.startsWith(odd + ' · all 1')), 'the annotation name is the option text, as written');
+  assert.equal(await p.evaluate(() => window.__pwned), undefined);
+  // Step 150 by number: the scope and the step time are that step's.
+  await p.getByTestId('scope-step-input').fill('150');
+  await p.getByTestId('scope-step-input').press('Enter');
+  await p.waitForFunction(() => document.querySelector('[data-testid=scope-bar]')?.getAttribute('data-scope') === 'step:150');
+  await p.waitForFunction((ns) => Number(document.querySelector('[data-testid=step-time]')?.getAttribute('data-ns')) === ns, durs[150] * 1e3);
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -201,33 +201,6 @@ pub fn step_window(t: &Trace, name: &str) -> Option<(i64, i64)> {
         .map(|i| (s.start[i], s.end(i).max(s.start[i] + 1)))
 }
 
-/// [`step_window`] of each of `names` at once, in one pass over the slices: the scope picker lists
-/// every step, and a name at a time was steps × slices (seconds on a trace of thousands of steps).
-pub fn step_windows(t: &Trace, names: &[&str]) -> Vec<Option<(i64, i64)>> {
-    let ids: rustc_hash::FxHashMap<_, usize> = names
-        .iter()
-        .enumerate()
-        .filter_map(|(k, n)| Some((t.strings.get(n)?, k)))
-        .collect();
-    let s = &t.slices;
-    let mut best: Vec<Option<usize>> = vec![None; names.len()];
-    for i in 0..s.len() {
-        let Some(&k) = ids.get(&s.name[i]) else {
-            continue;
-        };
-        if s.kind[i].is_gpu_work() {
-            continue;
-        }
-        // The earliest, the first in slice order among equal starts, as `min_by_key` keeps.
-        if best[k].is_none_or(|j| (s.start[i], i) < (s.start[j], j)) {
-            best[k] = Some(i);
-        }
-    }
-    best.into_iter()
-        .map(|b| b.map(|i| (s.start[i], s.end(i).max(s.start[i] + 1))))
-        .collect()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
@@ -303,10 +276,5 @@ mod tests {
         let (a, b) = step_window(&t, "ProfilerStep#2").unwrap();
         assert_eq!(b - a, 50_000);
         assert_eq!(step_window(&t, "ProfilerStep#3"), None);
-        // Each name once (the picker's are distinct): an absent one, a step, a kernel's name.
-        let names = ["ProfilerStep#3", "ProfilerStep#2", "k"];
-        let one: Vec<_> = names.iter().map(|n| step_window(&t, n)).collect();
-        assert!(one[1].is_some());
-        assert_eq!(step_windows(&t, &names), one);
     }
 }

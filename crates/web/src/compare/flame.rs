@@ -21,6 +21,7 @@ use tracelight_core::report::diff::{fmt_delta_ns, fmt_ns, Diff, Measure};
 use tracelight_core::report::num;
 use tracelight_core::view::flame::Weight;
 use tracelight_core::view::palette::{diff_heat, DIFF_NEW, DIFF_SAME};
+use tracelight_core::view::steps::step_marks;
 
 const ROW_PX: f64 = 18.0;
 /// Rows drawn at most (zoom reaches deeper ones).
@@ -35,7 +36,60 @@ fn traces(s: &SessionRef) -> Vec<&Trace> {
         .collect()
 }
 
-fn build(a: &SessionRef, b: &SessionRef, d: &Diff, weight: Weight) -> DiffFlame {
+/// A side's steps for the picker: the labels (`#N`) of the first trace that has each step index
+/// (0-based, in time order), as many as its longest rank has: the CLI's `--step-a/--step-b`.
+fn step_labels(s: &SessionRef) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in traces(s) {
+        let marks = step_marks(t);
+        if marks.len() > out.len() {
+            out.extend(marks[out.len()..].iter().map(|m| m.label.clone()));
+        }
+    }
+    out
+}
+
+/// One side's step `<select>`: "every step (per step)" or step `k`, as `--step-a/--step-b k`.
+fn step_pick(
+    side: &'static str,
+    labels: Vec<String>,
+    pick: RwSignal<Option<usize>>,
+) -> impl IntoView {
+    let n = labels.len();
+    let options = labels
+        .into_iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let text = format!("step {k} ({l})");
+            view! { <option value=k.to_string()>{text}</option> }
+        })
+        .collect_view();
+    let on_pick = move |ev: leptos::ev::Event| {
+        pick.set(
+            event_target_value(&ev)
+                .parse::<usize>()
+                .ok()
+                .filter(|&k| k < n),
+        );
+    };
+    view! {
+        <label class="muted" title=format!("{side}'s weights: every step averaged per step, or one step (tracelight diff --folded --step-{} K)", side.to_lowercase())>
+            {format!(" {side}: ")}
+            <select data-testid=format!("diff-flame-step-{}", side.to_lowercase()) disabled=n == 0 on:change=on_pick>
+                <option value="all" selected=true>"every step (per step)"</option>
+                {options}
+            </select>
+        </label>
+    }
+}
+
+fn build(
+    a: &SessionRef,
+    b: &SessionRef,
+    d: &Diff,
+    weight: Weight,
+    (step_a, step_b): (Option<usize>, Option<usize>),
+) -> DiffFlame {
     let rename = if d.renames {
         renames(d)
     } else {
@@ -44,12 +98,12 @@ fn build(a: &SessionRef, b: &SessionRef, d: &Diff, weight: Weight) -> DiffFlame 
     let sa = FlameSide {
         traces: traces(a),
         rank_steps: d.a.rank_steps,
-        step: None,
+        step: step_a,
     };
     let sb = FlameSide {
         traces: traces(b),
         rank_steps: d.b.rank_steps,
-        step: None,
+        step: step_b,
     };
     DiffFlame::build(&sa, &sb, weight, &rename)
 }
@@ -156,6 +210,8 @@ pub fn DiffFlameCard(
     let sessions = StoredValue::new((a.clone(), b.clone(), diff.clone()));
     let has_gpu = diff.a.has_gpu && diff.b.has_gpu;
     let device = RwSignal::new(diff.measure == Measure::Device);
+    let (labels_a, labels_b) = (step_labels(&a), step_labels(&b));
+    let (step_a, step_b) = (RwSignal::new(None::<usize>), RwSignal::new(None::<usize>));
     let graph = {
         let (a, b, d) = (a.clone(), b.clone(), diff.clone());
         Memo::new(move |_| {
@@ -164,7 +220,7 @@ pub fn DiffFlameCard(
             } else {
                 Weight::Cpu
             };
-            Arc::new(build(&a, &b, &d, w))
+            Arc::new(build(&a, &b, &d, w, (step_a.get(), step_b.get())))
         })
     };
     let zoom = RwSignal::new(0usize);
@@ -306,10 +362,18 @@ pub fn DiffFlameCard(
             .map(|(k, v, raw)| view! { <div data-key=k data-value=raw.to_string()><span class="muted-inv">{k}": "</span>{v}</div> })
             .collect_view();
         let place = format!("left:{}px;top:{}px", (x + 14.0).max(0.0), y + 16.0);
+        let per = match (step_a.get(), step_b.get()) {
+            (None, None) => "per step".to_owned(),
+            (a, b) => {
+                let one =
+                    |k: Option<usize>| k.map_or("per step".to_owned(), |k| format!("step {k}"));
+                format!("A: {}, B: {}", one(a), one(b))
+            }
+        };
         Some(view! {
             <div class="mem-tip flame-tip" data-testid="diff-flame-tip" data-node=n.to_string() data-stack=g.stack(n) style=place>
                 <b>{g.label[n].clone()}</b>
-                <div class="hint-inv">"per step"</div>
+                <div class="hint-inv">{per}</div>
                 {rows}
             </div>
         })
@@ -352,12 +416,21 @@ pub fn DiffFlameCard(
     view! {
         <section class="card diff-flame" data-testid="diff-flame">
             <div class="toolbar">
-                <h2>"Differential flame graph (B's op tree, per step)"</h2>
+                <h2>{move || match (step_a.get(), step_b.get()) {
+                    (None, None) => "Differential flame graph (B's op tree, per step)".to_owned(),
+                    (a, b) => {
+                        let one = |k: Option<usize>| k.map_or("every step, per step".to_owned(), |k| format!("step {k}"));
+                        format!("Differential flame graph (A: {}, B: {})", one(a), one(b))
+                    }
+                }}</h2>
                 <label class="muted" title="Width: B's time per step; colour: its change against A">
                     <input type="checkbox" data-testid="diff-flame-device" disabled=!has_gpu prop:checked=move || device.get()
                         on:change=move |ev| device.set(event_target_checked(&ev)) />
                     " GPU time launched (off: CPU time)"
                 </label>
+                <span class="diff-steps" data-testid="diff-flame-steps">
+                    "Steps"{step_pick("A", labels_a, step_a)}{step_pick("B", labels_b, step_b)}
+                </span>
                 <span class="diff-legend" data-testid="diff-flame-legend">
                     {swatch(DIFF_NEW.to_owned(), "new in B")}
                     {swatch(diff_heat(1.0), "grew +100% or more")}

@@ -5,14 +5,17 @@
 //! so the page and the CLI print the same figures for the same scope text.
 
 use crate::session::{Nav, SessionRef, TimeWindow};
-use crate::widgets::fmt;
+use crate::widgets::fmt::{self, html_text};
 use leptos::prelude::*;
-use tracelight_core::analysis::scope::{annotation_names, step_numbers, ScopeSpec};
+use tracelight_core::analysis::scope::{annotation_names, step_scopes, ScopeSpec};
 use tracelight_core::report::scoped::WHOLE_TRACE;
 
 /// Annotation names offered (most host time first), and occurrences listed per name.
 const MAX_NAMES: usize = 30;
 const MAX_OCCURRENCES: u32 = 24;
+/// Steps listed at most (the first and the last half of them): a `<select>` of 5,000 options
+/// took ~190 ms of layout on the page's thread, and nobody scrolls 5,000 options.
+const MAX_STEPS: usize = 200;
 
 /// One choice: the scope text (the option's value, `--scope`'s argument) and its label.
 struct Choice {
@@ -29,24 +32,32 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
     let t = &tf.trace;
     let now = nav.scope.get_untracked();
     let now_text = now.text();
-    let steps: Vec<Choice> = step_numbers(t)
-        .into_iter()
-        .map(|n| {
-            // The step's own slice (`ProfilerStep#N`, or `train_step_N`: core's step rule).
-            let w = ScopeSpec::Step(n)
-                .resolve(t)
-                .ok()
-                .flatten()
-                .and_then(|sc| sc.windows.into_iter().next());
-            let label = w.map_or(format!("step {n}"), |w| {
-                format!("{} · {}", w.label, fmt::dur(w.end_ns - w.start_ns))
-            });
-            Choice {
-                spec: ScopeSpec::Step(n).text(),
-                label,
+    // Each step's own slice (`ProfilerStep#N`, or `train_step_N`: core's step rule), all in one
+    // pass: resolving them one by one was steps × slices on the page's thread.
+    let all = step_scopes(t);
+    let numbers = (all.first().map(|s| s.0), all.last().map(|s| s.0));
+    let many = all.len() > MAX_STEPS;
+    let mut steps: Vec<Choice> = Vec::with_capacity(all.len().min(MAX_STEPS + 1));
+    for (k, (n, w)) in all.iter().enumerate() {
+        // Of thousands of steps the list keeps the first and the last; the others are a number
+        // away (the step box beside it), and one still in force is listed on its own (`listed`).
+        if many && k >= MAX_STEPS / 2 && k < all.len() - MAX_STEPS / 2 {
+            if k == MAX_STEPS / 2 {
+                steps.push(Choice {
+                    spec: String::new(),
+                    label: format!(
+                        "… {} more steps: type a number in the step box",
+                        all.len() - MAX_STEPS
+                    ),
+                });
             }
-        })
-        .collect();
+            continue;
+        }
+        steps.push(Choice {
+            spec: ScopeSpec::Step(*n).text(),
+            label: format!("{} · {}", w.label, fmt::dur(w.end_ns - w.start_ns)),
+        });
+    }
     let mut notes: Vec<Choice> = Vec::new();
     for (name, n, total) in annotation_names(t).into_iter().take(MAX_NAMES) {
         let every = ScopeSpec::Annotation {
@@ -91,12 +102,30 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
         || [&steps, &notes, &windows]
             .iter()
             .any(|g| g.iter().any(|c| c.spec == now_text));
-    let opt = |c: &Choice| {
-        view! { <option value=c.spec.clone() selected=c.spec == now_text>{c.label.clone()}</option> }
-    };
+    // Each group's options as one HTML text set at once: a trace of 5,000 steps made 5,000 option
+    // views (a task of ~200 ms on the page's thread); the browser parses the text in a few ms.
     let group = |label: &'static str, g: &[Choice]| {
-        (!g.is_empty())
-            .then(|| view! { <optgroup label=label>{g.iter().map(opt).collect_view()}</optgroup> })
+        (!g.is_empty()).then(|| {
+            let mut html = String::with_capacity(g.len() * 48);
+            for c in g {
+                if c.spec.is_empty() {
+                    html.push_str("<option disabled>");
+                    html_text(&c.label, &mut html);
+                    html.push_str("</option>");
+                    continue;
+                }
+                html.push_str("<option value=\"");
+                html_text(&c.spec, &mut html);
+                html.push_str(if c.spec == now_text {
+                    "\" selected>"
+                } else {
+                    "\">"
+                });
+                html_text(&c.label, &mut html);
+                html.push_str("</option>");
+            }
+            view! { <optgroup label=label inner_html=html></optgroup> }
+        })
     };
     let error = tf.scope_error(&now);
     // What the tables count, and what stays the whole trace's (`scope.whole_trace` in the CLI's
@@ -134,6 +163,18 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
         }
     };
     let reset = move |_| nav.scope.set(ScopeSpec::Whole);
+    let on_step = move |ev: web_sys::Event| {
+        if let Ok(n) = event_target_value(&ev).trim().parse::<i64>() {
+            nav.scope.set(ScopeSpec::Step(n));
+        }
+    };
+    let step_box = match numbers {
+        (Some(lo), Some(hi)) if many => Some(view! {
+            <input class="scope-step" type="number" data-testid="scope-step-input" min=lo.to_string() max=hi.to_string()
+                placeholder="step #" title=format!("Any step, {lo} to {hi}: Enter") on:change=on_step />
+        }),
+        _ => None,
+    };
     let scoped = now != ScopeSpec::Whole;
     view! {
         <div class="scope-bar" class:scoped=scoped data-testid="scope-bar" data-scope=now_text.clone()
@@ -146,6 +187,7 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
                 {group("Annotations (record_function)", &notes)}
                 {group("Timeline", &windows)}
             </select>
+            {step_box}
             {scoped.then(|| view! { <button class="button" data-testid="scope-reset" on:click=reset>"Whole trace"</button> })}
             <span class="hint scope-note" class:scope-error=error.is_some() data-testid="scope-note">{note}</span>
         </div>

@@ -64,3 +64,18 @@ pub fn per_step(d: &tracelight_core::analysis::per_step::StepDist, steps: &[Stri
     }
     s
 }
+
+/// Appends `s` to `out` as HTML text or a quoted attribute value (`&`, `<`, `>`, `"`, `'`
+/// escaped): for markup built as one string, where names from a trace must stay text.
+pub fn html_text(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
