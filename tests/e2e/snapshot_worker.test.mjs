@@ -1,6 +1,7 @@
 // A memory snapshot of 4 MB or more is decoded in a worker (load/pool.rs `Plan::Snapshot`,
 // js/shards.js `runSnapshot`): the pickle never runs on the page's thread and the model comes back
-// in sections (core `ingest::snapshot::wire`). The page must show what its own reader shows for the
+// in sections (core `ingest::snapshot::wire`), then the summary and charts the worker built from it
+// (core `report::snapshot_wire`; the page's thread only decodes them). The page must show what its own reader shows for the
 // same file and the CLI's numbers, report a broken pickle as its own reader does, and fall back to
 // its own reader where the worker cannot run. `?workers=1` sends a snapshot of any size to the
 // worker, `?workers=0` none.
@@ -34,6 +35,7 @@ async function shown(p) {
   await p.waitForFunction(() => document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1', null, { timeout: 120_000 });
   return {
     workers: Number(await attr(p, 'memory-view', 'data-workers')),
+    viewsIn: await attr(p, 'memory-view', 'data-views-in'),
     peakActive: Number(await attr(p, 'mem-peak-active', 'data-bytes')),
     peakReserved: Number(await attr(p, 'mem-peak-reserved', 'data-bytes')),
     reserved: Number(await attr(p, 'mem-reserved', 'data-bytes')),
@@ -54,7 +56,11 @@ for (const file of [SNAP, CPP]) {
     const c = await shown(w);
     assert.equal(a.workers, 0);
     assert.equal(c.workers, 1);
-    assert.deepEqual({ ...c, workers: 0 }, a);
+    // The worker built the summary and chart (the page only decoded them), and they are the
+    // ones the page computes itself from the same file.
+    assert.equal(a.viewsIn, 'page');
+    assert.equal(c.viewsIn, 'worker');
+    assert.deepEqual({ ...c, workers: 0, viewsIn: 'page' }, a);
     const devs = cli(file).snapshot.devices;
     const d = devs.find((x) => x.peak_active_bytes === c.peakActive);
     assert.ok(d, `a CLI device with peak active ${c.peakActive}`);

@@ -1,7 +1,8 @@
 //! The snapshot paths a big file takes in the page: the model travels from the reader worker to
 //! the page as sections (`ingest::snapshot::wire`), and must come back equal in every column for
 //! every corpus snapshot (the Debug text of the whole model, so a field added to the model and
-//! forgotten by the wire fails here).
+//! forgotten by the wire fails here); so must the views the worker builds for the page (summary
+//! and charts, `report::snapshot_wire`).
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use tracelight_core::ingest::snapshot::{self, wire, Snapshot};
@@ -51,6 +52,54 @@ fn every_corpus_snapshot_comes_back_whole_from_its_sections() {
         n += 1;
     }
     tracelight_testkit::checked("snapshots through the wire", n, CORPUS_SNAPSHOTS.len());
+}
+
+#[test]
+fn every_corpus_snapshots_views_come_back_whole_from_their_sections() {
+    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
+    let mut n = 0;
+    for rel in CORPUS_SNAPSHOTS {
+        let Some(s) = load(rel) else { continue };
+        let v = SnapshotViews::of(&s);
+        assert!(
+            !v.charts.is_empty() || v.summary.devices.is_empty(),
+            "{rel}: a chart"
+        );
+        let secs = sections(&v).unwrap();
+        let mut d = Decoder::default();
+        for x in &secs {
+            assert!(!d.complete(), "{rel}: complete before its last section");
+            d.push(x).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        }
+        let back = d.finish().unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(format!("{back:?}"), format!("{v:?}"), "{rel}");
+        // Damaged lists are errors, never panics: each section cut by a byte, one left out.
+        for k in 0..secs.len().min(40) {
+            let mut d = Decoder::default();
+            let mut failed = false;
+            for (j, x) in secs.iter().enumerate() {
+                let x = if j == k {
+                    &x[..x.len().saturating_sub(1)]
+                } else {
+                    &x[..]
+                };
+                if d.push(x).is_err() {
+                    failed = true;
+                    break;
+                }
+            }
+            assert!(failed || d.finish().is_err(), "{rel}: section {k} cut");
+            let mut d = Decoder::default();
+            let ok = secs
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != k)
+                .all(|(_, x)| d.push(x).is_ok());
+            assert!(!ok || d.finish().is_err(), "{rel}: section {k} left out");
+        }
+        n += 1;
+    }
+    tracelight_testkit::checked("snapshot views through the wire", n, CORPUS_SNAPSHOTS.len());
 }
 
 /// A snapshot by value: every column, with string, frame and stack ids resolved to what they

@@ -127,6 +127,16 @@ async function runSnapshot() {
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
   }
   self.postMessage({ kind: 'done' });
+  // Then the snapshot's views (summary, charts), built here instead of in tasks of seconds on the
+  // page's thread; sent a section per credit, as a trace's analysis.
+  const n = x.tl_snap_views();
+  self.postMessage({ kind: 'analysis', sections: n });
+  for (let i = 0; i < n; i++) {
+    await nextMessage();
+    if (x.tl_next_analysis_section() < 0) break;
+    const secs = sections(1);
+    self.postMessage({ kind: 'asection', buf: secs[0] }, secs);
+  }
 }
 async function run(m) {
   const inst = await WebAssembly.instantiate(m.module, stubs(m.module));
@@ -208,7 +218,8 @@ export class ShardPool {
    * `{kind: 'error', message}` when a worker itself failed. After `done`, the analysis:
    * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
    * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
-   * then 1: its model's sections, then `done`, no analysis); anything else a Kineto trace.
+   * then 1: its model's sections, then `done`, then its views as the analysis); anything else a
+   * Kineto trace.
    */
   constructor(module, file, k, name, mode) {
     this.queue = [];

@@ -25,7 +25,7 @@ pub use super::snapshot_frames::{
 use crate::ingest::snapshot::{Action, DeviceTrace, Snapshot, StackId};
 use crate::model::StrId;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// At most this many blocks are listed at the peak (the count says how many there were).
@@ -33,7 +33,7 @@ pub const MAX_PEAK_BLOCKS: usize = 100;
 /// At most this many stack groups are listed.
 pub const MAX_GROUPS: usize = 50;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PeakBlock {
     pub addr: u64,
     pub size: u64,
@@ -49,7 +49,7 @@ pub struct PeakBlock {
     pub freed_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StackGroup {
     /// The frame the allocations are attributed to (`file:line:name`), see [`attribution_frame`].
     pub frame: String,
@@ -58,7 +58,7 @@ pub struct StackGroup {
     pub live_at_peak_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OomEvent {
     pub index: usize,
     pub time_us: Option<i64>,
@@ -67,7 +67,7 @@ pub struct OomEvent {
     pub stream: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PrivatePool {
     pub pool_id: (i64, i64),
     pub kind: super::snapshot_dump::PoolKind,
@@ -78,7 +78,7 @@ pub struct PrivatePool {
 
 /// One device's figures. The first fields are the JSON contract (docs/definitions.md), in its
 /// order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceMemory {
     pub device: i64,
     pub segments: u64,
@@ -108,7 +108,7 @@ pub struct DeviceMemory {
     pub dump: super::snapshot_dump::DumpState,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SnapshotSummary {
     pub kind: crate::ingest::snapshot::SnapshotKind,
     pub devices: Vec<DeviceMemory>,
@@ -503,7 +503,7 @@ pub fn summarize(s: &Snapshot) -> SnapshotSummary {
 
 /// One allocation's lifetime for a stacked chart, in trace-index space (`start` 0 / `end` = trace
 /// length for ones that predate or outlive the trace).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Interval {
     pub start: usize,
     pub end: usize,
@@ -513,7 +513,7 @@ pub struct Interval {
 }
 
 /// The active-memory timeline of one device, ready to draw.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActiveTimeline {
     /// `(trace index, time_us if recorded, active bytes after the action)`; when there are more
     /// actions than `max_points`, each bucket keeps its maximum (peaks never vanish).

@@ -23,12 +23,12 @@ use super::snapshot_frames::{attribution_frame, frame_text, top_frames, FrameRan
 use crate::ingest::snapshot::{Action, Snapshot, StackId};
 use crate::model::StrId;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// At most this many live blocks are listed, largest first (the count says how many there were).
 pub const MAX_LIVE_BLOCKS: usize = 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PoolKind {
     Default,
@@ -126,7 +126,7 @@ pub fn live_blocks(s: &Snapshot, device: i64) -> Vec<LiveBlock> {
 }
 
 /// A live block named for reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LiveBlockRow {
     pub addr: u64,
     pub size: u64,
@@ -160,7 +160,7 @@ pub fn frame_of(s: &Snapshot, ranks: &mut FrameRanker, stack: StackId) -> String
 }
 
 /// One pool's totals on a device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PoolRow {
     pub pool_id: (i64, i64),
     pub kind: PoolKind,
@@ -172,7 +172,7 @@ pub struct PoolRow {
 }
 
 /// Live bytes sharing one `user_metadata` string (`""`: none recorded).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetadataGroup {
     pub user_metadata: String,
     pub blocks: u64,
@@ -180,7 +180,7 @@ pub struct MetadataGroup {
 }
 
 /// One device at the dump.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DumpState {
     /// Whether the device's trace has entries: without, there is no timeline, only this state.
     pub has_trace: bool,

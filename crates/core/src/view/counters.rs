@@ -91,7 +91,9 @@ pub struct BusySeries {
 impl BusySeries {
     /// From unsorted, possibly overlapping intervals.
     pub fn new(mut iv: Vec<(i64, i64)>) -> BusySeries {
-        iv.sort_unstable();
+        // Stable sort: the intervals usually come as one sorted run per stream, which it merges
+        // (O(n log runs)); the unstable sort re-sorted them whole (46 ms of a page task on 1 GB).
+        iv.sort();
         let mut b = BusySeries::default();
         let mut acc = 0i64;
         for (s, e) in iv {
@@ -152,6 +154,8 @@ pub struct CounterTrack {
 }
 
 /// Every counter track of a trace: memory first, then utilization, then `ph: C` counters.
+/// Every counter track of `t`: [`memory_tracks`], [`utilization_tracks`] and the trace's own
+/// counters, in that order (the page builds them one per task: each is a pass over its events).
 pub fn counter_tracks(t: &Trace) -> Vec<CounterTrack> {
     let mut out = memory_tracks(t);
     out.extend(utilization_tracks(t));
@@ -167,7 +171,7 @@ fn device_name(device_type: i16, id: i16) -> String {
     }
 }
 
-fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
+pub fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
     let m = &t.memory;
     let mut keys: Vec<(i16, i16)> = (0..m.ts.len())
         .map(|i| (m.device_type[i], m.device_id[i]))
@@ -205,7 +209,7 @@ fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
 
 /// One "GPU N utilization" track per device: the busy fraction of each pixel's time range, with
 /// the Overview's definition ([`kernel_intervals_by_device`]: kernels only, unknown device apart).
-fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
+pub fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
     kernel_intervals_by_device(t)
         .into_iter()
         .map(|(d, iv)| CounterTrack {
@@ -221,7 +225,7 @@ fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
         .collect()
 }
 
-fn plain_counters(t: &Trace) -> Vec<CounterTrack> {
+pub fn plain_counters(t: &Trace) -> Vec<CounterTrack> {
     let c = &t.counters;
     (0..c.series_name.len())
         .filter_map(|k| {

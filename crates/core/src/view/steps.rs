@@ -1,6 +1,6 @@
 //! Step markers (`ProfilerStep#N`, else a numbered loop annotation: `model::steps`) for the time ruler: one per step number, in time order.
 
-use crate::model::{SliceKind, Trace};
+use crate::model::Trace;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepMark {
@@ -9,30 +9,27 @@ pub struct StepMark {
     /// `#N`, N the step's number.
     pub label: String,
     pub slice: u32,
+    /// N.
+    pub number: i64,
 }
 
-/// Host-side step slices (`model::steps`; the GPU copies of the annotation are skipped), first
-/// occurrence of each name, sorted by start.
+/// One mark per step number: its earliest host-side slice (`analysis::scope::step_scopes`, so
+/// the ruler's step N is the window `--scope step:N` uses), in time order.
 pub fn step_marks(t: &Trace) -> Vec<StepMark> {
     let s = &t.slices;
-    let mut out: Vec<StepMark> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for i in 0..s.len() {
-        if !matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation) {
-            continue;
-        }
-        let Some(n) = t.step_number(s.name[i]) else {
-            continue;
-        };
-        if seen.insert(s.name[i]) {
-            out.push(StepMark {
+    let mut out: Vec<StepMark> = crate::analysis::scope::step_scopes(t)
+        .into_iter()
+        .map(|(n, w)| {
+            let i = w.slice as usize;
+            StepMark {
                 start: s.start[i],
                 end: s.end(i),
                 label: format!("#{n}"),
-                slice: i as u32,
-            });
-        }
-    }
+                slice: w.slice,
+                number: n,
+            }
+        })
+        .collect();
     crate::sort::by_key(&mut out, |m| (m.start, m.slice));
     out
 }

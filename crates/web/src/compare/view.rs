@@ -29,7 +29,7 @@ fn snapshot_pair(a: &SessionRef, b: &SessionRef) -> Option<AnyView> {
             return None;
         }
         s.files.iter().find_map(|f| match &f.content {
-            Content::Snapshot(x) => Some((f.name.clone(), &**x)),
+            Content::Snapshot(x) => Some((f.name.clone(), &x.snap)),
             _ => None,
         })
     }

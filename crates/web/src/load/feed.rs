@@ -136,7 +136,7 @@ impl Feed {
                 tf.set_timeline(data);
                 Content::Trace(Box::new(tf))
             }
-            Loaded::Snapshot(s) => Content::Snapshot(s),
+            Loaded::Snapshot(s) => Content::Snapshot(crate::session::SnapshotFile::new(*s, None)),
             Loaded::MemoryTimeline(m) => Content::MemoryTimeline(m),
             Loaded::ExecTrace(e) => Content::ExecTrace(Box::new(EtFile::new(*e))),
             Loaded::FlightRecorder(d) => Content::FlightRecorder(d),

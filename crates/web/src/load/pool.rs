@@ -274,7 +274,12 @@ pub(super) async fn load_in_workers(
     let data = TimelineData::build_yielding(&tf.trace).await;
     tf.set_timeline(data);
     phase("analysing");
-    match receive_analysis(&pool, ctx).await {
+    let analysis = receive_after::<analysis_wire::Decoder>(
+        |ms| pool.0.next_within(ms),
+        || pool.0.credit(),
+        &ctx,
+    );
+    match analysis.await {
         Ok(a) => tf.set_analysis(a),
         Err(Some(e)) => return Err(e.in_file(&name)),
         Err(None) => {}
@@ -294,24 +299,50 @@ pub(super) async fn load_in_workers(
     }))
 }
 
-/// The analysis worker 0 computed after the model (`tracelight_core::report::analysis_wire`), one
-/// section per task. `Err(None)` when it has none to give (it failed, or its sections do not
-/// decode): the page then computes the analysis itself, on first use, as before; `Err(Some(_))`
-/// on Cancel.
-async fn receive_analysis(pool: &Pool, ctx: LoadCtx) -> Result<Analysis, Option<Error>> {
-    let mut decoder = analysis_wire::Decoder::default();
+/// What a worker computes after the model and hands over a section per credit (a trace's
+/// analysis, a snapshot's views), decoded on the page one section per task.
+pub(super) trait AfterModel: Default {
+    type Out;
+    /// How the console names it when it cannot be used.
+    const WHAT: &'static str;
+    fn push(&mut self, section: &[u8]) -> Result<(), Error>;
+    fn finish(self) -> Result<Self::Out, Error>;
+}
+
+impl AfterModel for analysis_wire::Decoder {
+    type Out = Analysis;
+    const WHAT: &'static str = "the reader worker's analysis";
+    fn push(&mut self, section: &[u8]) -> Result<(), Error> {
+        analysis_wire::Decoder::push(self, section)
+    }
+    fn finish(self) -> Result<Analysis, Error> {
+        analysis_wire::Decoder::finish(self)
+    }
+}
+
+/// The messages `next` gives after the model: `{kind: 'analysis', sections: n}` then n
+/// `{kind: 'asection', bytes}`, each asked for with `credit`. `Err(None)` when the worker has
+/// none to give (it failed, or its sections do not decode): the page then computes it itself,
+/// on first use, as before; `Err(Some(_))` on Cancel.
+pub(super) async fn receive_after<D: AfterModel>(
+    next: impl Fn(f64) -> js_sys::Promise,
+    credit: impl Fn(),
+    ctx: &LoadCtx,
+) -> Result<D::Out, Option<Error>> {
+    let mut decoder = D::default();
     let mut buf: Vec<u8> = Vec::new();
     let mut expected: Option<i32> = None;
     let mut got = 0;
     let mut last_yield = now_ms();
     let warn = |why: &str| {
         web_sys::console::warn_1(&JsValue::from_str(&format!(
-            "the reader worker's analysis: {why}; computing it on the page"
+            "{}: {why}; computing it on the page",
+            D::WHAT
         )));
         None
     };
     loop {
-        let m = JsFuture::from(pool.0.next_within(TICK_MS))
+        let m = JsFuture::from(next(TICK_MS))
             .await
             .map_err(|e| warn(&super::reader::js_err(e)))?;
         if ctx.cancel.get_untracked() {
@@ -324,7 +355,7 @@ async fn receive_analysis(pool: &Pool, ctx: LoadCtx) -> Result<Analysis, Option<
                     return Err(warn("none"));
                 }
                 expected = Some(n);
-                pool.0.credit();
+                credit();
             }
             Some("asection") => {
                 let arr: Uint8Array = get(&m, "bytes")
@@ -341,7 +372,7 @@ async fn receive_analysis(pool: &Pool, ctx: LoadCtx) -> Result<Analysis, Option<
                     yield_now().await;
                     last_yield = now_ms();
                 }
-                pool.0.credit();
+                credit();
             }
             Some("error") => {
                 let msg = get(&m, "message").as_string().unwrap_or_default();

@@ -5,16 +5,17 @@
 //! (`tracelight_core::ingest::snapshot::wire`), which the page decodes one per task. The pickle
 //! is never decoded on the page's thread, and no task there grows with the file.
 
-use super::pool::Outcome;
+use super::pool::{receive_after, AfterModel, Outcome};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, yield_now};
 use crate::platform::url::query_param;
-use crate::session::{Content, LoadedFile, Progress};
+use crate::session::{Content, LoadedFile, Progress, SnapshotFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
-use tracelight_core::ingest::snapshot::wire as snapshot_wire;
+use tracelight_core::ingest::snapshot::wire as snapshot_model_wire;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
+use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -109,7 +110,7 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         Ok(p) => Pool(p),
         Err(e) => return Ok(Outcome::Unavailable(super::reader::js_err(e))),
     };
-    let mut decoder = snapshot_wire::Decoder::default();
+    let mut decoder = snapshot_model_wire::Decoder::default();
     let mut buf: Vec<u8> = Vec::new();
     let (mut first_bytes, mut busy_ms, mut last_yield) = (0.0, 0.0, now_ms());
     loop {
@@ -171,8 +172,26 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
             _ => {}
         }
     }
-    drop(pool);
     let snap = decoder.finish().map_err(|e| e.in_file(&name))?;
+    // Then the views the worker builds meanwhile (summary, charts): the page's thread only
+    // decodes them. Without them (an old worker, a failure) the Memory tab computes its own.
+    ctx.progress.update(|p| {
+        if let Some(p) = p {
+            p.phase = "receiving summary and chart";
+        }
+    });
+    let views = receive_after::<snapshot_wire::Decoder>(
+        |ms| pool.0.next_within(ms),
+        || pool.0.credit(),
+        &ctx,
+    )
+    .await;
+    let views = match views {
+        Ok(v) => Some(v),
+        Err(Some(e)) => return Err(e.in_file(&name)),
+        Err(None) => None,
+    };
+    drop(pool);
     let end = now_ms();
     Ok(Outcome::Loaded(LoadedFile {
         name,
@@ -183,6 +202,17 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         first_bytes_ms: first_bytes.max(started) - started,
         model_ms: end - started,
         workers: 1,
-        content: Content::Snapshot(Box::new(snap)),
+        content: Content::Snapshot(SnapshotFile::new(snap, views)),
     }))
+}
+
+impl AfterModel for snapshot_wire::Decoder {
+    type Out = SnapshotViews;
+    const WHAT: &'static str = "the snapshot worker's summary and charts";
+    fn push(&mut self, section: &[u8]) -> Result<(), Error> {
+        snapshot_wire::Decoder::push(self, section)
+    }
+    fn finish(self) -> Result<SnapshotViews, Error> {
+        snapshot_wire::Decoder::finish(self)
+    }
 }

@@ -13,6 +13,7 @@ use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
 use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire;
+use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 
@@ -332,10 +333,31 @@ pub fn tl_snap_next_section() -> i32 {
                 s.out = vec![v];
                 n
             }
-            None => {
-                s.snapshot = None;
-                -1
+            None => -1,
+        }
+    })
+}
+
+/// After the snapshot's last section: builds its views (summary and charts,
+/// `report::snapshot_wire`: what the page would otherwise compute on its own thread for seconds)
+/// and drops the model. Returns how many sections they take (handed out by
+/// [`tl_next_analysis_section`]), or -1 (no snapshot, or they could not be encoded: the page
+/// computes them itself).
+#[wasm_bindgen]
+pub fn tl_snap_views() -> i32 {
+    with(|s| {
+        let Some(snap) = s.snapshot.take() else {
+            return -1;
+        };
+        let v = SnapshotViews::of(&snap);
+        drop(snap);
+        match snapshot_wire::sections(&v) {
+            Ok(mut v) => {
+                v.reverse();
+                s.analysis = v;
+                s.analysis.len() as i32
             }
+            Err(_) => -1,
         }
     })
 }

@@ -94,8 +94,15 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
             .map_or(0.0, |f| f.load_ms)
             .to_string()
     };
+    // Where the summary and charts were built: "worker" when the snapshot's worker sent them.
+    let s6 = session.clone();
+    let views_in = move || match s6.files.get(file.get()).map(|f| &f.content) {
+        Some(Content::Snapshot(s)) if s.summary.is_some() => "worker",
+        _ => "page",
+    };
     view! {
         <section class="memory" data-testid="memory-view" data-workers=workers data-load-ms=load_ms
+            data-views-in=views_in
             data-wasm-bytes=move || { file.get(); crate::platform::clock::wasm_memory_bytes().to_string() }>
             <div class="mem-head">
                 <select data-testid="mem-file" on:change=on_file disabled=files.len() < 2>{file_options}</select>

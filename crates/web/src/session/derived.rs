@@ -5,8 +5,11 @@
 use crate::platform::clock::{now_ms, yield_now};
 use crate::session::SessionRef;
 use std::sync::Arc;
+use tracelight_core::analysis::scope::annotation_names;
 use tracelight_core::model::Trace;
-use tracelight_core::view::counters::{counter_tracks, CounterTrack};
+use tracelight_core::view::counters::{
+    counter_tracks, memory_tracks, plain_counters, utilization_tracks, CounterTrack,
+};
 use tracelight_core::view::layout::{groups, Group};
 use tracelight_core::view::lod::{LodBuild, LodIndex};
 use tracelight_core::view::steps::{step_marks, StepMark};
@@ -16,6 +19,10 @@ pub struct TimelineData {
     pub counters: Vec<CounterTrack>,
     pub groups: Vec<Group>,
     pub steps: Vec<StepMark>,
+    /// The scope picker's annotation names (`analysis::scope::annotation_names`: name, count,
+    /// total ns), taken here with the other passes over the slices rather than at the Overview's
+    /// first render.
+    pub annotations: Vec<(String, u32, i64)>,
     /// First and last instant of the trace; the ruler's zero is `bounds.0`.
     pub bounds: (i64, i64),
 }
@@ -26,9 +33,13 @@ impl TimelineData {
     }
 
     /// [`TimelineData::build`] that yields to the browser between LOD lanes whenever
-    /// [`BUDGET_MS`] of work has run, so the page keeps painting while the index is built.
+    /// [`BUDGET_MS`] of work has run, and between the pieces after them (each a pass over the
+    /// slices: together 155 ms of one task on a 1 GB trace), so the page keeps painting while the
+    /// index is built.
     pub async fn build_yielding(t: &Trace) -> TimelineData {
+        yield_now().await;
         let mut b = LodBuild::new(t);
+        yield_now().await;
         let mut last = now_ms();
         while b.step(t) {
             if now_ms() - last >= BUDGET_MS {
@@ -37,7 +48,27 @@ impl TimelineData {
             }
         }
         yield_now().await;
-        TimelineData::with_lod(t, b.finish())
+        // `counter_tracks`, a piece per task.
+        let mut counters = memory_tracks(t);
+        yield_now().await;
+        counters.extend(utilization_tracks(t));
+        yield_now().await;
+        counters.extend(plain_counters(t));
+        yield_now().await;
+        let groups = groups(t, &counters);
+        yield_now().await;
+        let steps = step_marks(t);
+        yield_now().await;
+        let annotations = annotation_names(t);
+        yield_now().await;
+        TimelineData {
+            lod: b.finish(),
+            counters,
+            groups,
+            steps,
+            annotations,
+            bounds: t.time_bounds().unwrap_or((0, 1)),
+        }
     }
 
     fn with_lod(t: &Trace, lod: LodIndex) -> TimelineData {
@@ -48,6 +79,7 @@ impl TimelineData {
             counters,
             groups,
             steps: step_marks(t),
+            annotations: annotation_names(t),
             bounds: t.time_bounds().unwrap_or((0, 1)),
         }
     }

@@ -144,6 +144,10 @@ pub fn snapshot_summary(session: &SessionRef, file: usize) -> Option<Arc<Snapsho
     let Content::Snapshot(s) = &session.files.get(file)?.content else {
         return None;
     };
+    // The one the snapshot's worker built, else computed here once.
+    if let Some(sum) = &s.summary {
+        return Some(sum.clone());
+    }
     Some(with_cache(session, |c| {
         c.summaries
             .entry(file)
@@ -171,6 +175,12 @@ pub fn chart(session: &SessionRef, src: &Source) -> Option<Arc<MemoryChart>> {
             _ => return None,
         })
     };
+    // The snapshot worker's chart of this device, else one built here once.
+    if let (Content::Snapshot(s), SourceKind::Snapshot { device }) = (&f.content, src.kind) {
+        if let Some((_, c)) = s.charts.iter().find(|(d, _)| *d == device) {
+            return Some(c.clone());
+        }
+    }
     if let Some(c) = with_cache(session, |c| c.charts.get(&(src.file, src.kind)).cloned()) {
         return Some(c);
     }

@@ -24,15 +24,17 @@ use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::et::Producers;
 use tracelight_core::analysis::et_link::{link, same_process, EtLink};
 use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
+use tracelight_core::analysis::memory_chart::MemoryChart;
 use tracelight_core::analysis::scope::ScopeSpec;
+use tracelight_core::analysis::snapshot::SnapshotSummary;
 use tracelight_core::ingest::flight_recorder::FrDump;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::model::exec_trace::ExecTrace;
-use tracelight_core::model::SliceKind;
 use tracelight_core::model::Trace;
 use tracelight_core::report::facts::Facts;
 use tracelight_core::report::json::Analysis;
+use tracelight_core::report::snapshot_wire::SnapshotViews;
 
 /// A loaded Kineto trace with its facts; the analyses are computed on first use, the timeline's
 /// data by the loader.
@@ -205,11 +207,47 @@ struct Scoped {
 
 pub enum Content {
     Trace(Box<TraceFile>),
-    Snapshot(Box<Snapshot>),
+    Snapshot(Box<SnapshotFile>),
     MemoryTimeline(Box<MemoryTimeline>),
     ExecTrace(Box<EtFile>),
     /// One rank's Flight Recorder dump.
     FlightRecorder(Box<FrDump>),
+}
+
+/// A memory snapshot, with the views (summary, charts) the worker that decoded it built when one
+/// did (`report::snapshot_wire`); `session::memory` takes them from here before computing any.
+pub struct SnapshotFile {
+    pub snap: Snapshot,
+    pub summary: Option<Arc<SnapshotSummary>>,
+    /// `(device, chart)` of the devices the Memory tab lists.
+    pub charts: Vec<(i64, Arc<MemoryChart>)>,
+}
+
+impl SnapshotFile {
+    pub fn new(snap: Snapshot, views: Option<SnapshotViews>) -> Box<SnapshotFile> {
+        let (summary, charts) = match views {
+            Some(v) => (
+                Some(Arc::new(v.summary)),
+                v.charts
+                    .into_iter()
+                    .map(|(d, c)| (d, Arc::new(c)))
+                    .collect(),
+            ),
+            None => (None, Vec::new()),
+        };
+        Box::new(SnapshotFile {
+            snap,
+            summary,
+            charts,
+        })
+    }
+}
+
+impl std::ops::Deref for SnapshotFile {
+    type Target = Snapshot;
+    fn deref(&self) -> &Snapshot {
+        &self.snap
+    }
 }
 
 /// A Chakra execution trace with its data-dependency index (built at load: tens of ms).
@@ -316,13 +354,19 @@ impl Session {
                 .iter()
                 .any(|f| matches!(&f.content, Content::Trace(t) if !t.trace.memory.ts.is_empty()));
         // A CPU-only trace has no GPU or Kernels tab to open onto an empty page.
-        let has_gpu =
-            self.files.iter().any(|f| match &f.content {
-                Content::Trace(t) => t.trace.slices.kind.iter().any(|k| {
-                    matches!(k, SliceKind::Kernel | SliceKind::Memcpy | SliceKind::Memset)
-                }),
-                _ => false,
-            });
+        // Through the GPU rows (few, kernels first among them), not every slice: the CPU tracks'
+        // millions of slices come first in slice order.
+        let has_gpu = self.files.iter().any(|f| match &f.content {
+            Content::Trace(t) => {
+                let s = &t.trace.slices;
+                t.trace
+                    .gpu
+                    .slice
+                    .iter()
+                    .any(|&i| s.kind.get(i as usize).is_some_and(|k| k.is_gpu_work()))
+            }
+            _ => false,
+        });
         Tab::ALL
             .into_iter()
             .filter(|t| match t {

@@ -7,7 +7,7 @@
 use crate::session::{Nav, SessionRef, TimeWindow};
 use crate::widgets::fmt::{self, html_text};
 use leptos::prelude::*;
-use tracelight_core::analysis::scope::{annotation_names, step_scopes, ScopeSpec};
+use tracelight_core::analysis::scope::ScopeSpec;
 use tracelight_core::report::scoped::WHOLE_TRACE;
 
 /// Annotation names offered (most host time first), and occurrences listed per name.
@@ -34,11 +34,23 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
     let now_text = now.text();
     // Each step's own slice (`ProfilerStep#N`, or `train_step_N`: core's step rule), all in one
     // pass: resolving them one by one was steps × slices on the page's thread.
-    let all = step_scopes(t);
+    // The steps the loader indexed with the timeline (core's `step_marks`: each number's
+    // window, as `ScopeSpec::Step(n).resolve` gives it), by number.
+    let data = crate::session::derived::cached(&session, file);
+    let mut all: Vec<(i64, u32, i64)> = data
+        .as_ref()
+        .map(|d| {
+            d.steps
+                .iter()
+                .map(|m| (m.number, m.slice, m.end - m.start))
+                .collect()
+        })
+        .unwrap_or_default();
+    all.sort_unstable();
     let numbers = (all.first().map(|s| s.0), all.last().map(|s| s.0));
     let many = all.len() > MAX_STEPS;
     let mut steps: Vec<Choice> = Vec::with_capacity(all.len().min(MAX_STEPS + 1));
-    for (k, (n, w)) in all.iter().enumerate() {
+    for (k, &(n, slice, dur)) in all.iter().enumerate() {
         // Of thousands of steps the list keeps the first and the last; the others are a number
         // away (the step box beside it), and one still in force is listed on its own (`listed`).
         if many && k >= MAX_STEPS / 2 && k < all.len() - MAX_STEPS / 2 {
@@ -53,13 +65,16 @@ pub fn ScopePicker(session: SessionRef, file: usize) -> impl IntoView {
             }
             continue;
         }
+        let name = t.str(t.slices.name[slice as usize]);
         steps.push(Choice {
-            spec: ScopeSpec::Step(*n).text(),
-            label: format!("{} · {}", w.label, fmt::dur(w.end_ns - w.start_ns)),
+            spec: ScopeSpec::Step(n).text(),
+            label: format!("{name} · {}", fmt::dur(dur)),
         });
     }
     let mut notes: Vec<Choice> = Vec::new();
-    for (name, n, total) in annotation_names(t).into_iter().take(MAX_NAMES) {
+    let names = data.as_ref().map_or(&[][..], |d| &d.annotations[..]);
+    for (name, n, total) in names.iter().take(MAX_NAMES) {
+        let (n, total) = (*n, *total);
         let every = ScopeSpec::Annotation {
             name: name.clone(),
             occurrence: None,

@@ -16,6 +16,7 @@
 //! column into one envelope (STYLE 9), so cost follows the canvas width, not the event count.
 
 mod geometry;
+pub mod wire;
 use crate::analysis::memory::curve;
 use crate::analysis::snapshot::replay;
 use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};

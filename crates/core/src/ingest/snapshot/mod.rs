@@ -201,7 +201,7 @@ impl DeviceTrace {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SnapshotKind {
     /// `torch.cuda.memory._dump_snapshot` (the caching allocator's own state).
