@@ -8,12 +8,11 @@
 // WORKERS=N reads a plain trace on N workers (0: on the page's thread; unset: the page decides).
 // Long tasks on the page's thread (a PerformanceObserver for 'longtask', installed before the page's
 // own scripts) are counted from the pick to the Overview shown: longest, count, and their sum.
-// PROFILE=FILE.cpuprofile records the page thread's CPU profile (DevTools' sampler, 250 µs) over
-// the same span, writes it (open it in Chrome's DevTools) and prints the 25 functions with the
-// most self time and the 40 with the most inclusive time; with a wasm bound by `wasm-bindgen --keep-debug` they carry Rust's names.
+// PROFILE=FILE.cpuprofile records the page thread's CPU profile over the same span (tests/e2e/profile.mjs).
 import path from 'node:path';
 import fs from 'node:fs';
 import { serve, browser, ROOT } from './harness.mjs';
+import { profiler } from './profile.mjs';
 
 const files = process.argv.slice(2);
 const srv = await serve();
@@ -28,12 +27,7 @@ for (const f of files) {
       new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
         .observe({ type: 'longtask', buffered: true });
     });
-    let cdp = null;
-    if (process.env.PROFILE) {
-      cdp = await p.context().newCDPSession(p);
-      await cdp.send('Profiler.enable');
-      await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
-    }
+    const prof = process.env.PROFILE ? await profiler(p, process.env.PROFILE) : null;
     const t0 = Date.now();
     let q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
     if (process.env.WORKERS !== undefined) q += `&workers=${process.env.WORKERS}`;
@@ -43,7 +37,7 @@ for (const f of files) {
       // is picked. IDLE_MS=0 picks at once, making the start-up part of the load.
       await p.getByTestId('empty').waitFor();
       await p.waitForTimeout(Number(process.env.IDLE_MS ?? 500));
-      if (cdp) await cdp.send('Profiler.start');
+      if (prof) await prof.start();
       await p.evaluate(() => { window.__picked = performance.now(); });
       await p.getByTestId('file-input').setInputFiles(f);
     } else {
@@ -63,61 +57,7 @@ for (const f of files) {
     // Long tasks from the pick (or the navigation, with ?url=) until the Overview is on screen and
     // its analyses are drawn (a task still running is reported when it ends: wait a second).
     await p.waitForTimeout(1000);
-    if (cdp) {
-      const { profile } = await cdp.send('Profiler.stop');
-      fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile));
-      const self = new Map();
-      const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-      const dt = profile.timeDeltas || [];
-      profile.samples.forEach((id, k) => {
-        const f = byId.get(id).callFrame;
-        const key = `${f.functionName || '(anonymous)'} ${f.url ? path.basename(f.url) : ''}`;
-        self.set(key, (self.get(key) || 0) + (dt[k + 1] ?? 0) / 1000);
-      });
-      const parent = new Map();
-      for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
-      const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 25);
-      console.log('self time:');
-      for (const [k, ms] of top) console.log(`${ms.toFixed(0).padStart(7)} ms  ${k}`);
-      // Inclusive time: each function once per sample, however deep it recurses.
-      const incl = new Map();
-      profile.samples.forEach((id, k) => {
-        const seen = new Set();
-        for (let n = id; n !== undefined; n = parent.get(n)) {
-          const name = byId.get(n).callFrame.functionName;
-          if (!name || name.startsWith('(') || seen.has(name)) continue;
-          seen.add(name);
-          incl.set(name, (incl.get(name) || 0) + (dt[k + 1] ?? 0) / 1000);
-        }
-      });
-      // Busy stretches (samples between idle ones) of 50 ms or more, each with the project's
-      // functions that ran longest in it: which code a long task is.
-      let run = [], t = 0;
-      const stretches = [];
-      profile.samples.forEach((id, k) => {
-        const d = (dt[k + 1] ?? 0) / 1000;
-        const name = byId.get(id).callFrame.functionName;
-        if (name === '(idle)') { if (run.length) stretches.push([t, run]); run = []; }
-        else { if (!run.length) t = 0; run.push([id, d]); t += d; }
-      });
-      if (run.length) stretches.push([t, run]);
-      for (const [ms, samples] of stretches.filter(([ms]) => ms >= 50)) {
-        const inc = new Map();
-        for (const [id, d] of samples) {
-          const seen = new Set();
-          for (let n = id; n !== undefined; n = parent.get(n)) {
-            const nm = byId.get(n).callFrame.functionName.replace(/::h[0-9a-f]{16}/, '');
-            if (!nm || nm.startsWith('(') || /wasm_bindgen|js-to-wasm|wasm-to-js|^real$|Queue|Future|poll/.test(nm) || seen.has(nm)) continue;
-            seen.add(nm);
-            inc.set(nm, (inc.get(nm) || 0) + d);
-          }
-        }
-        console.log(`busy ${ms.toFixed(0)} ms:`);
-        for (const [k, v] of [...inc].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${v.toFixed(0).padStart(6)} ms  ${k.slice(0, 160)}`);
-      }
-      console.log('inclusive time:');
-      for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${ms.toFixed(0).padStart(7)} ms  ${k}`);
-    }
+    if (prof) await prof.stop();
     const tasks = await p.evaluate(() => (window.__longtasks || []).filter(([t]) => t >= (window.__picked || 0)));
     const long = tasks.map(([, d]) => d);
     // Those that ended while the file loaded (pick → model and timeline index ready), apart from

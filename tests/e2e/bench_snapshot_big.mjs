@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { serve, browser } from './harness.mjs';
+import { profiler } from './profile.mjs';
 
 const FILE = process.argv[2];
 const RUNS = Number(process.argv[3] || 1);
@@ -31,8 +32,11 @@ async function once(b, srv) {
     }).observe({ type: 'longtask', buffered: true });
     document.addEventListener('change', () => { window.__t0 = performance.now(); }, true);
   });
+  // PROFILE=FILE.cpuprofile: the page thread's CPU profile from the pick to the end (profile.mjs).
+  const prof = process.env.PROFILE ? await profiler(p, process.env.PROFILE) : null;
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
+  if (prof) await prof.start();
   await p.getByTestId('file-input').setInputFiles(FILE);
   const drawn = await p.evaluate(() => new Promise((resolve) => {
     const tick = () => {
@@ -77,6 +81,7 @@ async function once(b, srv) {
     await p.mouse.click(fb.x + fb.width * 0.3, fb.y + 8);
     r.flame_ms = Date.now() - t;
   }
+  if (prof) await prof.stop();
   const long = await p.evaluate(() => window.__long);
   r.long_tasks = long.length;
   r.longest_task_ms = long.reduce((m, x) => Math.max(m, x[1]), 0);

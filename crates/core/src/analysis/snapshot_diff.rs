@@ -16,7 +16,7 @@
 //! - a row's status: `appeared` (no bytes in A), `freed` (none in B), `grew`, `shrank`, `same`.
 
 use super::snapshot_dump::{frame_of, live_blocks, pool_name};
-use super::snapshot_frames::{frame_shown, frame_text, FrameRanker};
+use super::snapshot_frames::{frame_text, shown_frames, FrameRanker};
 use crate::ingest::snapshot::Snapshot;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -135,15 +135,12 @@ fn add(m: &mut FxHashMap<String, (u64, u64)>, k: String, bytes: u64) {
 }
 
 /// The whole stack's shown frames (memory_viz's filter), innermost first, ` ← `-joined.
-fn stack_key(s: &Snapshot, stack: u32) -> String {
+fn stack_key(s: &Snapshot, shown: &[bool], stack: u32) -> String {
     let frames: Vec<String> = s
         .stacks
         .get(stack)
         .iter()
-        .filter(|&&f| {
-            let f = f as usize;
-            frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
-        })
+        .filter(|&&f| shown.get(f as usize).copied().unwrap_or(false))
         .map(|&f| frame_text(s, f))
         .collect();
     if frames.is_empty() {
@@ -158,6 +155,7 @@ fn side(s: &Snapshot) -> (SideTotals, Groups) {
     let mut g = Groups::default();
     let mut ranks = FrameRanker::default();
     let mut frame_cache: FxHashMap<u32, String> = FxHashMap::default();
+    let shown = shown_frames(s);
     let mut stack_cache: FxHashMap<u32, String> = FxHashMap::default();
     let sg = &s.segments;
     for si in 0..sg.len() {
@@ -185,7 +183,7 @@ fn side(s: &Snapshot) -> (SideTotals, Groups) {
             add(&mut g.frame, f, b.size);
             let k = stack_cache
                 .entry(b.stack)
-                .or_insert_with(|| stack_key(s, b.stack))
+                .or_insert_with(|| stack_key(s, &shown, b.stack))
                 .clone();
             add(&mut g.stack, k, b.size);
             add(&mut g.metadata, s.str(b.user_metadata).to_owned(), b.size);

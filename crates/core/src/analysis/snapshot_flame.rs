@@ -7,7 +7,8 @@
 //! `<no stack>`, and one seen only at its free (allocated before the trace, frees carrying the
 //! free stack) under `<allocated before the trace>`, never under the frames that freed it.
 
-use super::snapshot::{frame_shown, frame_text, frees_carry_alloc_stacks, replay, Element};
+use super::snapshot::{frame_text, frees_carry_alloc_stacks, replay, Element};
+use super::snapshot_frames::shown_frames;
 use crate::ingest::snapshot::Snapshot;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -103,6 +104,7 @@ pub fn peak_flame(s: &Snapshot, device: i64) -> PeakFlame {
         children: FxHashMap::default(),
         own: Vec::new(),
     }];
+    let shown = shown_frames(s);
     let mut path: Vec<Key> = Vec::new();
     for (k, e) in live.iter().enumerate() {
         path.clear();
@@ -115,10 +117,7 @@ pub fn peak_flame(s: &Snapshot, device: i64) -> PeakFlame {
                     .get(e.stack)
                     .iter()
                     .rev()
-                    .filter(|&&f| {
-                        let f = f as usize;
-                        frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f]))
-                    })
+                    .filter(|&&f| shown.get(f as usize).copied().unwrap_or(false))
                     .map(|&f| Key::Frame(f)),
             );
             if path.is_empty() {

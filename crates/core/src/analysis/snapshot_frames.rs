@@ -38,6 +38,15 @@ pub fn frame_shown(filename: &str, name: &str) -> bool {
     !OMIT_NAMES.iter().any(|o| name.contains(o)) && !OMIT_FILES.iter().any(|o| filename.contains(o))
 }
 
+/// [`frame_shown`] of every frame of `s`, by frame id: the filter once per distinct frame rather
+/// than once per frame of every stack (on a 1 GB snapshot a million calls of 18 substring searches:
+/// 0.45 s of the Memory tab's first render, for the peak's flame graph alone).
+pub fn shown_frames(s: &Snapshot) -> Vec<bool> {
+    (0..s.frames.filename.len())
+        .map(|f| frame_shown(s.str(s.frames.filename[f]), s.str(s.frames.name[f])))
+        .collect()
+}
+
 /// `file:line:name`, as memory_viz writes a frame; but a native frame (line 0) shows its symbol
 /// without parameters or template arguments, and without the file when it has none (`??`):
 /// `torch::autograd::generated::BmmBackward0::apply` rather than a 120- to 400-character signature
