@@ -29,6 +29,15 @@ async function open(query, file, errors = []) {
   return p;
 }
 
+/** The peak flame graph's node count and bytes, once drawn (none: no live blocks at the peak). */
+async function flameOf(p) {
+  const f = p.getByTestId('mem-flame');
+  if (!(await f.count())) return null;
+  await f.scrollIntoViewIfNeeded();
+  await p.waitForFunction(() => document.querySelector('[data-testid=mem-flame]')?.getAttribute('data-nodes'), null, { timeout: 60_000 });
+  return [Number(await f.getAttribute('data-nodes')), Number(await f.getAttribute('data-bytes'))];
+}
+
 /** What the Memory tab shows of the default device, once its chart is drawn. */
 async function shown(p) {
   await p.getByTestId('memory-view').waitFor({ timeout: 120_000 });
@@ -42,6 +51,7 @@ async function shown(p) {
     segments: Number(await p.getByTestId('mem-segments').textContent()),
     segmentMap: Number(await attr(p, 'mem-segment-view', 'data-segments')),
     polygons: Number(await attr(p, 'mem-chart', 'data-polygons')),
+    flame: await flameOf(p),
     devices: await p.locator('[data-testid=mem-devices] button').allTextContents(),
   };
 }
@@ -68,6 +78,9 @@ for (const file of [SNAP, CPP]) {
     assert.equal(c.segments, d.segments);
     assert.equal(c.segmentMap, d.segments);
     assert.ok(c.polygons > 1, `chart drew ${c.polygons} polygons`);
+    // The peak flame graph (built by the worker) sums to the CLI's peak active bytes.
+    assert.ok(c.flame && c.flame[0] > 0, `a flame graph: ${c.flame}`);
+    assert.equal(c.flame[1], d.peak_active_bytes);
     await w.screenshot({ path: shot(`snapshot-worker-${name.replace(/\.pickle$/, '')}.png`), fullPage: true });
     assert.deepEqual(errors, []);
     await one.close();

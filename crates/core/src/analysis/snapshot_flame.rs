@@ -11,10 +11,10 @@ use super::snapshot::{frame_text, frees_carry_alloc_stacks, replay, Element};
 use super::snapshot_frames::shown_frames;
 use crate::ingest::snapshot::Snapshot;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One node: a frame at a depth, under its parent.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FlameNode {
     pub label: String,
     /// 0 for the outermost frames (the root itself is not a node).
@@ -27,7 +27,7 @@ pub struct FlameNode {
 }
 
 /// The graph: nodes in depth-first order (a node's subtree follows it), and the allocations.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct PeakFlame {
     pub nodes: Vec<FlameNode>,
     pub total_bytes: u64,

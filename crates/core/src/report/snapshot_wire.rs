@@ -1,17 +1,19 @@
 //! A memory snapshot's views — its summary (`analysis::snapshot::summarize`, the figures of
-//! `.snapshot.devices[]`) and the chart of each device the Memory tab lists (`snapshot_chart`) —
+//! `.snapshot.devices[]`), and the chart (`snapshot_chart`) and peak flame graph (`peak_flame`) of
+//! each device the Memory tab lists —
 //! as sections, so the worker that decoded the pickle builds them as well and the page only decodes
 //! them, one section per task (issue 27: on a 1 GB snapshot the summary and the chart were single
 //! tasks of 2.6 s and 7.2 s on the page's thread).
 //!
 //! Sections: the chart count and the summary's JSON; then per chart its device and small fields
 //! ([`Head`]), its bands in groups of at most [`PIECE`] points, its entry positions in pieces of
-//! [`PIECE`]. Both ends are the same build; every read is checked, and bytes that do not decode
+//! [`PIECE`], the device's peak flame graph as JSON. Both ends are the same build; every read is checked, and bytes that do not decode
 //! are an error (the page then computes the views itself), never a panic.
 
 use crate::analysis::memory_chart::wire::Head;
 use crate::analysis::memory_chart::{snapshot_chart, Band, MemoryChart, MAX_BANDS};
 use crate::analysis::snapshot::{summarize, SnapshotSummary};
+use crate::analysis::snapshot_flame::{peak_flame, PeakFlame};
 use crate::error::Result;
 use crate::ingest::snapshot::Snapshot;
 use crate::model::wire::{bad, column_piece, pieces, read_piece, Get, Wire, PIECE};
@@ -22,6 +24,8 @@ pub struct SnapshotViews {
     pub summary: SnapshotSummary,
     /// `(device, chart)` for each of [`charted_devices`].
     pub charts: Vec<(i64, MemoryChart)>,
+    /// The peak flame graph of each of them, in the same order.
+    pub flames: Vec<PeakFlame>,
 }
 
 /// The devices the Memory tab lists for a snapshot: those with trace entries or segments, else
@@ -43,11 +47,17 @@ pub fn charted_devices(sum: &SnapshotSummary) -> Vec<i64> {
 impl SnapshotViews {
     pub fn of(s: &Snapshot) -> SnapshotViews {
         let summary = summarize(s);
-        let charts = charted_devices(&summary)
-            .into_iter()
-            .map(|d| (d, snapshot_chart(s, d, MAX_BANDS)))
+        let devices = charted_devices(&summary);
+        let charts = devices
+            .iter()
+            .map(|&d| (d, snapshot_chart(s, d, MAX_BANDS)))
             .collect();
-        SnapshotViews { summary, charts }
+        let flames = devices.iter().map(|&d| peak_flame(s, d)).collect();
+        SnapshotViews {
+            summary,
+            charts,
+            flames,
+        }
     }
 }
 
@@ -59,7 +69,7 @@ pub fn sections(v: &SnapshotViews) -> Result<Vec<Vec<u8>>> {
     let json = serde_json::to_vec(&v.summary).map_err(|e| bad(&e.to_string()))?;
     first.extend_from_slice(&json);
     out.push(first);
-    for (device, c) in &v.charts {
+    for ((device, c), flame) in v.charts.iter().zip(&v.flames) {
         let mut head = Vec::new();
         device.put(&mut head);
         Head::of(c).put(&mut head);
@@ -82,6 +92,7 @@ pub fn sections(v: &SnapshotViews) -> Result<Vec<Vec<u8>>> {
         for i in 0..pieces(c.entry_x.len()) {
             out.push(column_piece(&c.entry_x, i));
         }
+        out.push(serde_json::to_vec(flame).map_err(|e| bad(&e.to_string()))?);
     }
     Ok(out)
 }
@@ -92,6 +103,7 @@ enum Want {
     Head,
     Bands,
     Entries(Option<usize>),
+    Flame,
 }
 
 /// Takes [`sections`] one at a time.
@@ -100,6 +112,7 @@ pub struct Decoder {
     charts_left: usize,
     summary: Option<SnapshotSummary>,
     charts: Vec<(i64, MemoryChart)>,
+    flames: Vec<PeakFlame>,
     bands_left: usize,
 }
 
@@ -110,6 +123,7 @@ impl Default for Decoder {
             charts_left: 0,
             summary: None,
             charts: Vec::new(),
+            flames: Vec::new(),
             bands_left: 0,
         }
     }
@@ -172,11 +186,17 @@ impl Decoder {
                 };
                 let rest = read_piece(&mut c.entry_x, *left, section)?;
                 if rest == 0 {
-                    self.charts_left -= 1;
-                    self.want = Want::Head;
+                    self.want = Want::Flame;
                 } else {
                     *left = Some(rest);
                 }
+            }
+            Want::Flame => {
+                let f: PeakFlame =
+                    serde_json::from_slice(section).map_err(|e| bad(&e.to_string()))?;
+                self.flames.push(f);
+                self.charts_left -= 1;
+                self.want = Want::Head;
             }
         }
         Ok(())
@@ -190,6 +210,7 @@ impl Decoder {
         Ok(SnapshotViews {
             summary,
             charts: self.charts,
+            flames: self.flames,
         })
     }
 }

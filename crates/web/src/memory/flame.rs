@@ -70,7 +70,11 @@ pub fn PeakFlameView(session: SessionRef, file: usize, device: i64) -> impl Into
     let Some(Content::Snapshot(s)) = session.files.get(file).map(|f| &f.content) else {
         return ().into_any();
     };
-    let flame = Arc::new(peak_flame(s, device));
+    // The snapshot worker's graph of this device, else built here.
+    let flame = match s.flames.iter().find(|(d, _)| *d == device) {
+        Some((_, f)) => f.clone(),
+        None => Arc::new(peak_flame(s, device)),
+    };
     if flame.nodes.is_empty() {
         return ().into_any();
     }

@@ -27,6 +27,7 @@ use tracelight_core::analysis::kernels::{default_fine_rules, FineRule};
 use tracelight_core::analysis::memory_chart::MemoryChart;
 use tracelight_core::analysis::scope::ScopeSpec;
 use tracelight_core::analysis::snapshot::SnapshotSummary;
+use tracelight_core::analysis::snapshot_flame::PeakFlame;
 use tracelight_core::ingest::flight_recorder::FrDump;
 use tracelight_core::ingest::memory_timeline::MemoryTimeline;
 use tracelight_core::ingest::snapshot::Snapshot;
@@ -221,24 +222,34 @@ pub struct SnapshotFile {
     pub summary: Option<Arc<SnapshotSummary>>,
     /// `(device, chart)` of the devices the Memory tab lists.
     pub charts: Vec<(i64, Arc<MemoryChart>)>,
+    /// `(device, peak flame graph)`, the same devices.
+    pub flames: Vec<(i64, Arc<PeakFlame>)>,
 }
 
 impl SnapshotFile {
     pub fn new(snap: Snapshot, views: Option<SnapshotViews>) -> Box<SnapshotFile> {
-        let (summary, charts) = match views {
-            Some(v) => (
-                Some(Arc::new(v.summary)),
-                v.charts
+        let (summary, charts, flames) = match views {
+            Some(v) => {
+                let flames = v
+                    .charts
+                    .iter()
+                    .map(|(d, _)| *d)
+                    .zip(v.flames.into_iter().map(Arc::new))
+                    .collect();
+                let charts = v
+                    .charts
                     .into_iter()
                     .map(|(d, c)| (d, Arc::new(c)))
-                    .collect(),
-            ),
-            None => (None, Vec::new()),
+                    .collect();
+                (Some(Arc::new(v.summary)), charts, flames)
+            }
+            None => (None, Vec::new(), Vec::new()),
         };
         Box::new(SnapshotFile {
             snap,
             summary,
             charts,
+            flames,
         })
     }
 }
