@@ -19,6 +19,7 @@ pub mod digest;
 pub mod error;
 pub mod ingest;
 pub mod model;
+pub mod par;
 pub mod parquet;
 pub mod report;
 pub mod run;
