@@ -127,9 +127,12 @@ async function runSnapshot() {
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
   }
   self.postMessage({ kind: 'done' });
-  // Then the snapshot's views (summary, charts), built here instead of in tasks of seconds on the
-  // page's thread; sent a section per credit, as a trace's analysis.
-  const n = x.tl_snap_views();
+  // Then the snapshot's views (summary, charts, flame graphs), built here instead of in tasks of
+  // seconds on the page's thread, sent as a trace's analysis.
+  await sendAfterModel(x.tl_snap_views());
+}
+// What a worker computed after the model (n sections, -1 for none), a section per credit.
+async function sendAfterModel(n) {
   self.postMessage({ kind: 'analysis', sections: n });
   for (let i = 0; i < n; i++) {
     await nextMessage();
@@ -182,14 +185,7 @@ async function run(m) {
   self.postMessage({ kind: 'done' });
   // Then every analysis of the model (Analysis::of), here while the page indexes its timeline,
   // instead of in one task of seconds on the page's thread; sent a section per credit.
-  const n = x.tl_analyze(put(new TextEncoder().encode(m.name)));
-  self.postMessage({ kind: 'analysis', sections: n });
-  for (let i = 0; i < n; i++) {
-    await nextMessage();
-    if (x.tl_next_analysis_section() < 0) break;
-    const secs = sections(1);
-    self.postMessage({ kind: 'asection', buf: secs[0] }, secs);
-  }
+  await sendAfterModel(x.tl_analyze(put(new TextEncoder().encode(m.name))));
 }
 self.onmessage = (e) => {
   const m = e.data;

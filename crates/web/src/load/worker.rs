@@ -238,15 +238,21 @@ pub fn tl_analyze(len: u32) -> i32 {
         let Some(t) = s.trace.take() else { return -1 };
         let a = Analysis::of(&name, &t);
         drop(t);
-        match analysis_wire::sections(&a) {
-            Ok(mut v) => {
-                v.reverse();
-                s.analysis = v;
-                s.analysis.len() as i32
-            }
-            Err(_) => -1,
-        }
+        hand_out(s, analysis_wire::sections(&a))
     })
+}
+
+/// Keeps what follows the model (`sections`, handed out last first by
+/// [`tl_next_analysis_section`]); how many, or -1 when it could not be encoded.
+fn hand_out(s: &mut State, sections: Result<Vec<Vec<u8>>, Error>) -> i32 {
+    match sections {
+        Ok(mut v) => {
+            v.reverse();
+            s.analysis = v;
+            s.analysis.len() as i32
+        }
+        Err(_) => -1,
+    }
 }
 
 /// Makes the output the analysis's next section; its length, or -1 after the last.
@@ -351,13 +357,6 @@ pub fn tl_snap_views() -> i32 {
         };
         let v = SnapshotViews::of(&snap);
         drop(snap);
-        match snapshot_wire::sections(&v) {
-            Ok(mut v) => {
-                v.reverse();
-                s.analysis = v;
-                s.analysis.len() as i32
-            }
-            Err(_) => -1,
-        }
+        hand_out(s, snapshot_wire::sections(&v))
     })
 }
