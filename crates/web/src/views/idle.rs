@@ -9,6 +9,7 @@ use crate::widgets::fmt;
 use crate::widgets::palette::color_of;
 use leptos::prelude::*;
 use tracelight_core::analysis::idle::ByCause;
+use tracelight_core::model::steps::StepRule;
 
 /// The bar parts of a window: busy, then each cause with time, in cause order.
 pub fn parts(busy_ns: i64, by: &ByCause) -> Vec<Bar> {
@@ -95,10 +96,12 @@ pub fn IdleCauses(session: SessionRef, file: usize) -> impl IntoView {
             }
         })
         .collect_view();
-    let of = if i.window_from_steps {
-        "the ProfilerStep window"
-    } else {
-        "the kernel span"
+    // The window's name under the trace's step rule (a loop's own `train_step_N` is not a
+    // ProfilerStep).
+    let of = match (i.window_from_steps, tf.trace.step_rule()) {
+        (false, _) => "the kernel span".to_owned(),
+        (true, StepRule::User(p)) => format!("the {p}_N window"),
+        (true, _) => "the ProfilerStep window".to_owned(),
     };
     view! {
         <div class="idle-causes" data-testid="idle-causes" data-idle-ns=i.idle_ns.to_string() data-window-ns=window.to_string()>
