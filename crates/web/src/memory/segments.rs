@@ -8,10 +8,10 @@ use super::chart::{prepare, Scrub};
 use crate::session::{Content, SessionRef};
 use leptos::html;
 use leptos::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tracelight_core::analysis::memory_chart::{MemoryChart, XUnit};
 use tracelight_core::analysis::snapshot_state::{
-    pack, state_after, state_at_dump, AllocatorState, RangeState,
+    pack, state_after_in, state_at_dump, AllocatorState, RangeState, Replays,
 };
 use tracelight_core::model::time::format_duration;
 use tracelight_core::report::memory::format_bytes;
@@ -126,10 +126,15 @@ pub fn SegmentView(
     let at = scrub.at;
     let sess = session.clone();
     let d2 = dump.clone();
+    // The device's two replays, made at the first scrub and kept for every later position.
+    let replays: Arc<OnceLock<Replays>> = Arc::default();
     let state = Memo::new(move |_| {
         let i = at.get();
         match sess.files.get(file).map(|f| &f.content) {
-            Some(Content::Snapshot(s)) if i < entries => Arc::new(state_after(s, device, i)),
+            Some(Content::Snapshot(s)) if i < entries => {
+                let r = replays.get_or_init(|| Replays::of(s, device));
+                Arc::new(state_after_in(s, device, i, r))
+            }
             _ => d2.clone(),
         }
     });
