@@ -58,6 +58,16 @@ function folded(a, bb, ...extra) {
   return m;
 }
 
+/** A new page with A open and B given to its Compare tab. */
+async function openPair(A, B, errors) {
+  const p = await page(b, errors);
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(A);
+  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
+  await p.getByTestId('compare-input').setInputFiles(B);
+  return p;
+}
+
 const layout = async (canvas) => JSON.parse(await canvas.getAttribute('data-layout'));
 
 test('the differential flame graph carries the CLI folded weights, colours by change, hovers and zooms', async () => {
@@ -65,11 +75,7 @@ test('the differential flame graph carries the CLI folded weights, colours by ch
   const cli = folded(A, B, '--weight', 'device');
   assert.equal(cli.get('ProfilerStep*;aten::mm;cudaLaunchKernel;ampere_sgemm_128x64_nn').join(), '100000,200000');
   const errors = [];
-  const p = await page(b, errors);
-  await p.goto(srv.base + '/');
-  await p.getByTestId('file-input').setInputFiles(A);
-  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
-  await p.getByTestId('compare-input').setInputFiles(B);
+  const p = await openPair(A, B, errors);
   const card = p.getByTestId('diff-flame');
   await card.waitFor({ timeout: 60_000 });
   const canvas = p.getByTestId('diff-flame-canvas');
@@ -191,11 +197,7 @@ test('the differential flame graph compares one step of A with one step of B as 
   fs.writeFileSync(B, stepsTrace([200, 200]));
   const KERNEL = 'ProfilerStep*;aten::mm;cudaLaunchKernel;ampere_sgemm_128x64_nn';
   const errors = [];
-  const p = await page(b, errors);
-  await p.goto(srv.base + '/');
-  await p.getByTestId('file-input').setInputFiles(A);
-  await p.getByTestId('tab-compare').click({ timeout: 60_000 });
-  await p.getByTestId('compare-input').setInputFiles(B);
+  const p = await openPair(A, B, errors);
   await p.getByTestId('diff-flame').waitFor({ timeout: 60_000 });
   const canvas = p.getByTestId('diff-flame-canvas');
   const pickA = p.getByTestId('diff-flame-step-a'), pickB = p.getByTestId('diff-flame-step-b');
