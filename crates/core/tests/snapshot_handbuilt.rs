@@ -323,6 +323,10 @@ fn allocator_state_at_a_point_of_the_trace_and_at_the_dump() {
     let r = tracelight_core::analysis::snapshot_state::Replays::of(&s, 0);
     for at in 0..6 {
         let one = tracelight_core::analysis::snapshot_state::state_after_in(&s, 0, at, &r);
-        assert_eq!(format!("{one:?}"), format!("{:?}", state_after(&s, 0, at)), "after {at}");
+        assert_eq!(
+            format!("{one:?}"),
+            format!("{:?}", state_after(&s, 0, at)),
+            "after {at}"
+        );
     }
 }
