@@ -45,7 +45,9 @@ pub(super) struct Build {
     pub(super) k: Keys,
     empty: StrId,
     frame_ids: FrameTable,
-    stack_ids: FxHashMap<Vec<u32>, StackId>,
+    /// Stack ids by their frames, which are read from `s.stacks` itself: no second copy of each
+    /// stack, and the frames compared on a hit are contiguous with the other stacks'.
+    stack_ids: hashbrown::HashTable<StackId>,
     /// Trace entries by the list they were appended to (`Cont::trace`).
     pub(super) traces: Vec<DeviceTrace>,
     ids: Vec<u32>,
@@ -104,7 +106,7 @@ impl Build {
             k: keys,
             empty,
             frame_ids: FrameTable::default(),
-            stack_ids: FxHashMap::default(),
+            stack_ids: hashbrown::HashTable::new(),
             traces: Vec::new(),
             ids: Vec::new(),
         }
@@ -187,6 +189,14 @@ pub(super) fn place(r: &mut SnapshotStream, c: u32, vals: &[V]) -> Result<()> {
                 x.items.push(kv[0]);
                 x.items.push(v);
             }
+        }
+        return Ok(());
+    }
+    if !vals.iter().any(|v| matches!(v, V::Cont(_))) {
+        // No container among them (a frames list of memoized frames, a list of ints): each
+        // stays what it is.
+        if let Some(x) = r.conts.get_mut(c as usize) {
+            x.items.extend_from_slice(vals);
         }
         return Ok(());
     }
@@ -286,7 +296,16 @@ fn to_stack(r: &mut SnapshotStream, v: V) -> V {
     }
     let mut ids = std::mem::take(&mut r.b.ids);
     ids.clear();
-    let n = items(r, c).len();
+    let frames_only = items(r, c).iter().all(|x| matches!(x, V::Frame(_)));
+    let n = if frames_only {
+        ids.extend(items(r, c).iter().filter_map(|x| match x {
+            V::Frame(f) => Some(*f),
+            _ => None,
+        }));
+        0
+    } else {
+        items(r, c).len()
+    };
     for i in 0..n {
         let Some(x) = r
             .conts
@@ -309,13 +328,17 @@ fn to_stack(r: &mut SnapshotStream, v: V) -> V {
     let id = if ids.is_empty() {
         0
     } else {
-        match b.stack_ids.get(ids.as_slice()) {
+        let h = hash_frames(&ids);
+        let stacks = &b.s.stacks;
+        match b.stack_ids.find(h, |&id| stacks.get(id) == ids.as_slice()) {
             Some(&id) => id,
             None => {
                 let next = b.s.stacks.len() as StackId;
                 b.s.stacks.frames.extend_from_slice(&ids);
                 b.s.stacks.start.push(b.s.stacks.frames.len() as u32);
-                b.stack_ids.insert(ids.clone(), next);
+                let stacks = &b.s.stacks;
+                b.stack_ids
+                    .insert_unique(h, next, |&id| hash_frames(stacks.get(id)));
                 next
             }
         }
@@ -323,6 +346,11 @@ fn to_stack(r: &mut SnapshotStream, v: V) -> V {
     r.b.ids = ids;
     r.release(c, V::Stack(id));
     V::Stack(id)
+}
+
+fn hash_frames(ids: &[u32]) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(ids)
 }
 
 fn stack_of(v: Option<V>) -> StackId {

@@ -215,15 +215,34 @@ impl SnapshotStream {
                 self.memo_put(idx, at)?;
                 next += 4;
             }
-            b'h' => {
-                let idx = arg(at + 1, 1)?[0] as usize;
-                self.memo_get(idx, at)?;
-                next += 1;
-            }
-            b'j' => {
-                let idx = le(arg(at + 1, 4)?) as usize;
-                self.memo_get(idx, at)?;
-                next += 4;
+            b'h' | b'j' => {
+                // A run of memo fetches is taken in one go: a trace entry's frames list is 40–70
+                // of them, most of a real snapshot's bytes. The run stops before an opcode cut by
+                // the slice's end (the next call waits for its bytes) or a full stack (the next
+                // call refuses it).
+                let mut k = at;
+                loop {
+                    let (idx, w) = match d.get(k) {
+                        Some(b'h') => match d.get(k + 1) {
+                            Some(&x) => (x as usize, 2),
+                            None => break,
+                        },
+                        Some(b'j') => match d.get(k + 1..k + 5) {
+                            Some(b) => (le(b) as usize, 5),
+                            None => break,
+                        },
+                        _ => break,
+                    };
+                    if k > at && self.stack.len() >= MAX_STACK {
+                        break;
+                    }
+                    self.memo_get(idx, k)?;
+                    k += w;
+                }
+                if k == at {
+                    return Err(Stop::More(at));
+                }
+                next = k;
             }
             b'c' | 0x93 | b'R' | b'b' | 0x81 | 0x92 | b'i' | b'o' | 0x82 | 0x83 | 0x84 | b'P'
             | b'Q' | 0x97 | 0x98 => {
