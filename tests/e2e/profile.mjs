@@ -74,3 +74,8 @@ function summarize(profile) {
   console.log('inclusive time:');
   for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${ms.toFixed(0).padStart(7)} ms  ${k}`);
   }
+
+// `node tests/e2e/profile.mjs FILE.cpuprofile`: the same summary of a profile written before.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  summarize(JSON.parse(fs.readFileSync(process.argv[2], 'utf8')));
+}

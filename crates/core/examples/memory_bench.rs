@@ -146,4 +146,46 @@ fn streamed(path: &str) {
         peak_rss() as f64 / 1e6,
         peak_rss() as f64 / total.max(1) as f64
     );
+    views_sections(&s);
+}
+
+/// The Memory tab's views as the snapshot worker hands them to the page
+/// (`report::snapshot_wire`): the largest sections and the longest one to decode, since the page
+/// decodes one section per task.
+fn views_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
+    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
+    let t = Instant::now();
+    let v = SnapshotViews::of(s);
+    let t_views = t.elapsed();
+    let Ok(secs) = sections(&v) else {
+        eprintln!("views could not be encoded");
+        return;
+    };
+    let mut d = Decoder::default();
+    let (mut worst, mut worst_at, mut biggest) = (std::time::Duration::ZERO, 0, 0);
+    for (k, sec) in secs.iter().enumerate() {
+        let t = Instant::now();
+        if let Err(e) = d.push(sec) {
+            eprintln!("section {k}: {e}");
+            return;
+        }
+        if t.elapsed() > worst {
+            (worst, worst_at) = (t.elapsed(), k);
+        }
+        biggest = biggest.max(sec.len());
+        if sec.len() > 4 << 20 || t.elapsed().as_millis() > 10 {
+            println!(
+                "  section {k}: {:.1} MB, decoded in {:?}",
+                sec.len() as f64 / 1e6,
+                t.elapsed()
+            );
+        }
+    }
+    println!(
+        "views {t_views:?}: {} sections, {:.1} MB, largest {:.1} MB; longest decode {worst:?} (section {worst_at}, {:.1} MB)",
+        secs.len(),
+        secs.iter().map(Vec::len).sum::<usize>() as f64 / 1e6,
+        biggest as f64 / 1e6,
+        secs[worst_at].len() as f64 / 1e6
+    );
 }
