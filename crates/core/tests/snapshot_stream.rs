@@ -240,3 +240,38 @@ fn the_streamed_reader_reads_the_generated_content_fixtures_as_the_whole_file_re
         }
     }
 }
+
+/// The page builds a device's replays a few thousand entries a task (`ReplayBuild`): in steps of
+/// any size the replay is the one-go replay's, on every corpus snapshot, device and kind.
+#[test]
+fn a_replay_built_in_steps_is_the_replay_in_one_go() {
+    use tracelight_core::analysis::snapshot::{replay, ReplayBuild};
+    let mut n = 0;
+    for rel in CORPUS_SNAPSHOTS {
+        let Some(s) = load(rel) else { continue };
+        let mut devices: Vec<i64> = s.segments.device.clone();
+        devices.extend(0..s.device_traces.len() as i64);
+        devices.sort_unstable();
+        devices.dedup();
+        for &d in &devices {
+            for segments in [false, true] {
+                let want = format!("{:?}", replay(&s, d, segments));
+                for step in [1, 7, 1000] {
+                    let mut b = ReplayBuild::new(&s, d, segments);
+                    let got = loop {
+                        if let Some(r) = b.step(step) {
+                            break r;
+                        }
+                    };
+                    assert_eq!(
+                        format!("{got:?}"),
+                        want,
+                        "{rel} device {d} segments {segments} step {step}"
+                    );
+                }
+            }
+        }
+        n += 1;
+    }
+    tracelight_testkit::checked("replays built in steps", n, CORPUS_SNAPSHOTS.len());
+}

@@ -106,6 +106,13 @@ impl Replays {
             allocs: replay(s, device, false),
         }
     }
+
+    /// From the segment replay (`replay(s, device, true)`) and the allocation replay
+    /// (`replay(s, device, false)`) of one device, built elsewhere (the page builds them in
+    /// steps, `ReplayBuild`).
+    pub fn from_parts(segs: Replay, allocs: Replay) -> Replays {
+        Replays { segs, allocs }
+    }
 }
 
 /// The state after trace entry `at` of `device` (see the module doc).

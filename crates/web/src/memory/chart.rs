@@ -5,7 +5,7 @@
 use super::detail::{describe, Detail};
 use crate::session::memory::Source;
 use crate::session::SessionRef;
-use crate::widgets::memory_paint::{paint_axes, paint_data, Frame, Overlay};
+use crate::widgets::memory_paint::{paint_axes, paint_data_cached, ColumnCache, Frame, Overlay};
 use leptos::html;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -74,6 +74,7 @@ pub fn ChartCanvas(
     crate::platform::resize::follow(canvas, measure);
 
     let painted = chart.clone();
+    let columns = StoredValue::new_local(ColumnCache::default());
     Effect::new(move |_| {
         let (w, v) = (width.get(), view.get());
         let overlay = Overlay {
@@ -90,7 +91,11 @@ pub fn ChartCanvas(
         };
         let f = frame(w);
         paint_axes(&ctx, &painted, v, &f, y_max, bounds.0);
-        let n = paint_data(&ctx, &painted, v, &f, y_max, &overlay);
+        let n = columns
+            .try_update_value(|cache| {
+                paint_data_cached(&ctx, &painted, v, &f, y_max, &overlay, cache)
+            })
+            .unwrap_or(0);
         let _ = c.set_attribute("data-polygons", &n.to_string());
         let _ = c.set_attribute("data-drawn", "1");
         // The scrubber's entry: a dashed line labelled like the segment map below it.
