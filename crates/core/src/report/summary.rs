@@ -21,6 +21,20 @@ fn pct(a: i64, b: i64) -> String {
     }
 }
 
+/// The steps' window by the trace's own step annotations: `ProfilerStep`, or a loop's
+/// `train_step_N` (which is not a ProfilerStep; the page's idle card names it the same way).
+fn step_window(a: &Analysis) -> String {
+    match a.steps.first().map(|st| st.name.as_str()) {
+        Some(n) if !n.starts_with("ProfilerStep") => {
+            let head = n
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .trim_end_matches(['_', '#', '-', ' ']);
+            format!("{head}_N")
+        }
+        _ => "ProfilerStep".into(),
+    }
+}
+
 /// Markdown for one trace: the facts header, then the analyses.
 pub fn markdown(facts: &Facts, a: &Analysis) -> String {
     let mut s = facts.markdown();
@@ -62,9 +76,9 @@ pub fn markdown(facts: &Facts, a: &Analysis) -> String {
                 t(g.busy_ns),
                 t(g.window_ns),
                 if g.window_from_steps {
-                    "ProfilerStep"
+                    step_window(a)
                 } else {
-                    "trace"
+                    "trace".into()
                 }
             );
             let tm = &g.temporal;
@@ -208,5 +222,43 @@ fn short(name: &str) -> String {
         n.chars().take(77).collect::<String>() + "..."
     } else {
         n
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+    use crate::ingest::kineto::read_kineto;
+
+    /// A loop's own `train_step_N` steps with a kernel in each: utilization is over their window,
+    /// and the summary names it after them, not "ProfilerStep".
+    #[test]
+    fn utilization_names_the_window_by_the_traces_own_steps() {
+        let ev = |name: &str, cat: &str, pid: u32, tid: u32, ts: u32, dur: u32| {
+            format!(
+                r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7}}}}"#
+            )
+        };
+        let mut evs = Vec::new();
+        for (k, at) in [(1, 0), (2, 1000)] {
+            evs.push(ev(
+                &format!("train_step_{k}"),
+                "user_annotation",
+                1,
+                1,
+                at,
+                1000,
+            ));
+            evs.push(ev("sgemm", "kernel", 0, 7, at + 100, 250));
+        }
+        let text = format!(r#"{{"traceEvents":[{}]}}"#, evs.join(","));
+        let t = read_kineto(text.as_bytes()).unwrap();
+        let a = Analysis::of("loop.json", &t);
+        let md = markdown(&Facts::of("loop.json", &t), &a);
+        let line = md.lines().find(|l| l.starts_with("- utilization")).unwrap();
+        // 2 × 250 µs of kernels in the 2,000 µs window of the two steps.
+        assert!(line.starts_with("- utilization: 25.0%"), "{line}");
+        assert!(line.ends_with("train_step_N window)"), "{line}");
     }
 }
