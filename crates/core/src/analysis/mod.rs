@@ -35,6 +35,7 @@ pub mod snapshot_dump;
 pub mod snapshot_flame;
 pub mod snapshot_frames;
 pub mod snapshot_ranks;
+pub mod snapshot_replay;
 pub mod snapshot_state;
 pub mod source;
 pub mod steps;
