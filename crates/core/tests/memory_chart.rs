@@ -175,3 +175,54 @@ fn snapshot_chart_entries_put_the_peak_marker_at_the_peak_entry() {
     tracelight_testkit::checked("snapshots", n, SNAPSHOTS.len());
     assert!(n == 0 || peaks > 0);
 }
+
+/// The bands drawn are the `cap` largest allocations of the replay (ties: the earlier element),
+/// found here by sorting every element: the chart selects them without a full sort.
+#[test]
+fn snapshot_chart_draws_exactly_the_largest_allocations() {
+    use tracelight_core::analysis::snapshot::replay;
+    let mut checked = 0;
+    for rel in SNAPSHOTS {
+        let Some(Loaded::Snapshot(s)) = load(rel) else {
+            continue;
+        };
+        for d in &summarize(&s).devices {
+            let r = replay(&s, d.device, false);
+            let mut order: Vec<usize> = (0..r.elements.len()).collect();
+            order.sort_by(|&a, &b| r.elements[b].size.cmp(&r.elements[a].size).then(a.cmp(&b)));
+            for cap in [1, 5, 100] {
+                let mut want: Vec<(u64, u64, Option<usize>, Option<usize>)> = order
+                    .iter()
+                    .take(cap)
+                    .map(|&e| {
+                        let el = &r.elements[e];
+                        (el.addr, el.size, el.start, el.end)
+                    })
+                    .collect();
+                let mut got: Vec<(u64, u64, Option<usize>, Option<usize>)> =
+                    snapshot_chart(&s, d.device, cap)
+                        .bands
+                        .iter()
+                        .filter_map(|b| match b.kind {
+                            BandKind::Alloc {
+                                addr,
+                                size,
+                                alloc_index,
+                                free_index,
+                                ..
+                            } => Some((addr, size, alloc_index, free_index)),
+                            _ => None,
+                        })
+                        .collect();
+                want.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, want, "{rel} device {} cap {cap}", d.device);
+                checked += usize::from(r.elements.len() > cap);
+            }
+        }
+    }
+    assert!(
+        checked > 0 || tracelight_testkit::bytes(SNAPSHOTS[0]).is_none(),
+        "no snapshot with more allocations than a cap"
+    );
+}
