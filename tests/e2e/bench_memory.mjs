@@ -71,7 +71,11 @@ async function main() {
       const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
       await p.goto(srv.base + '/');
       await p.getByTestId('empty').waitFor();
-      await stage(p, `${data.base}/${path.basename(FILE)}`, path.basename(FILE));
+      // Same origin as the page (its Content-Security-Policy allows no other): the harness serves
+      // bench-data/ under /bench-data/; another file comes from the side server.
+      const inBench = path.resolve(FILE).startsWith(path.join(ROOT, 'bench-data') + path.sep);
+      const src = inBench ? `${srv.base}/bench-data/${path.relative(path.join(ROOT, 'bench-data'), path.resolve(FILE))}` : `${data.base}/${path.basename(FILE)}`;
+      await stage(p, src, path.basename(FILE));
       tl.push(await dropAndWait(p, 'main.app', "document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1'"));
       if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-tracelight.png') });
       await p.close();
