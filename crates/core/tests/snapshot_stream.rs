@@ -275,3 +275,41 @@ fn a_replay_built_in_steps_is_the_replay_in_one_go() {
     }
     tracelight_testkit::checked("replays built in steps", n, CORPUS_SNAPSHOTS.len());
 }
+
+/// The worker's views (each device's replays made once for all) equal the summary, chart and
+/// flame graph each made on its own, on every corpus snapshot.
+#[test]
+fn views_with_shared_replays_equal_each_view_made_alone() {
+    use tracelight_core::analysis::memory_chart::{snapshot_chart, MAX_BANDS};
+    use tracelight_core::analysis::snapshot::summarize;
+    use tracelight_core::analysis::snapshot_flame::peak_flame;
+    use tracelight_core::report::snapshot_wire::{charted_devices, SnapshotViews};
+    let mut n = 0;
+    for rel in CORPUS_SNAPSHOTS {
+        let Some(s) = load(rel) else { continue };
+        let v = SnapshotViews::of(&s);
+        let sum = summarize(&s);
+        assert_eq!(
+            format!("{:?}", v.summary),
+            format!("{sum:?}"),
+            "{rel}: summary"
+        );
+        let devices = charted_devices(&sum);
+        assert_eq!(v.charts.len(), devices.len(), "{rel}: charts");
+        for (k, &d) in devices.iter().enumerate() {
+            assert_eq!(v.charts[k].0, d, "{rel}: chart {k}'s device");
+            assert_eq!(
+                format!("{:?}", v.charts[k].1),
+                format!("{:?}", snapshot_chart(&s, d, MAX_BANDS)),
+                "{rel}: device {d}'s chart"
+            );
+            assert_eq!(
+                format!("{:?}", v.flames[k]),
+                format!("{:?}", peak_flame(&s, d)),
+                "{rel}: device {d}'s flame graph"
+            );
+        }
+        n += 1;
+    }
+    tracelight_testkit::checked("views with shared replays", n, CORPUS_SNAPSHOTS.len());
+}

@@ -142,6 +142,18 @@ pub fn frees_carry_alloc_stacks(t: &DeviceTrace, elements: &[Element]) -> bool {
 }
 
 fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
+    device_memory_in(
+        s,
+        device,
+        &replay(s, device, false),
+        &replay(s, device, true),
+    )
+}
+
+/// One device's figures from its allocation replay (`replay(s, device, false)`) and segment
+/// replay (`replay(s, device, true)`), made once for the figures, the chart and the flame graph
+/// (`report::snapshot_wire::SnapshotViews::of`).
+pub fn device_memory_in(s: &Snapshot, device: i64, active: &Replay, segs: &Replay) -> DeviceMemory {
     let mut d = DeviceMemory {
         device,
         segments: 0,
@@ -226,7 +238,6 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         }
     }
 
-    let active = replay(s, device, false);
     d.peak_active_bytes = active.peak_bytes;
     d.preexisting_bytes = active.preexisting_bytes;
     if let Some(pos) = active.peak_pos {
@@ -339,7 +350,7 @@ fn device_memory(s: &Snapshot, device: i64) -> DeviceMemory {
         groups.truncate(MAX_GROUPS);
         d.by_stack = groups;
     }
-    d.peak_reserved_bytes = replay(s, device, true).peak_bytes;
+    d.peak_reserved_bytes = segs.peak_bytes;
     d
 }
 

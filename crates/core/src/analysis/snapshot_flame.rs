@@ -7,7 +7,7 @@
 //! `<no stack>`, and one seen only at its free (allocated before the trace, frees carrying the
 //! free stack) under `<allocated before the trace>`, never under the frames that freed it.
 
-use super::snapshot::{frame_text, frees_carry_alloc_stacks, replay, Element};
+use super::snapshot::{frame_text, frees_carry_alloc_stacks, replay, Element, Replay};
 use super::snapshot_frames::shown_frames;
 use crate::ingest::snapshot::Snapshot;
 use rustc_hash::FxHashMap;
@@ -82,7 +82,11 @@ enum Key {
 
 /// The flame graph of `device` at its peak of active memory (empty without a peak).
 pub fn peak_flame(s: &Snapshot, device: i64) -> PeakFlame {
-    let r = replay(s, device, false);
+    peak_flame_in(s, device, &replay(s, device, false))
+}
+
+/// [`peak_flame`] from the device's allocation replay (`replay(s, device, false)`) made before.
+pub fn peak_flame_in(s: &Snapshot, device: i64, r: &Replay) -> PeakFlame {
     let Some(pos) = r.peak_pos else {
         return PeakFlame::default();
     };

@@ -15,9 +15,11 @@
 //! error (the page then computes the views itself), never a panic.
 
 use crate::analysis::memory_chart::wire::Head;
-use crate::analysis::memory_chart::{snapshot_chart, Band, BandKind, MemoryChart, MAX_BANDS};
-use crate::analysis::snapshot::{summarize, SnapshotSummary};
-use crate::analysis::snapshot_flame::{peak_flame, FlameNode, PeakFlame};
+use crate::analysis::memory_chart::{
+    snapshot_chart, snapshot_chart_in, Band, BandKind, MemoryChart, MAX_BANDS,
+};
+use crate::analysis::snapshot::{device_memory_in, replay, SnapshotSummary};
+use crate::analysis::snapshot_flame::{peak_flame, peak_flame_in, FlameNode, PeakFlame};
 use crate::error::Result;
 use crate::ingest::snapshot::Snapshot;
 use crate::model::wire::{bad, column_piece, pieces, read_piece, Get, Wire, PIECE};
@@ -49,14 +51,32 @@ pub fn charted_devices(sum: &SnapshotSummary) -> Vec<i64> {
 }
 
 impl SnapshotViews {
+    /// The same views as [`crate::analysis::snapshot::summarize`], [`snapshot_chart`] and
+    /// [`peak_flame`] give, with each device's two replays made once for all three (they made
+    /// five), one device at a time so only one device's replays are held at once.
     pub fn of(s: &Snapshot) -> SnapshotViews {
-        let summary = summarize(s);
-        let devices = charted_devices(&summary);
-        let charts = devices
-            .iter()
-            .map(|&d| (d, snapshot_chart(s, d, MAX_BANDS)))
-            .collect();
-        let flames = devices.iter().map(|&d| peak_flame(s, d)).collect();
+        let mut devices = Vec::new();
+        let (mut charts, mut flames) = (Vec::new(), Vec::new());
+        for d in s.devices() {
+            let (active, segs) = (replay(s, d, false), replay(s, d, true));
+            let m = device_memory_in(s, d, &active, &segs);
+            if m.trace_entries > 0 || m.segments > 0 {
+                charts.push((d, snapshot_chart_in(s, d, MAX_BANDS, &active, Some(&segs))));
+                flames.push(peak_flame_in(s, d, &active));
+            }
+            devices.push(m);
+        }
+        let summary = SnapshotSummary {
+            kind: s.kind,
+            devices,
+        };
+        if charts.is_empty() {
+            // No busy device: every device is listed (`charted_devices`), each without a trace.
+            for d in charted_devices(&summary) {
+                charts.push((d, snapshot_chart(s, d, MAX_BANDS)));
+                flames.push(peak_flame(s, d));
+            }
+        }
         SnapshotViews {
             summary,
             charts,

@@ -18,7 +18,7 @@
 mod geometry;
 pub mod wire;
 use crate::analysis::memory::curve;
-use crate::analysis::snapshot::replay;
+use crate::analysis::snapshot::{replay, Replay};
 use crate::ingest::memory_timeline::{MemoryTimeline, CATEGORIES};
 use crate::ingest::snapshot::{Action, Snapshot, StackId};
 use crate::model::Trace;
@@ -220,7 +220,30 @@ fn monotonic(x: &mut [i64]) {
 
 /// The active-memory chart of one snapshot device (see the module doc).
 pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChart {
-    let r = replay(s, device, false);
+    let segments = s.trace(device).is_some_and(|t| {
+        t.action
+            .iter()
+            .any(|a| matches!(a, Action::SegmentAlloc | Action::SegmentFree))
+    });
+    let seg = segments.then(|| replay(s, device, true));
+    snapshot_chart_in(
+        s,
+        device,
+        max_bands,
+        &replay(s, device, false),
+        seg.as_ref(),
+    )
+}
+
+/// [`snapshot_chart`] from the device's allocation replay (`replay(s, device, false)`) and, where
+/// its trace has segment actions, its segment replay (`replay(s, device, true)`), made before.
+pub fn snapshot_chart_in(
+    s: &Snapshot,
+    device: i64,
+    max_bands: usize,
+    r: &Replay,
+    seg: Option<&Replay>,
+) -> MemoryChart {
     let t = s.trace(device);
     let n = t.map_or(0, |t| t.len());
     let timed = n > 0 && t.is_some_and(|t| t.time_us.iter().all(|v| v.is_some()));
@@ -375,11 +398,11 @@ pub fn snapshot_chart(s: &Snapshot, device: i64, max_bands: usize) -> MemoryChar
     chart.bands = bands;
 
     if let Some(t) = t {
-        if t.action
+        let has_segments = t
+            .action
             .iter()
-            .any(|a| matches!(a, Action::SegmentAlloc | Action::SegmentFree))
-        {
-            let seg = replay(s, device, true);
+            .any(|a| matches!(a, Action::SegmentAlloc | Action::SegmentFree));
+        if let (true, Some(seg)) = (has_segments, seg) {
             let mut line = Line {
                 name: "reserved",
                 x: vec![x0],
