@@ -8,6 +8,8 @@
 // WORKERS=N reads a plain trace on N workers (0: on the page's thread; unset: the page decides).
 // Long tasks on the page's thread (a PerformanceObserver for 'longtask', installed before the page's
 // own scripts) are counted from the pick to the Overview shown: longest, count, and their sum.
+// First paint: pick (or navigation) → the first Overview on screen, a preview of the head's or the
+// whole trace's (PREVIEW=MB sets the head read for it, 0 none; unset, the page decides).
 // PROFILE=FILE.cpuprofile records the page thread's CPU profile over the same span (tests/e2e/profile.mjs).
 import path from 'node:path';
 import fs from 'node:fs';
@@ -24,6 +26,13 @@ for (const f of files) {
     const p = await b.newPage();
     await p.addInitScript(() => {
       window.__longtasks = [];
+      // First paint: when a preview of the trace's head (or else the whole trace's Overview) is
+      // first on screen, at the next frame after it appears.
+      new MutationObserver(() => {
+        if (window.__firstPaint || !document.querySelector('[data-testid=overview]')) return;
+        const preview = !!document.querySelector('[data-testid=preview-banner]');
+        requestAnimationFrame(() => { window.__firstPaint = [performance.now(), preview]; });
+      }).observe(document, { childList: true, subtree: true });
       new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
         .observe({ type: 'longtask', buffered: true });
     });
@@ -31,6 +40,7 @@ for (const f of files) {
     const t0 = Date.now();
     let q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
     if (process.env.WORKERS !== undefined) q += `&workers=${process.env.WORKERS}`;
+    if (process.env.PREVIEW !== undefined) q += `&preview=${process.env.PREVIEW}`;
     if (process.env.VIA === 'file') {
       await p.goto(`${srv.base}/?${q}`);
       // As a user would: the app is up (and its reader warmed, see load::warm_up) before a file
@@ -43,7 +53,8 @@ for (const f of files) {
     } else {
       await p.goto(`${srv.base}/?${q}&url=${encodeURIComponent('bench-data/' + rel)}`);
     }
-    await p.getByTestId('load-stats').waitFor({ timeout: 600_000 });
+    // The whole trace's figures (a preview of its head has its own, under the preview's banner).
+    await p.waitForFunction(() => document.querySelector('[data-testid=load-stats]') && !document.querySelector('[data-testid=preview-banner]'), null, { timeout: 600_000, polling: 100 });
     const wall = Date.now() - t0;
     const s = p.getByTestId('load-stats');
     const ms = Number(await s.getAttribute('data-load-ms'));
@@ -66,7 +77,9 @@ for (const f of files) {
     const window_picked = await p.evaluate(() => window.__picked || 0);
     const loadEnd = window_picked + ms;
     const during = tasks.filter(([t, d]) => t + d <= loadEnd + 1).map(([, d]) => d);
-    console.log(JSON.stringify({ file: rel, size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: process.env.PROFILE ? tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]) : undefined }));
+    const [paintAt, previewed] = await p.evaluate(() => window.__firstPaint || [0, false]);
+    const first_paint_ms = Math.round(paintAt - window_picked);
+    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: process.env.PROFILE ? tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]) : undefined }));
     await p.close();
   }
 }

@@ -215,9 +215,13 @@ export class ShardPool {
    * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
    * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
    * then 1: its model's sections, then `done`, then its views as the analysis); anything else a
-   * Kineto trace.
+   * Kineto trace. `previewTo` > 0 reads only the trace's head, from byte 0 to the first event
+   * boundary at or after that byte, in one worker: the model of what a slower whole load will
+   * show, to look at meanwhile (its end, the cut, comes as `{kind: 'parsed', end}`).
    */
-  constructor(module, file, k, name, mode) {
+  constructor(module, file, k, name, mode, previewTo) {
+    const preview = previewTo > 0;
+    if (preview) k = 1;
     this.queue = [];
     this.waiter = null;
     this.workers = [];
@@ -225,6 +229,7 @@ export class ShardPool {
     this.events = new Array(k).fill(0);
     this.pending = new Map();
     this.wanted = 0;
+    this.preview = preview;
     for (let i = 0; i < k; i++) {
       const w = new Worker(workerUrl());
       w.onmessage = (e) => this.onWorker(i, e.data);
@@ -233,8 +238,9 @@ export class ShardPool {
         this.arrive({ kind: 'error', message: e.message || 'a reader worker failed' });
       };
       const from = Math.floor((file.size * i) / k);
-      const to = Math.floor((file.size * (i + 1)) / k);
-      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last: i === k - 1, mode });
+      const to = preview ? previewTo : Math.floor((file.size * (i + 1)) / k);
+      const last = !preview && i === k - 1;
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode });
       this.workers.push(w);
     }
   }
@@ -250,6 +256,8 @@ export class ShardPool {
         break;
       }
       case 'parsed':
+        // A preview's cut: where its head ends in the file.
+        if (this.preview) this.arrive({ kind: 'parsed', end: m.end, ok: m.ok });
         break;
       case 'want':
         // Worker 0 merges shard m.k next: ask that worker for it.

@@ -3,7 +3,7 @@
 use crate::compare::view::CompareView;
 use crate::embed::Hooks;
 use crate::flame::view::FlameView;
-use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted};
+use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted, Preview};
 use crate::memory::lane::MemoryLane;
 use crate::memory::view::MemoryView;
 use crate::ranks::RanksView;
@@ -22,6 +22,7 @@ use crate::views::operators::OperatorsView;
 use crate::views::overview::{Headline, Overview};
 use crate::views::scope::ScopePicker;
 use crate::views::session_bar::{SessionBar, TabBar};
+use crate::widgets::later::Later;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::sync::Arc;
@@ -59,7 +60,21 @@ pub fn App() -> impl IntoView {
     let notices = RwSignal::new(Vec::<Notice>::new());
     let progress = RwSignal::new(None::<Progress>);
     let cancel = RwSignal::new(false);
-    let ctx = LoadCtx { progress, cancel };
+    // A big trace's head, shown while the whole of it loads (`load::preview`), with the number of
+    // the load it belongs to.
+    let preview = RwSignal::new(None::<(u64, Preview)>);
+    // What was on screen before a preview replaced it: put back if the load fails or is cancelled.
+    let before_preview = StoredValue::new(None::<Option<SessionRef>>);
+    let ctx = LoadCtx {
+        progress,
+        cancel,
+        preview: None,
+    };
+    // A load that may show a preview: the user's own opens, not B of Compare or a trend.
+    let main_ctx = move |g: u64| LoadCtx {
+        preview: Some((preview, g)),
+        ..ctx
+    };
     let nav = Nav::new();
     provide_context(nav);
     provide_context(FineRules::new());
@@ -96,6 +111,9 @@ pub fn App() -> impl IntoView {
             return;
         }
         progress.set(None);
+        let mut before = None;
+        before_preview.update_value(|b| before = b.take());
+        preview.set(None);
         let many = files.len() + errors.len() > 1;
         let mut said: Vec<Notice> = errors
             .iter()
@@ -113,8 +131,11 @@ pub fn App() -> impl IntoView {
         });
         said.extend(files.iter().flat_map(Notice::of_file));
         notices.set(said);
-        // A failed load keeps the previous session on screen.
+        // A failed load keeps the previous session on screen (the one before its preview).
         if files.is_empty() {
+            if let Some(b) = before {
+                session.set(b);
+            }
             return;
         }
         let s = Session { files };
@@ -153,6 +174,27 @@ pub fn App() -> impl IntoView {
         }
         session.set(Some(Arc::new(s)));
     };
+    // A preview of the load under way goes on screen; the whole trace replaces it in `finish`.
+    Effect::new(move |_| {
+        let Some(s) = preview.with(|p| {
+            p.as_ref()
+                .filter(|(g, _)| *g == generation.get_value())
+                .map(|(_, p)| p.session.clone())
+        }) else {
+            return;
+        };
+        if before_preview.with_value(Option::is_none) {
+            before_preview.set_value(Some(session.get_untracked()));
+        }
+        nav.file
+            .set(s.trace_indices().first().copied().unwrap_or(0));
+        nav.reveal.set(None);
+        let tabs = s.available_tabs();
+        if !tabs.contains(&nav.tab.get_untracked()) {
+            nav.tab.set(tabs.first().copied().unwrap_or(Tab::Overview));
+        }
+        session.set(Some(s));
+    });
     let start = move || {
         let g = generation.get_value() + 1;
         generation.set_value(g);
@@ -248,7 +290,7 @@ pub fn App() -> impl IntoView {
         }
         let g = start();
         spawn_local(async move {
-            let (ok, errors) = load_files(files, ctx).await;
+            let (ok, errors) = load_files(files, main_ctx(g)).await;
             finish(g, ok, errors);
         });
     };
@@ -330,7 +372,7 @@ pub fn App() -> impl IntoView {
     let open_url = move |url: String| {
         let g = start();
         spawn_local(async move {
-            match load_url(&url, ctx).await {
+            match load_url(&url, main_ctx(g)).await {
                 Ok(f) => finish(g, vec![f], Vec::new()),
                 Err(e) => finish(g, Vec::new(), vec![e]),
             }
@@ -385,7 +427,7 @@ pub fn App() -> impl IntoView {
     } else if let Some(url) = crate::platform::url::query_param("url") {
         let g = start();
         spawn_local(async move {
-            match load_url(&url, ctx).await {
+            match load_url(&url, main_ctx(g)).await {
                 Ok(f) => finish(g, vec![f], Vec::new()),
                 Err(e) => finish(g, Vec::new(), vec![e]),
             }
@@ -437,8 +479,12 @@ pub fn App() -> impl IntoView {
                 if tab.scoped() && !embedded {
                     nav.scope.track();
                 }
-                let picker = (tab.scoped() && !embedded)
-                    .then(|| view! { <ScopePicker session=s.clone() file=file /> });
+                // A big trace's picker (hundreds of options) a task after the tab's first render.
+                let after = u32::from(s.files.get(file).is_some_and(|f| f.is_big()));
+                let picker = (tab.scoped() && !embedded).then(|| {
+                    let s = s.clone();
+                    view! { <Later after=after><ScopePicker session=s.clone() file=file /></Later> }
+                });
                 let body = match tab {
                     // Embed mode: the cards above the timeline, in the iframe's height.
                     Tab::Overview if embedded => view! {
@@ -499,6 +545,22 @@ pub fn App() -> impl IntoView {
                     <span>{move || notice_text(notices, Notice::is_warning)}</span>
                     <button class="button" on:click=move |_| notices.update(|n| n.retain(|x| !x.is_warning()))>"Dismiss"</button>
                 </div>
+            </Show>
+            <Show when=move || preview.with(|p| p.as_ref().is_some_and(|(g, _)| *g == generation.get_value()))>
+                {move || preview.with(|p| p.as_ref().map(|(_, p)| {
+                    let pct = 100.0 * p.bytes as f64 / p.total.max(1) as f64;
+                    view! {
+                        <div class="notice-preview" role="status" data-testid="preview-banner" data-preview-bytes=p.bytes.to_string() data-preview-events=p.events.to_string() data-preview-ms=p.ready_ms.to_string()>
+                            {format!(
+                                "Preview: the first {:.1} MB of {:.1} MB ({pct:.0} %), {} events, on screen {:.1} s after the pick. The whole trace is still loading and replaces this view when it is ready; figures here cover the head only.",
+                                p.bytes as f64 / 1e6,
+                                p.total as f64 / 1e6,
+                                p.events,
+                                p.ready_ms / 1000.0,
+                            )}
+                        </div>
+                    }
+                }))}
             </Show>
             // Files that are no profiler output: grey, with the reason, as the CLI's "Skipped".
             <Show when=move || notices.with(|n| n.iter().any(Notice::is_skipped))>

@@ -59,6 +59,7 @@ async fn one(
         first_bytes_ms: 0.0,
         model_ms: end - t0,
         workers: 0,
+        preview: false,
         content: Content::Trace(Box::new(tf)),
     })
 }

@@ -151,6 +151,7 @@ impl Feed {
             first_bytes_ms: self.first_bytes.max(self.started) - self.started,
             model_ms: model - self.started,
             workers: 0,
+            preview: false,
             name,
             bytes,
             decoded_bytes,

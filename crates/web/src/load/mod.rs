@@ -6,12 +6,14 @@
 mod digest;
 mod feed;
 mod pool;
+mod preview;
 mod reader;
 mod snapshot_worker;
 mod warm;
 pub mod worker;
 
 pub use feed::SLICE_BYTES;
+pub use preview::{Preview, PreviewSink};
 pub use warm::{prepare, warm_up};
 
 use crate::platform::clock::now_ms;
@@ -27,6 +29,9 @@ use wasm_bindgen::{JsCast, JsValue};
 pub struct LoadCtx {
     pub progress: RwSignal<Option<Progress>>,
     pub cancel: RwSignal<bool>,
+    /// Where a big trace's preview goes ([`preview`]); `None` where the load must not replace
+    /// what is on screen before it ends (B of Compare, a trend, several files at once).
+    pub preview: Option<PreviewSink>,
 }
 
 /// Feeds every chunk to a new [`Feed`] named `name` and builds the model.
@@ -202,6 +207,10 @@ pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedF
         .into_iter()
         .partition(|f| digest::is_digest_part(&f.name()));
     let (mut ok, mut errors) = digest::load_digests(parts).await;
+    let ctx = LoadCtx {
+        preview: ctx.preview.filter(|_| files.len() == 1),
+        ..ctx
+    };
     for f in files {
         if ctx.cancel.get_untracked() {
             errors.push(Error::new(ErrorKind::Cancelled, 0).in_file(&f.name()));

@@ -4,6 +4,7 @@
 //! (`tracelight_core::model::wire`), so no task on the page's thread is long while a big trace
 //! loads.
 
+use super::preview::{preview, preview_bytes, Alive};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, wasm_memory_bytes, yield_now};
 use crate::platform::url::query_param;
@@ -11,6 +12,8 @@ use crate::session::derived::TimelineData;
 use crate::session::{Content, LoadedFile, Progress, TraceFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
+use std::cell::Cell;
+use std::rc::Rc;
 use tracelight_core::ingest::budget::check_fits;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
@@ -19,25 +22,28 @@ use tracelight_core::report::analysis_wire;
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::spawn_local;
 use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/js/shards.js")]
 extern "C" {
-    type ShardPool;
+    pub(super) type ShardPool;
     #[wasm_bindgen(constructor, catch)]
-    fn new(
+    pub(super) fn new(
         module: &JsValue,
         file: &web_sys::Blob,
         k: u32,
         name: &str,
+        mode: &JsValue,
+        preview_to: f64,
     ) -> Result<ShardPool, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ShardPool) -> js_sys::Promise;
     /// [`ShardPool::next`], or `{kind: 'tick'}` after `ms` without a message.
     #[wasm_bindgen(method, js_name = next)]
-    fn next_within(this: &ShardPool, ms: f64) -> js_sys::Promise;
+    pub(super) fn next_within(this: &ShardPool, ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(method)]
-    fn credit(this: &ShardPool);
+    pub(super) fn credit(this: &ShardPool);
     #[wasm_bindgen(method)]
     fn close(this: &ShardPool);
     fn cores() -> u32;
@@ -63,11 +69,11 @@ const MIN_BYTES: f64 = 16e6;
 const MIN_SHARD_BYTES: f64 = 8e6;
 
 /// Work on the page's thread between yields.
-const BUDGET_MS: f64 = 30.0;
+pub(super) const BUDGET_MS: f64 = 30.0;
 
 /// How long the page waits for a worker's word before it looks at Cancel again (worker 0 merges,
 /// finishes and analyses for seconds without one).
-const TICK_MS: f64 = 100.0;
+pub(super) const TICK_MS: f64 = 100.0;
 
 /// How many workers read `size` bytes: one per core the browser reports, fewer for a small
 /// file; `?workers=N` sets it (tests, benchmarks; 0 reads on the page's thread).
@@ -145,7 +151,7 @@ pub(super) async fn plan_for_file(file: &web_sys::File, ctx: LoadCtx) -> Option<
 }
 
 /// Owns the workers: dropping it (a cancel, an error) stops them.
-struct Pool(ShardPool);
+pub(super) struct Pool(pub ShardPool);
 
 impl Drop for Pool {
     fn drop(&mut self) {
@@ -153,7 +159,7 @@ impl Drop for Pool {
     }
 }
 
-fn get(m: &JsValue, k: &str) -> JsValue {
+pub(super) fn get(m: &JsValue, k: &str) -> JsValue {
     Reflect::get(m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
 }
 
@@ -190,7 +196,33 @@ pub(super) async fn load_in_workers(
     };
     progress(0, "reading");
     check_fits(wasm_memory_bytes(), 0, Some(total), 0).map_err(|e| e.in_file(&name))?;
-    let pool = match ShardPool::new(&wasm_bindgen::module(), &blob, k, &name) {
+    // The alive flag falls when this load ends, however it ends: a preview still on its way is
+    // then dropped.
+    let alive = Alive(Rc::new(Cell::new(true)));
+    // Raised when the preview is over (shown, or given up); already for none.
+    let preview_over = Rc::new(Cell::new(true));
+    if let (Some(sink), Some(head)) = (ctx.preview, preview_bytes(total)) {
+        preview_over.set(false);
+        // Started before the whole load's workers, so its worker is first to a core.
+        spawn_local(preview(
+            blob.clone(),
+            name.clone(),
+            head,
+            started,
+            ctx,
+            sink,
+            alive.0.clone(),
+            preview_over.clone(),
+        ));
+    }
+    let pool = match ShardPool::new(
+        &wasm_bindgen::module(),
+        &blob,
+        k,
+        &name,
+        &JsValue::UNDEFINED,
+        0.0,
+    ) {
         Ok(p) => Pool(p),
         Err(e) => return Ok(Outcome::Unavailable(super::reader::js_err(e))),
     };
@@ -285,6 +317,18 @@ pub(super) async fn load_in_workers(
         Err(None) => {}
     }
     drop(pool);
+    // A preview still on its way goes on screen first, so the whole trace always replaces it and
+    // one never replaces the other the wrong way round. It is the head of the file, read by a
+    // worker of its own: it is on its way only when this machine was far busier than the load.
+    while !preview_over.get() {
+        if ctx.cancel.get_untracked() {
+            return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
+        }
+        crate::platform::clock::sleep_ms(20).await;
+    }
+    if ctx.cancel.get_untracked() {
+        return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
+    }
     let end = now_ms();
     Ok(Outcome::Loaded(LoadedFile {
         name,
@@ -295,6 +339,7 @@ pub(super) async fn load_in_workers(
         first_bytes_ms: first_bytes.max(started) - started,
         model_ms: model - started,
         workers: k,
+        preview: false,
         content: Content::Trace(Box::new(tf)),
     }))
 }

@@ -202,6 +202,7 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         first_bytes_ms: first_bytes.max(started) - started,
         model_ms: end - started,
         workers: 1,
+        preview: false,
         content: Content::Snapshot(SnapshotFile::new(snap, views)),
     }))
 }

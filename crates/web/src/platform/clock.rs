@@ -28,6 +28,18 @@ pub async fn yield_now() {
     let _ = JsFuture::from(p).await;
 }
 
+/// Waits `ms` milliseconds (a `setTimeout`), without holding the page.
+pub async fn sleep_ms(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        } else {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
 /// Size of the wasm linear memory: it only grows, so after a load it is the load's peak.
 pub fn wasm_memory_bytes() -> u64 {
     #[cfg(target_arch = "wasm32")]

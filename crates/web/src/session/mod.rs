@@ -288,7 +288,17 @@ pub struct LoadedFile {
     pub model_ms: f64,
     /// Workers that read it on other cores (`load/pool.rs`); 0 when the page's thread did.
     pub workers: u32,
+    /// The head of a big trace shown while the whole loads (`load::preview`).
+    pub preview: bool,
     pub content: Content,
+}
+
+impl LoadedFile {
+    /// A big trace (or a big trace's preview): its Overview renders its cards a task each
+    /// (`widgets::later`), so no task of the page runs long while workers hold the other cores.
+    pub fn is_big(&self) -> bool {
+        self.preview || self.decoded_bytes >= 128_000_000
+    }
 }
 
 /// Everything opened together (one drop, one pick, one `?url=`).

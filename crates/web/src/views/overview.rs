@@ -11,6 +11,7 @@ use crate::views::recs::Recommendations;
 use crate::views::steps::StepBreakdown;
 use crate::widgets::bars::{Bar, Bars};
 use crate::widgets::fmt;
+use crate::widgets::later::Later;
 use crate::widgets::palette::color_of;
 use crate::widgets::table::{columns, Col, VTable};
 use leptos::prelude::*;
@@ -52,6 +53,8 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
             );
         }
     };
+    // A big trace's cards come a task each; a small one's at once (its whole render is short).
+    let stagger = u32::from(session.files.get(file).is_some_and(|f| f.is_big()));
     let total_gpu = a.kernels.total_ns;
     let seed: Vec<Bar> = a
         .categories
@@ -83,60 +86,88 @@ pub fn Overview(session: SessionRef, file: usize) -> impl IntoView {
                 <span class="hint">"the same text as " <code>"tracelight summary"</code></span>
             </div>
             <Headline session=session.clone() file=file />
-            <crate::views::graphs::GpuHealthLine session=session.clone() file=file />
-            {(total_gpu > 0).then(|| view! {
-                <section class="card" data-testid="idle-card">
-                    <h2>"Why the GPU is idle"</h2>
-                    <crate::views::idle::IdleCauses session=session.clone() file=file />
-                </section>
+            {
+                let session = session.clone();
+                view! { <Later after=stagger><crate::views::graphs::GpuHealthLine session=session.clone() file=file /></Later> }
+            }
+            // The cards below the headline, a task each (`Later`): one render of them all took
+            // 100–200 ms on a big trace.
+            {(total_gpu > 0).then(|| {
+                let session = session.clone();
+                view! {
+                    <Later after=stagger>
+                        <section class="card" data-testid="idle-card">
+                            <h2>"Why the GPU is idle"</h2>
+                            <crate::views::idle::IdleCauses session=session.clone() file=file />
+                        </section>
+                    </Later>
+                }
             })}
             {if total_gpu == 0 {
                 // A CPU-only trace: no empty GPU cards; the operators sit beside the breakdown.
+                let session = session.clone();
                 view! {
-                    <div class="grid2">
-                        <section class="card">
-                            <h2>"Step breakdown"</h2>
-                            <StepBreakdown session=session.clone() file=file />
-                        </section>
-                        <section class="card" data-testid="top-ops-card">
-                            <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
-                            <TopOps session=session.clone() file=file />
-                        </section>
-                    </div>
+                    <Later after=2*stagger>
+                        <div class="grid2">
+                            <section class="card">
+                                <h2>"Step breakdown"</h2>
+                                <StepBreakdown session=session.clone() file=file />
+                            </section>
+                            <section class="card" data-testid="top-ops-card">
+                                <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
+                                <TopOps session=session.clone() file=file />
+                            </section>
+                        </div>
+                    </Later>
                 }.into_any()
             } else {
+                let (s1, s2) = (session.clone(), session.clone());
+                let quirk = crate::views::kernels::seed_quirk(&a.kernels.rows);
                 view! {
-                    <div class="grid2">
-                        <section class="card">
-                            <h2>"Step breakdown"</h2>
-                            <StepBreakdown session=session.clone() file=file />
-                        </section>
-                        <section class="card">
-                            <h2>"Kernel categories"</h2>
-                            <h3>"Seed classification (matmul / comm / memory / other)"</h3>
-                            <Bars bars=seed total_ns=total_gpu testid="seed-categories" />
-                            {crate::views::kernels::seed_quirk(&a.kernels.rows).map(|q| view! { <p class="hint">{q}</p> })}
-                            <h3>"Finer classification"</h3>
-                            <Bars bars=fine total_ns=total_gpu testid="fine-categories" />
-                        </section>
-                    </div>
-                    <div class="grid2">
-                        <section class="card" data-testid="top-ops-card">
-                            <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
-                            <TopOps session=session.clone() file=file />
-                        </section>
-                        <section class="card">
-                            <h2>"Top kernels " <span class="muted">"by total GPU time"</span></h2>
-                            <TopKernels session=session.clone() file=file />
-                        </section>
-                    </div>
+                    <Later after=2*stagger>
+                        <div class="grid2">
+                            <section class="card">
+                                <h2>"Step breakdown"</h2>
+                                <StepBreakdown session=s1.clone() file=file />
+                            </section>
+                            <section class="card">
+                                <h2>"Kernel categories"</h2>
+                                <h3>"Seed classification (matmul / comm / memory / other)"</h3>
+                                <Bars bars=seed.clone() total_ns=total_gpu testid="seed-categories" />
+                                {quirk.clone().map(|q| view! { <p class="hint">{q}</p> })}
+                                <h3>"Finer classification"</h3>
+                                <Bars bars=fine.clone() total_ns=total_gpu testid="fine-categories" />
+                            </section>
+                        </div>
+                    </Later>
+                    <Later after=3*stagger>
+                        <div class="grid2">
+                            <section class="card" data-testid="top-ops-card">
+                                <h2>"Top operators " <span class="muted">"by self CPU"</span></h2>
+                                <TopOps session=s2.clone() file=file />
+                            </section>
+                            <section class="card">
+                                <h2>"Top kernels " <span class="muted">"by total GPU time"</span></h2>
+                                <TopKernels session=s2.clone() file=file />
+                            </section>
+                        </div>
+                    </Later>
                 }.into_any()
             }}
-            <section class="card">
-                <h2>"Recommendations"</h2>
-                <Recommendations session=session.clone() file=file />
-            </section>
-            <TrackList session=session file=file />
+            {
+                let (s3, s4) = (session.clone(), session);
+                view! {
+                    <Later after=4*stagger>
+                        <section class="card">
+                            <h2>"Recommendations"</h2>
+                            <Recommendations session=s3.clone() file=file />
+                        </section>
+                    </Later>
+                    <Later after=5*stagger>
+                        <TrackList session=s4.clone() file=file />
+                    </Later>
+                }
+            }
         </div>
     }
     .into_any()

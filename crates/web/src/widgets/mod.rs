@@ -6,6 +6,7 @@
 pub mod bars;
 pub mod fmt;
 pub mod geometry;
+pub mod later;
 pub mod memory_paint;
 pub mod palette;
 pub mod prose;

@@ -1,0 +1,188 @@
+//! A first look at a big trace while the rest loads: one more worker reads the file's head (up to
+//! an event boundary) as a trace of its own, with its analysis, and the page shows it until the
+//! whole model is ready. On a 1 GB trace the whole load takes seconds on any machine; the head's
+//! model is on screen in about one, so the user sees what the trace holds (its first steps, its
+//! kernels and lanes) at once. The whole load replaces it, and a failed or cancelled load puts
+//! back what was on screen before.
+
+use super::pool::{get, receive_after, Pool, ShardPool, BUDGET_MS, TICK_MS};
+use super::LoadCtx;
+use crate::platform::clock::{now_ms, yield_now};
+use crate::platform::url::query_param;
+use crate::session::derived::TimelineData;
+use crate::session::{Content, LoadedFile, Session, SessionRef, TraceFile};
+use js_sys::Uint8Array;
+use leptos::prelude::*;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use tracelight_core::model::wire;
+use tracelight_core::report::analysis_wire;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// A file this big or bigger gets a preview: smaller ones load whole in about a second.
+const MIN_FILE_BYTES: u64 = 128_000_000;
+
+/// The head read for the preview: ~0.2 s of one core, a few of a 1 GB trace's steps.
+const HEAD_BYTES: u64 = 32 << 20;
+
+/// What a preview shows, and of what.
+#[derive(Clone)]
+pub struct Preview {
+    /// A session of one trace file: the head's model.
+    pub session: SessionRef,
+    /// Bytes of the file the head holds (to an event boundary), and the whole file's size.
+    pub bytes: u64,
+    pub total: u64,
+    pub events: u64,
+    /// From the pick to the head's model being handed over, ms.
+    pub ready_ms: f64,
+}
+
+/// Where a load puts its preview, with the number of the load (a preview of an older load that
+/// arrives late is not shown).
+pub type PreviewSink = (RwSignal<Option<(u64, Preview)>>, u64);
+
+/// Falls when the load that owns it ends: its preview, if still on its way, is then dropped.
+/// Also what [`preview`] raises when it is over, shown or not ([`Alive`] dropped there).
+pub(super) struct Alive(pub Rc<Cell<bool>>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Raises its flag when dropped.
+struct Over(Rc<Cell<bool>>);
+
+impl Drop for Over {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+/// The head to read for a preview of a `total`-byte file, or `None` for no preview;
+/// `?preview=MB` sets it (tests, benchmarks; 0: none).
+pub(super) fn preview_bytes(total: u64) -> Option<u64> {
+    let asked = query_param("preview").and_then(|v| v.parse::<f64>().ok());
+    let head = match asked {
+        Some(mb) if mb <= 0.0 => return None,
+        Some(mb) => (mb * 1e6) as u64,
+        None if total < MIN_FILE_BYTES => return None,
+        None => HEAD_BYTES,
+    };
+    // A head of half the file or more is no quicker than the whole load.
+    (head.saturating_mul(2) <= total).then_some(head)
+}
+
+/// Reads the head of `blob` (to the first event boundary at or after byte `head`) in one worker,
+/// with its analysis, and hands it to `sink` while `alive` holds. Whatever fails here only means
+/// no preview: the whole load reports the file's own errors.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn preview(
+    blob: web_sys::Blob,
+    name: String,
+    head: u64,
+    started: f64,
+    ctx: LoadCtx,
+    sink: PreviewSink,
+    alive: Rc<Cell<bool>>,
+    over: Rc<Cell<bool>>,
+) {
+    // Raised on every way out, so the whole load can wait for this one's outcome.
+    let _over = Over(over);
+    let Ok(pool) = ShardPool::new(
+        &wasm_bindgen::module(),
+        &blob,
+        1,
+        &name,
+        &JsValue::UNDEFINED,
+        head as f64,
+    ) else {
+        return;
+    };
+    let pool = Pool(pool);
+    let mut decoder = wire::Decoder::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut last_yield = now_ms();
+    let mut bytes = 0u64;
+    let trace = loop {
+        let Ok(m) = JsFuture::from(pool.0.next_within(TICK_MS)).await else {
+            return;
+        };
+        if !alive.get() || ctx.cancel.get_untracked() {
+            return;
+        }
+        match get(&m, "kind").as_string().as_deref() {
+            Some("parsed") => bytes = get(&m, "end").as_f64().unwrap_or(0.0) as u64,
+            Some("model") => pool.0.credit(),
+            Some("section") => {
+                let Ok(arr) = get(&m, "bytes").dyn_into::<Uint8Array>() else {
+                    return;
+                };
+                buf.resize(arr.length() as usize, 0);
+                arr.copy_to(&mut buf);
+                if decoder.push(&buf).is_err() {
+                    return;
+                }
+                if now_ms() - last_yield >= BUDGET_MS {
+                    yield_now().await;
+                    last_yield = now_ms();
+                }
+                pool.0.credit();
+            }
+            Some("done") => match decoder.finish() {
+                Ok(t) => break t,
+                Err(_) => return,
+            },
+            Some("error") => return,
+            _ => {}
+        }
+    };
+    let events = trace.event_count;
+    let tf = TraceFile::new(&name, trace);
+    let data = TimelineData::build_yielding(&tf.trace).await;
+    if !alive.get() {
+        return;
+    }
+    tf.set_timeline(data);
+    let analysis = receive_after::<analysis_wire::Decoder>(
+        |ms| pool.0.next_within(ms),
+        || pool.0.credit(),
+        &ctx,
+    )
+    .await;
+    if !alive.get() {
+        return;
+    }
+    if let Ok(a) = analysis {
+        tf.set_analysis(a);
+    }
+    drop(pool);
+    let ready_ms = now_ms() - started;
+    let file = LoadedFile {
+        name,
+        bytes,
+        decoded_bytes: bytes,
+        load_ms: ready_ms,
+        parse_ms: 0.0,
+        first_bytes_ms: 0.0,
+        model_ms: ready_ms,
+        workers: 1,
+        preview: true,
+        content: Content::Trace(Box::new(tf)),
+    };
+    let (signal, generation) = sink;
+    signal.set(Some((
+        generation,
+        Preview {
+            session: Arc::new(Session { files: vec![file] }),
+            bytes,
+            total: blob.size() as u64,
+            events,
+            ready_ms,
+        },
+    )));
+}
