@@ -30,6 +30,16 @@ async function once(b, srv) {
     new PerformanceObserver((l) => {
       for (const e of l.getEntries()) window.__long.push([Math.round(e.startTime), Math.round(e.duration)]);
     }).observe({ type: 'longtask', buffered: true });
+    // What ran in each long frame (long-animation-frame: the scripts' invokers), when asked.
+    window.__loaf = [];
+    try {
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) {
+          window.__loaf.push([Math.round(e.startTime), Math.round(e.duration), Math.round(e.renderStart ? e.startTime + e.duration - e.renderStart : 0),
+            (e.scripts || []).map((s) => `${s.invoker}:${Math.round(s.duration)}`).join(' ')]);
+        }
+      }).observe({ type: 'long-animation-frame', buffered: true });
+    } catch (e) { /* not in this browser */ }
     document.addEventListener('change', () => { window.__t0 = performance.now(); }, true);
   });
   // PROFILE=FILE.cpuprofile: the page thread's CPU profile from the pick to the end (profile.mjs).
@@ -86,6 +96,10 @@ async function once(b, srv) {
   r.long_tasks = long.length;
   r.longest_task_ms = long.reduce((m, x) => Math.max(m, x[1]), 0);
   r.long_tasks_list = long.slice(0, 20);
+  // The first chart and the pick on the same clock as the lists (ms since navigation).
+  r.picked_at = Math.round(t0);
+  r.drawn_at = Math.round(drawn);
+  if (process.env.LOAF) r.long_frames = (await p.evaluate(() => window.__loaf)).filter(([, d]) => d > 50);
   await p.screenshot({ path: path.join('target', 'e2e', `bench-big-${path.basename(FILE)}.png`) });
   await p.close();
   return r;

@@ -57,6 +57,9 @@ pub struct ReplayBuild<'a> {
     live: FxHashMap<u64, usize>,
     initially: Vec<usize>,
     actions: Vec<(usize, usize)>,
+    /// After the trace: the dump's segments read so far (each block counts as a step's entry:
+    /// a big snapshot's ~million blocks were one 100 ms step on the page).
+    seg_i: usize,
     /// After the trace and the dump's segments: the running total and which elements are live.
     sums: Option<(u64, Vec<bool>, Vec<bool>)>,
 }
@@ -93,6 +96,7 @@ impl<'a> ReplayBuild<'a> {
             live: FxHashMap::default(),
             initially: Vec::new(),
             actions: Vec::with_capacity(allocs + frees),
+            seg_i: 0,
             sums: None,
         }
     }
@@ -107,10 +111,10 @@ impl<'a> ReplayBuild<'a> {
             return None;
         }
         if self.sums.is_none() {
-            if let Some(r) = self.begin_sums() {
-                return Some(r);
+            if !self.read_dump(n) {
+                return None;
             }
-            return None;
+            return self.begin_sums();
         }
         let stop = self.i.saturating_add(n).min(self.actions.len());
         self.sum_actions(stop);
@@ -160,11 +164,18 @@ impl<'a> ReplayBuild<'a> {
         self.i = stop;
     }
 
-    /// The dump's segments (or blocks) not seen in the trace, then the pre-existing total; the
-    /// whole replay when there are no actions to sum.
-    fn begin_sums(&mut self) -> Option<Replay> {
+    /// The dump's segments (or blocks) not seen in the trace, from where the last call stopped,
+    /// about `n` of them (a segment and each of its blocks count one); whether all are read.
+    fn read_dump(&mut self, n: usize) -> bool {
         let (s, device, r) = (self.s, self.device, &mut self.r);
-        for si in 0..s.segments.len() {
+        let mut work = 0usize;
+        while self.seg_i < s.segments.len() {
+            if work >= n {
+                return false;
+            }
+            let si = self.seg_i;
+            self.seg_i += 1;
+            work += 1;
             if s.segments.device[si] != device {
                 continue;
             }
@@ -185,6 +196,7 @@ impl<'a> ReplayBuild<'a> {
                 s.segments.first_block[si] as usize,
                 s.segments.first_block[si + 1] as usize,
             );
+            work = work.saturating_add(b.saturating_sub(a));
             for bi in a..b {
                 let active = s.str(s.blocks.state[bi]) == "active_allocated";
                 if active && !self.live.contains_key(&s.blocks.address[bi]) {
@@ -199,6 +211,13 @@ impl<'a> ReplayBuild<'a> {
                 }
             }
         }
+        true
+    }
+
+    /// The pre-existing total, after [`Self::read_dump`]; the whole replay when there are no
+    /// actions to sum.
+    fn begin_sums(&mut self) -> Option<Replay> {
+        let r = &mut self.r;
         self.live = FxHashMap::default();
         // With no actions memory_viz still draws the pre-existing ones: one becomes the only
         // action. Saturating: hostile sizes near u64::MAX must not overflow the sum (fuzz

@@ -330,6 +330,8 @@ pub(super) async fn load_in_workers(
         return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
     }
     let end = now_ms();
+    // The Overview's first render in a task of its own, not after the analysis's last section.
+    yield_now().await;
     Ok(Outcome::Loaded(LoadedFile {
         name,
         bytes: raw_bytes,

@@ -30,17 +30,36 @@ fn range_color(s: RangeState) -> &'static str {
 /// The outline of a private pool's segments (the palette's purple, #b07aa1).
 const POOL_COLOR: &str = "#b07aa1";
 
-/// Paints `st` packed into rows `row_h` high, with the byte axis below.
-fn paint(c: &web_sys::HtmlCanvasElement, st: &AllocatorState, w: f64, row_h: f64, height: f64) {
+/// Paints `st` packed into rows `row_h` high, with the byte axis below, in steps of ~20 ms
+/// between which the page runs (15 k segments took ~100 ms of canvas calls in one task); stops
+/// when `wanted` says a newer paint was asked for.
+async fn paint(
+    c: &web_sys::HtmlCanvasElement,
+    st: &AllocatorState,
+    w: f64,
+    row_h: f64,
+    height: f64,
+    wanted: impl Fn() -> bool,
+) {
+    use crate::platform::clock::{now_ms, yield_now};
+    const SLICE_MS: f64 = 20.0;
     let Some(ctx) = prepare(c, w, height) else {
         return;
     };
+    let mut t0 = now_ms();
     let (placed, rows, max) = pack(st);
     let scale = (w - 2.0 * LEFT) / max as f64;
     let bh = if row_h >= 4.0 { row_h * 0.8 } else { row_h };
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
-    for (seg, &(row, offset)) in st.segments.iter().zip(&placed) {
+    for (k, (seg, &(row, offset))) in st.segments.iter().zip(&placed).enumerate() {
+        if k % 64 == 63 && now_ms() - t0 > SLICE_MS {
+            yield_now().await;
+            if !wanted() {
+                return;
+            }
+            t0 = now_ms();
+        }
         let x = LEFT + offset as f64 * scale;
         let y = 4.0 + row as f64 * row_h;
         let sw = (seg.size as f64 * scale).max(1.0);
@@ -210,7 +229,10 @@ pub fn SegmentView(
                 return;
             }
             let rh = ((height - 8.0 - AXIS_H) / pack(&st2).1.max(1) as f64).clamp(1.0, 18.0);
-            paint(&c2, &st2, w, rh, height);
+            paint(&c2, &st2, w, rh, height, || {
+                asked.try_get_value() == Some(n)
+            })
+            .await;
         });
         let _ = c.set_attribute("data-segments", &st.segments.len().to_string());
         let _ = c.set_attribute("data-allocated", &st.allocated_bytes.to_string());
