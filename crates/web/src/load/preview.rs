@@ -161,6 +161,11 @@ pub(super) async fn preview(
         tf.set_analysis(a);
     }
     drop(pool);
+    // The first render of the preview in a task of its own, not after the last section's decode.
+    yield_now().await;
+    if !alive.get() {
+        return;
+    }
     let ready_ms = now_ms() - started;
     let file = LoadedFile {
         name,
