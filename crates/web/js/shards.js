@@ -9,7 +9,7 @@
 // shards in order as it asks for them (each sent as model sections through the page), checks each
 // cut (a cut that was not an event boundary is read again from the file), finishes the model
 // (sort, nesting, flows) and hands it to the page one section per credit, so the page decodes one
-// section per task and holds at most one in flight.
+// section per task and holds at most two in flight (the page gives two credits at first).
 //
 // A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
 // file in pieces, the model handed over one section per credit.

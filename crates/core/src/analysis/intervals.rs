@@ -7,7 +7,10 @@ use crate::model::Ns;
 /// Sorts and merges overlapping or touching intervals; empty ones are dropped.
 pub fn union(mut v: Vec<(Ns, Ns)>) -> Vec<(Ns, Ns)> {
     v.retain(|&(a, b)| b > a);
-    v.sort_unstable();
+    // Stable (driftsort): the intervals come as a few runs already in order (a track's slices,
+    // one stream after another), which it merges instead of partitioning them again (equal
+    // elements are equal values, so the order is the same).
+    v.sort();
     let mut out: Vec<(Ns, Ns)> = Vec::with_capacity(v.len());
     for (a, b) in v {
         match out.last_mut() {

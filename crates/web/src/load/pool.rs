@@ -248,6 +248,9 @@ pub(super) async fn load_in_workers(
             }
             Some("model") => {
                 progress(total, "receiving model");
+                // Two sections in flight: worker 0 encodes the next while the page decodes this
+                // one (with one, each waited for the other).
+                pool.0.credit();
                 pool.0.credit();
             }
             Some("section") => {

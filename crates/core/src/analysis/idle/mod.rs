@@ -382,28 +382,38 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
 
 /// Keeps the longest [`INTERVALS_KEPT`] of each cause, then puts them in time order.
 fn cap_intervals(v: &mut Vec<IdleInterval>) {
-    crate::sort::by(v, |a, b| {
-        a.cause
-            .cmp(&b.cause)
-            .then((b.end_ns - b.start_ns).cmp(&(a.end_ns - a.start_ns)))
-            .then(a.start_ns.cmp(&b.start_ns))
-    });
-    let mut k = 0;
-    let mut prev = None;
-    v.retain(|x| {
-        if prev != Some(x.cause) {
-            prev = Some(x.cause);
-            k = 0;
+    // The longest per cause (ties: earlier start, then the earlier interval), found by selection
+    // within each cause instead of sorting every interval of a big trace; then, as before, in
+    // time order (ties: device, cause, then the order above).
+    let key = |i: u32| {
+        let x = &v[i as usize];
+        (std::cmp::Reverse(x.end_ns - x.start_ns), x.start_ns, i)
+    };
+    let mut by_cause: std::collections::BTreeMap<Cause, Vec<u32>> = Default::default();
+    for (i, x) in v.iter().enumerate() {
+        by_cause.entry(x.cause).or_default().push(i as u32);
+    }
+    let mut kept: Vec<u32> = Vec::new();
+    for (_, mut ids) in by_cause {
+        if ids.len() > INTERVALS_KEPT {
+            ids.select_nth_unstable_by_key(INTERVALS_KEPT - 1, |&i| key(i));
+            ids.truncate(INTERVALS_KEPT);
         }
-        k += 1;
-        k <= INTERVALS_KEPT
+        ids.sort_unstable_by_key(|&i| key(i));
+        kept.extend(ids);
+    }
+    crate::sort::by(&mut kept, |&a, &b| {
+        let (x, y) = (&v[a as usize], &v[b as usize]);
+        x.start_ns
+            .cmp(&y.start_ns)
+            .then(x.device.cmp(&y.device))
+            .then(x.cause.cmp(&y.cause))
     });
-    crate::sort::by(v, |a, b| {
-        a.start_ns
-            .cmp(&b.start_ns)
-            .then(a.device.cmp(&b.device))
-            .then(a.cause.cmp(&b.cause))
-    });
+    let mut slots: Vec<Option<IdleInterval>> = std::mem::take(v).into_iter().map(Some).collect();
+    *v = kept
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i as usize).and_then(Option::take))
+        .collect();
 }
 
 impl IdleCauses {
@@ -437,5 +447,72 @@ impl IdleCauses {
                 parts.join(", ")
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    /// The sort-everything version this replaced: what [`cap_intervals`] must equal.
+    fn by_sorting(v: &mut Vec<IdleInterval>) {
+        crate::sort::by(v, |a, b| {
+            a.cause
+                .cmp(&b.cause)
+                .then((b.end_ns - b.start_ns).cmp(&(a.end_ns - a.start_ns)))
+                .then(a.start_ns.cmp(&b.start_ns))
+        });
+        let mut k = 0;
+        let mut prev = None;
+        v.retain(|x| {
+            if prev != Some(x.cause) {
+                prev = Some(x.cause);
+                k = 0;
+            }
+            k += 1;
+            k <= INTERVALS_KEPT
+        });
+        crate::sort::by(v, |a, b| {
+            a.start_ns
+                .cmp(&b.start_ns)
+                .then(a.device.cmp(&b.device))
+                .then(a.cause.cmp(&b.cause))
+        });
+    }
+
+    #[test]
+    fn selection_keeps_what_sorting_kept_in_the_same_order() {
+        let causes = [
+            Cause::DataLoading,
+            Cause::DeviceSync,
+            Cause::HostOps,
+            Cause::Unknown,
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in [0usize, 7, 499, 500, 501, 3000] {
+            let mut v: Vec<IdleInterval> = (0..n)
+                .map(|k| {
+                    // Few distinct lengths and starts: many ties, on every key.
+                    let start = (next() % 200) as Ns;
+                    IdleInterval {
+                        device: (next() % 2) as i64,
+                        start_ns: start,
+                        end_ns: start + 1 + (next() % 40) as Ns,
+                        cause: causes[(next() % 4) as usize],
+                        evidence: format!("e{k}"),
+                    }
+                })
+                .collect();
+            let mut want = v.clone();
+            by_sorting(&mut want);
+            cap_intervals(&mut v);
+            assert_eq!(v, want, "{n} intervals");
+        }
     }
 }

@@ -304,7 +304,8 @@ pub fn op_tree(t: &Trace) -> OpTree {
             .iter()
             .map(|&i| (s.start[i as usize], s.end(i as usize)))
             .collect();
-        iv.sort_unstable();
+        // Already in order but for ties and threads: driftsort merges the runs.
+        iv.sort();
         let (mut k, mut reach) = (0usize, Ns::MIN);
         for (j, &ts) in mem.ts.iter().enumerate() {
             while k < iv.len() && iv[k].0 <= ts {

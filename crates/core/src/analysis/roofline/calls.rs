@@ -1,9 +1,10 @@
 //! The call costs the roofline and MFU share: every outermost op call of a known family with
 //! its FLOPs, bytes, device time and the math it ran ([`call_costs`]).
 
+use super::super::math_unit::Dtype;
 use super::super::math_unit::{input_dtype, kernel_math, op_math, KernelMath, Math, Unit};
 use super::super::op_cost::{
-    cost, counts_for_mfu, family_of, parse_args, parse_strings, Call, Family,
+    cost, counts_for_mfu, family_of, parse_args, parse_strings, Call, Cost, Family,
 };
 use super::super::ops::OpTree;
 use crate::model::{SliceKind, StrId, Trace, NONE};
@@ -118,6 +119,11 @@ pub fn call_costs(t: &Trace, tree: &OpTree) -> Vec<CallCost> {
             _ => {}
         }
     }
+    // A loop calls the same ops with the same shapes and dtypes every step: their cost is parsed
+    // and computed once per (name, shapes, dtypes), except for the families whose cost reads each
+    // call's concrete inputs.
+    let mut cost_memo: FxHashMap<(StrId, StrId, StrId), Option<Cost>> = FxHashMap::default();
+    let mut dtype_memo: FxHashMap<StrId, Option<Dtype>> = FxHashMap::default();
     let mut out: Vec<CallCost> = Vec::new();
     for (e, &p) in point_of.iter().enumerate() {
         if p != e as u32 {
@@ -132,16 +138,18 @@ pub fn call_costs(t: &Trace, tree: &OpTree) -> Vec<CallCost> {
             family,
             Family::Conv | Family::Reduction | Family::Copy | Family::Embedding
         );
-        let call = Call {
+        let call = |concrete: Vec<String>| Call {
             dims: parse_args(t.str(s.input_dims[i])),
             types: parse_strings(t.str(s.input_types[i])),
-            concrete: if needs_concrete {
-                concrete_inputs(&t.slice_args_stored(i))
-            } else {
-                Vec::new()
-            },
+            concrete,
         };
-        let c = cost(name, &call);
+        let c = if needs_concrete {
+            cost(name, &call(concrete_inputs(&t.slice_args_stored(i))))
+        } else {
+            *cost_memo
+                .entry((s.name[i], s.input_dims[i], s.input_types[i]))
+                .or_insert_with(|| cost(name, &call(Vec::new())))
+        };
         let arg = t
             .flops
             .slice
@@ -155,7 +163,9 @@ pub fn call_costs(t: &Trace, tree: &OpTree) -> Vec<CallCost> {
             None => 0.0,
         };
         let d = dev.get(&(e as u32)).copied().unwrap_or_default();
-        let input = input_dtype(t.str(s.input_types[i]));
+        let input = *dtype_memo
+            .entry(s.input_types[i])
+            .or_insert_with(|| input_dtype(t.str(s.input_types[i])));
         let km = d.best.map(|b| b.1).unwrap_or_default();
         out.push(CallCost {
             slice: i as u32,
@@ -184,7 +194,6 @@ pub fn call_costs(t: &Trace, tree: &OpTree) -> Vec<CallCost> {
 /// `sgemm`, which then shows far from its roof instead of near a lower one. (On the A100
 /// rank-0-of-16 trace 5 of 25 GEMM calls, 30 % of the GEMM FLOPs, ran `ampere_sgemm_128x64_nn`.)
 fn tf32_mode(calls: &mut [CallCost]) {
-    use super::super::math_unit::Dtype;
     let fp32_in = |c: &CallCost| matches!(c.input, Some(Dtype::Fp32) | None);
     let on = |fam: Family, calls: &[CallCost]| {
         calls.iter().any(|c| {
