@@ -101,7 +101,9 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, 
         if ctx.cancel.get_untracked() {
             return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
         }
-        match pool::load_in_workers(plan, name.clone(), started, ctx).await? {
+        let start_preview: pool::StartPreview =
+            Box::new(|blob, total, alive| preview::start(blob, &name, total, started, ctx, alive));
+        match pool::load_in_workers(plan, name.clone(), started, ctx, start_preview).await? {
             pool::Outcome::Loaded(f) => return Ok(f),
             pool::Outcome::Unavailable(why) => {
                 if ctx.cancel.get_untracked() {

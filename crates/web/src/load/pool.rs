@@ -4,7 +4,6 @@
 //! (`tracelight_core::model::wire`), so no task on the page's thread is long while a big trace
 //! loads.
 
-use super::preview::{preview, preview_bytes, Alive};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, wasm_memory_bytes, yield_now};
 use crate::platform::url::query_param;
@@ -22,7 +21,6 @@ use tracelight_core::report::analysis_wire;
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::spawn_local;
 use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/js/shards.js")]
@@ -150,6 +148,21 @@ pub(super) async fn plan_for_file(file: &web_sys::File, ctx: LoadCtx) -> Option<
     })
 }
 
+/// Starts a preview of the file being loaded (`super::preview::start`): given the blob, its
+/// size and the flag that falls when this load ends, it returns the flag raised when the
+/// preview is over, shown or given up (already raised when there is none).
+pub(super) type StartPreview<'a> =
+    Box<dyn FnOnce(&web_sys::Blob, u64, Rc<Cell<bool>>) -> Rc<Cell<bool>> + 'a>;
+
+/// Falls when the load that owns it ends, however it ends.
+pub(super) struct Alive(pub Rc<Cell<bool>>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
 /// Owns the workers: dropping it (a cancel, an error) stops them.
 pub(super) struct Pool(pub ShardPool);
 
@@ -179,6 +192,7 @@ pub(super) async fn load_in_workers(
     name: String,
     started: f64,
     ctx: LoadCtx,
+    start_preview: StartPreview<'_>,
 ) -> Result<Outcome, Error> {
     let Plan { blob, k, raw_bytes } = plan;
     let total = blob.size() as u64;
@@ -197,24 +211,9 @@ pub(super) async fn load_in_workers(
     progress(0, "reading");
     check_fits(wasm_memory_bytes(), 0, Some(total), 0).map_err(|e| e.in_file(&name))?;
     // The alive flag falls when this load ends, however it ends: a preview still on its way is
-    // then dropped.
+    // then dropped. Started before the whole load's workers, so its worker is first to a core.
     let alive = Alive(Rc::new(Cell::new(true)));
-    // Raised when the preview is over (shown, or given up); already for none.
-    let preview_over = Rc::new(Cell::new(true));
-    if let (Some(sink), Some(head)) = (ctx.preview, preview_bytes(total)) {
-        preview_over.set(false);
-        // Started before the whole load's workers, so its worker is first to a core.
-        spawn_local(preview(
-            blob.clone(),
-            name.clone(),
-            head,
-            started,
-            ctx,
-            sink,
-            alive.0.clone(),
-            preview_over.clone(),
-        ));
-    }
+    let preview_over = start_preview(&blob, total, alive.0.clone());
     let pool = match ShardPool::new(
         &wasm_bindgen::module(),
         &blob,

@@ -44,16 +44,6 @@ pub struct Preview {
 /// arrives late is not shown).
 pub type PreviewSink = (RwSignal<Option<(u64, Preview)>>, u64);
 
-/// Falls when the load that owns it ends: its preview, if still on its way, is then dropped.
-/// Also what [`preview`] raises when it is over, shown or not ([`Alive`] dropped there).
-pub(super) struct Alive(pub Rc<Cell<bool>>);
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.set(false);
-    }
-}
-
 /// Raises its flag when dropped.
 struct Over(Rc<Cell<bool>>);
 
@@ -65,7 +55,7 @@ impl Drop for Over {
 
 /// The head to read for a preview of a `total`-byte file, or `None` for no preview;
 /// `?preview=MB` sets it (tests, benchmarks; 0: none).
-pub(super) fn preview_bytes(total: u64) -> Option<u64> {
+fn preview_bytes(total: u64) -> Option<u64> {
     let asked = query_param("preview").and_then(|v| v.parse::<f64>().ok());
     let head = match asked {
         Some(mb) if mb <= 0.0 => return None,
@@ -77,11 +67,39 @@ pub(super) fn preview_bytes(total: u64) -> Option<u64> {
     (head.saturating_mul(2) <= total).then_some(head)
 }
 
+/// Starts the preview of a `total`-byte `blob` when the load asks for one and the file is big
+/// enough; returns the flag raised when it is over (already raised for none). It stops when
+/// `alive` falls (the whole load ended).
+pub(super) fn start(
+    blob: &web_sys::Blob,
+    name: &str,
+    total: u64,
+    started: f64,
+    ctx: LoadCtx,
+    alive: Rc<Cell<bool>>,
+) -> Rc<Cell<bool>> {
+    let over = Rc::new(Cell::new(true));
+    if let (Some(sink), Some(head)) = (ctx.preview, preview_bytes(total)) {
+        over.set(false);
+        leptos::task::spawn_local(preview(
+            blob.clone(),
+            name.to_owned(),
+            head,
+            started,
+            ctx,
+            sink,
+            alive,
+            over.clone(),
+        ));
+    }
+    over
+}
+
 /// Reads the head of `blob` (to the first event boundary at or after byte `head`) in one worker,
 /// with its analysis, and hands it to `sink` while `alive` holds. Whatever fails here only means
 /// no preview: the whole load reports the file's own errors.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn preview(
+async fn preview(
     blob: web_sys::Blob,
     name: String,
     head: u64,
