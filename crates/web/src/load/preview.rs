@@ -178,7 +178,7 @@ async fn preview(
     if let Ok(a) = analysis {
         tf.set_analysis(a);
     }
-    drop(pool);
+    super::pool::stop_when_idle(pool);
     // The first render of the preview in a task of its own, not after the last section's decode.
     yield_now().await;
     if !alive.get() {

@@ -191,7 +191,7 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         Err(Some(e)) => return Err(e.in_file(&name)),
         Err(None) => None,
     };
-    drop(pool);
+    super::pool::stop_when_idle(pool);
     // The last section's decode, the file's indexes and the Memory tab's first render each in a
     // task of their own: together they were one of 200 ms on a 1 GB snapshot.
     crate::platform::clock::yield_now().await;

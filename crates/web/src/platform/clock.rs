@@ -40,6 +40,28 @@ pub async fn sleep_ms(ms: i32) {
     let _ = JsFuture::from(p).await;
 }
 
+/// Waits until the page is idle (`requestIdleCallback`), at most `max_ms`.
+///
+/// For work whose cost lands on whatever the page runs beside it rather than on a task of its
+/// own: a finished worker's `terminate()` unmaps its instance's memory (700 MB after a 1 GB
+/// snapshot), and for those ~50 ms the page's own first render stalled with it.
+pub async fn when_idle(max_ms: u32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let Some(w) = web_sys::window() else {
+            let _ = resolve.call0(&JsValue::NULL);
+            return;
+        };
+        let opts = web_sys::IdleRequestOptions::new();
+        opts.set_timeout(max_ms);
+        if w.request_idle_callback_with_options(&resolve, &opts)
+            .is_err()
+        {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
 /// Size of the wasm linear memory: it only grows, so after a load it is the load's peak.
 pub fn wasm_memory_bytes() -> u64 {
     #[cfg(target_arch = "wasm32")]
