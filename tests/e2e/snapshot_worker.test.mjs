@@ -131,3 +131,60 @@ test('where the worker cannot run (its wasm fails to start), the page\'s own rea
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+// Stopping a worker unmaps its wasm memory, which stalled the page's first render of a 1 GB
+// snapshot by ~40 ms: a finished load's worker is stopped once the page is idle
+// (`requestIdleCallback`, at most 5 s), and at once when another load starts.
+async function watchShardWorkers(p, { idleNever = false } = {}) {
+  await p.addInitScript((never) => {
+    window.__stopped = [];
+    let n = 0;
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      // The reader pools' workers get the compiled module in their first message.
+      if (m && m.kind === 'start' && 'module' in m && this.__shard === undefined) this.__shard = n++;
+      return post.call(this, m, ...rest);
+    };
+    const stop = Worker.prototype.terminate;
+    Worker.prototype.terminate = function () {
+      if (this.__shard !== undefined) window.__stopped.push([this.__shard, performance.now()]);
+      return stop.call(this);
+    };
+    if (never) window.requestIdleCallback = () => 0;
+  }, idleNever);
+}
+const drawnAt = (p) => p.evaluate(() => new Promise((resolve) => {
+  const tick = () => (document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1' ? resolve(performance.now()) : requestAnimationFrame(tick));
+  tick();
+}));
+
+test('a finished snapshot worker stops after the first chart, once the page is idle, and at once when another load starts', { skip: corpusSkip(SNAP) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await watchShardWorkers(p);
+  await p.goto(`${srv.base}/?workers=1`);
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(SNAP);
+  const drawn = await drawnAt(p);
+  await p.waitForFunction(() => window.__stopped.length > 0, null, { timeout: 15_000 });
+  const [[worker, at]] = await p.evaluate(() => window.__stopped);
+  assert.equal(worker, 0);
+  assert.ok(at > drawn, `stopped at ${at} ms, after the chart drawn at ${drawn} ms`);
+  await p.close();
+
+  // The page never idle (requestIdleCallback never calls back): the worker waits until the next
+  // pick, which stops it before its own worker starts.
+  const q = await page(b, errors);
+  await watchShardWorkers(q, { idleNever: true });
+  await q.goto(`${srv.base}/?workers=1`);
+  await q.getByTestId('empty').waitFor();
+  await q.getByTestId('file-input').setInputFiles(SNAP);
+  await drawnAt(q);
+  await q.waitForTimeout(1500);
+  assert.deepEqual(await q.evaluate(() => window.__stopped), [], 'no stop while the page was never idle');
+  await q.getByTestId('file-input').setInputFiles(CPP);
+  await q.waitForFunction(() => window.__stopped.length > 0, null, { timeout: 15_000 });
+  assert.equal((await q.evaluate(() => window.__stopped))[0][0], 0, 'the first load\'s worker, stopped by the second pick');
+  assert.deepEqual(errors, []);
+  await q.close();
+});

@@ -82,6 +82,7 @@ async fn read_all(
 /// plain memory snapshot of 4 MB or more in one worker ([`snapshot_worker`]), anything else
 /// through the reader worker into the page's own parser.
 pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
+    pool::stop_idle_waiting();
     let name = file.name();
     let started = now_ms();
     if snapshot_worker::wanted(&file).await {
@@ -123,6 +124,7 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, 
 /// core, in workers); one of unknown size is streamed into the page's own reader through the reader
 /// worker (and kept whole too where the browser cannot move a stream to a worker).
 pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
+    pool::stop_idle_waiting();
     let name = url
         .rsplit('/')
         .next()

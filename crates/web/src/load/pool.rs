@@ -172,15 +172,40 @@ impl Drop for Pool {
     }
 }
 
+thread_local! {
+    /// Finished loads' worker pools waiting for the page to be idle ([`stop_when_idle`]).
+    static IDLE_STOPS: std::cell::RefCell<Vec<(u64, Box<dyn std::any::Any>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    static IDLE_NEXT: Cell<u64> = const { Cell::new(0) };
+}
+
 /// Drops the workers of a load that is over (a pool whose `Drop` stops them) once the page is
 /// idle. Stopping a worker unmaps its wasm memory (~0.7× the file after a 1 GB snapshot); beside
 /// the page's first render of the file, that stalled the render by ~40 ms (a task of 60–70 ms),
-/// wherever in the render it fell.
+/// wherever in the render it fell. A new load stops them at once ([`stop_idle_waiting`]).
 pub(super) fn stop_when_idle<P: 'static>(pool: P) {
+    let id = IDLE_NEXT.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    });
+    IDLE_STOPS.with(|s| s.borrow_mut().push((id, Box::new(pool))));
     leptos::task::spawn_local(async move {
         crate::platform::clock::when_idle(5_000).await;
+        let pool = IDLE_STOPS.with(|s| {
+            let mut s = s.borrow_mut();
+            let k = s.iter().position(|(i, _)| *i == id)?;
+            Some(s.swap_remove(k))
+        });
+        // Dropped here, outside the borrow.
         drop(pool);
     });
+}
+
+/// Stops the workers still waiting for an idle page: a new load wants their memory and cores.
+pub(super) fn stop_idle_waiting() {
+    let waiting = IDLE_STOPS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    drop(waiting);
 }
 
 pub(super) fn get(m: &JsValue, k: &str) -> JsValue {
