@@ -30,11 +30,19 @@ test('a preview of the head shows what the CLI reads from those bytes, then the 
   const p = await page(b, errors);
   // The banner's figures as it first appears (the whole trace replaces it soon after).
   await p.addInitScript(() => {
+    // The whole load's workers are held from the head's model until the page has drawn it.
+    window.__held = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m && (m.kind === 'hold' || m.kind === 'go')) window.__held.push([m.kind, performance.now()]);
+      return post.call(this, m, ...rest);
+    };
     new MutationObserver(() => {
       const el = document.querySelector('[data-testid=preview-banner]');
       const shown = document.querySelector('[data-testid=event-count]');
       if (!el || !shown || window.__preview) return;
       window.__preview = {
+        at: performance.now(),
         bytes: Number(el.dataset.previewBytes),
         events: Number(el.dataset.previewEvents),
         shownEvents: document.querySelector('[data-testid=event-count]')?.textContent,
@@ -57,6 +65,12 @@ test('a preview of the head shows what the CLI reads from those bytes, then the 
   assert.equal(pv.events, h.files[0].events);
   assert.equal(Number(pv.shownEvents), h.files[0].events);
   assert.match(pv.text, /Preview: the first 2\.\d MB of \d+\.\d MB/);
+  await p.waitForFunction(() => window.__held.some(([k]) => k === 'go'), null, { timeout: 10_000 });
+  const held = await p.evaluate(() => window.__held);
+  const holds = held.filter(([k]) => k === 'hold').map(([, t]) => t);
+  const gos = held.filter(([k]) => k === 'go').map(([, t]) => t);
+  assert.ok(holds.length >= 1 && holds.every((t) => t < pv.at), `held before the preview showed: ${JSON.stringify(held)} / ${pv.at}`);
+  assert.ok(gos.length >= 1 && gos.every((t) => t > pv.at), `let go after it showed: ${JSON.stringify(held)} / ${pv.at}`);
   // Then the whole trace, as the CLI reads it; the banner is gone.
   await p.waitForFunction(() => !document.querySelector('[data-testid=preview-banner]') && document.querySelector('[data-testid=load-stats]')?.dataset.workers === '2', null, { timeout: 120_000 });
   const whole = cli(f);

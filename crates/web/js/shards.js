@@ -55,11 +55,16 @@ function sections(n) {
   return out;
 }
 const fail = (err) => self.postMessage({ kind: 'error', message: String((err && err.message) || err) });
+// Set while the page's thread wants the cores for a moment ('hold': a preview being drawn):
+// the parse waits between pieces until 'go', or 1.5 s at most.
+let hold = null;
+let release = null;
 // Parses [a, b) of the file in pieces, reading the next piece while this one parses.
 async function parse(a, b) {
   let next = a < b ? read(a, Math.min(b, a + PIECE)) : null;
   for (let at = a; at < b; ) {
     const bytes = await next;
+    if (hold) { await hold; hold = null; }
     const to = at + bytes.length;
     next = to < b ? read(to, Math.min(b, to + PIECE)) : null;
     const ok = x.tl_push(put(bytes));
@@ -193,6 +198,16 @@ self.onmessage = (e) => {
     run(m).catch(fail);
     return;
   }
+  if (m.kind === 'hold') {
+    if (!hold) hold = new Promise((r) => { release = r; setTimeout(r, 1500); });
+    return;
+  }
+  if (m.kind === 'go') {
+    if (release) release();
+    hold = null;
+    release = null;
+    return;
+  }
   queue.push(m);
   if (wake) { const w = wake; wake = null; w(); }
 };
@@ -313,6 +328,18 @@ export class ShardPool {
       return { kind: 'tick' };
     }
     return this.queue.shift();
+  }
+
+  /**
+   * Holds the parse between pieces (every 4 MiB) until `go()`, 1.5 s at most: the page's thread
+   * wants the cores for a moment. Merging and analysing are not held.
+   */
+  hold() {
+    for (const w of this.workers) if (w) w.postMessage({ kind: 'hold' });
+  }
+
+  go() {
+    for (const w of this.workers) if (w) w.postMessage({ kind: 'go' });
   }
 
   /** Asks worker 0 for the model's next section. */

@@ -102,8 +102,9 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, 
         if ctx.cancel.get_untracked() {
             return Err(Error::new(ErrorKind::Cancelled, 0).in_file(&name));
         }
-        let start_preview: pool::StartPreview =
-            Box::new(|blob, total, alive| preview::start(blob, &name, total, started, ctx, alive));
+        let start_preview: pool::StartPreview = Box::new(|blob, total, alive, held| {
+            preview::start(blob, &name, total, started, ctx, alive, held)
+        });
         match pool::load_in_workers(plan, name.clone(), started, ctx, start_preview).await? {
             pool::Outcome::Loaded(f) => return Ok(f),
             pool::Outcome::Unavailable(why) => {

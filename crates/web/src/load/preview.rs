@@ -5,7 +5,7 @@
 //! kernels and lanes) at once. The whole load replaces it, and a failed or cancelled load puts
 //! back what was on screen before.
 
-use super::pool::{get, receive_after, Pool, ShardPool, BUDGET_MS, TICK_MS};
+use super::pool::{get, receive_after, Held, Pool, ShardPool, BUDGET_MS, TICK_MS};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, yield_now};
 use crate::platform::url::query_param;
@@ -53,6 +53,15 @@ impl Drop for Over {
     }
 }
 
+/// Lets the whole load's workers go on, however the preview ends.
+struct Go(Held);
+
+impl Drop for Go {
+    fn drop(&mut self) {
+        self.0.go();
+    }
+}
+
 /// The head to read for a preview of a `total`-byte file, or `None` for no preview;
 /// `?preview=MB` sets it (tests, benchmarks; 0: none).
 fn preview_bytes(total: u64) -> Option<u64> {
@@ -77,6 +86,7 @@ pub(super) fn start(
     started: f64,
     ctx: LoadCtx,
     alive: Rc<Cell<bool>>,
+    held: Held,
 ) -> Rc<Cell<bool>> {
     let over = Rc::new(Cell::new(true));
     if let (Some(sink), Some(head)) = (ctx.preview, preview_bytes(total)) {
@@ -90,6 +100,7 @@ pub(super) fn start(
             sink,
             alive,
             over.clone(),
+            held,
         ));
     }
     over
@@ -108,9 +119,12 @@ async fn preview(
     sink: PreviewSink,
     alive: Rc<Cell<bool>>,
     over: Rc<Cell<bool>>,
+    held: Held,
 ) {
     // Raised on every way out, so the whole load can wait for this one's outcome.
     let _over = Over(over);
+    // The whole load's workers, held from the head's model to its first render (see `Held`).
+    let go = Go(held);
     let Ok(pool) = ShardPool::new(
         &wasm_bindgen::module(),
         &blob,
@@ -135,7 +149,10 @@ async fn preview(
         }
         match get(&m, "kind").as_string().as_deref() {
             Some("parsed") => bytes = get(&m, "end").as_f64().unwrap_or(0.0) as u64,
-            Some("model") => pool.0.credit(),
+            Some("model") => {
+                go.0.hold();
+                pool.0.credit();
+            }
             Some("section") => {
                 let Ok(arr) = get(&m, "bytes").dyn_into::<Uint8Array>() else {
                     return;
@@ -208,4 +225,7 @@ async fn preview(
             ready_ms,
         },
     )));
+    // The whole load goes on once the page has drawn the preview (idle), 0.5 s at most.
+    crate::platform::clock::when_idle(500).await;
+    drop(go);
 }
