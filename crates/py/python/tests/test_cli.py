@@ -116,7 +116,16 @@ def test_the_console_script_serves_view_and_ctrl_c_stops_it():
     import urllib.request
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    p = subprocess.Popen([str(SCRIPT), "view", "--no-browser", str(MLP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # SIGINT as a terminal delivers it: a shell that started this suite in the background (`cmd &`
+    # without job control) passes SIGINT down ignored, and Python then installs no
+    # KeyboardInterrupt for it.
+    p = subprocess.Popen(
+        [str(SCRIPT), "view", "--no-browser", str(MLP)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         out = b""
         while b"Ctrl-C stops" not in out:
