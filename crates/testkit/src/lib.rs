@@ -80,3 +80,14 @@ pub fn checked(what: &str, n: usize, expected: usize) {
         "{what}: checked {n} corpus files, expected {expected} (one renamed, removed or skipped?)"
     );
 }
+
+/// A small xorshift64 generator for randomized tests: reproducible from `seed` (non-zero), with no
+/// crate for it, so a failing case can be replayed by its seed.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

@@ -488,13 +488,7 @@ mod cap_tests {
             Cause::HostOps,
             Cause::Unknown,
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = tracelight_testkit::xorshift(0x2545_f491_4f6c_dd1d);
         for n in [0usize, 7, 499, 500, 501, 3000] {
             let mut v: Vec<IdleInterval> = (0..n)
                 .map(|k| {

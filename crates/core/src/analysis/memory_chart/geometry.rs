@@ -222,13 +222,7 @@ mod tests {
     #[test]
     fn runs_give_the_columns_of_mapping_every_point() {
         // A small xorshift: dense stretches (thousands of points a pixel), sparse ones, repeats.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = tracelight_testkit::xorshift(0x9e37_79b9_7f4a_7c15);
         for case in 0..40 {
             let n = 1 + (next() % 50_000) as usize;
             let mut t = (next() % 1000) as i64;
