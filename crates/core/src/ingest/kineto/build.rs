@@ -1,8 +1,8 @@
 //! Appends scanned events to the columns: interning, typed-arg decoding, track lookup.
 
+use super::columns::{gpu_row, is_columnar};
 use super::event::{ArgPair, ArgSpans, Ev};
 use crate::ingest::json::{parse_f64, parse_int, RawStr};
-use crate::model::arg_keys::bytes as k;
 use crate::model::time::{us_text_to_ns, MAX_ABS_NS};
 use crate::model::*;
 use crate::warnings::WarningKind;
@@ -550,67 +550,5 @@ fn device_props(v: &serde_json::Value) -> DeviceProps {
             .or_else(|| v.get("maxThreadsPerMultiProcessor"))
             .and_then(int_of)
             .unwrap_or(0),
-    }
-}
-
-fn dims3(v: Option<&[u8]>) -> [u32; 3] {
-    let mut out = [0u32; 3];
-    let Some(v) = v else { return out };
-    let mut k = 0;
-    for part in v.split(|&c| matches!(c, b'[' | b']' | b',' | b' ')) {
-        if part.is_empty() {
-            continue;
-        }
-        if k < 3 {
-            out[k] = parse_int(part).unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
-            k += 1;
-        }
-    }
-    out
-}
-
-fn gpu_row(g: &mut GpuDetails, idx: u32, a: &ArgSpans<'_>) {
-    let int = |v: Option<&[u8]>| v.and_then(parse_int);
-    let f = |v: Option<&[u8]>| v.and_then(parse_f64).unwrap_or(f64::NAN) as f32;
-    g.slice.push(idx);
-    g.device.push(int(a.device).unwrap_or(-1) as i32);
-    g.stream.push(int(a.stream).unwrap_or(-1) as i32);
-    g.grid.push(dims3(a.grid));
-    g.block.push(dims3(a.block));
-    g.registers
-        .push(int(a.registers).unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32);
-    g.shared_memory.push(
-        int(a.shared_memory)
-            .unwrap_or(0)
-            .clamp(0, i64::from(u32::MAX)) as u32,
-    );
-    g.blocks_per_sm.push(f(a.blocks_per_sm));
-    g.warps_per_sm.push(f(a.warps_per_sm));
-    g.occupancy_pct.push(f(a.occupancy));
-    g.bytes.push(int(a.bytes).unwrap_or(0).max(0) as u64);
-    g.bandwidth_gbs.push(f(a.bandwidth));
-    g.launch.push(NONE);
-}
-
-/// Whether a slice's arg of this key is kept in a column (and rebuilt by `Trace::slice_args`).
-fn is_columnar(key: &[u8], value: &[u8], kind: SliceKind) -> bool {
-    match key {
-        // Ids are columns only when they parse as integers.
-        k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER | k::RECORD_FUNCTION_ID | k::CORRELATION => {
-            parse_int(value).is_some()
-        }
-        k::INPUT_DIMS | k::INPUT_DIMS_LOWER | k::INPUT_TYPE => true,
-        k::DEVICE | k::STREAM => kind.is_gpu_work(),
-        k::GRID
-        | k::BLOCK
-        | k::REGISTERS
-        | k::SHARED_MEMORY
-        | k::BLOCKS_PER_SM
-        | k::WARPS_PER_SM
-        | k::OCCUPANCY => kind == SliceKind::Kernel,
-        k::BYTES | k::BANDWIDTH => {
-            matches!(kind, SliceKind::Memcpy | SliceKind::Memset)
-        }
-        _ => false,
     }
 }

@@ -15,6 +15,7 @@
 //! keeps only the unfinished tail of the last event, so memory is the model plus one slice.
 
 mod build;
+mod columns;
 pub mod cut;
 mod event;
 mod finish;

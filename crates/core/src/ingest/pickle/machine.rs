@@ -1,8 +1,10 @@
 //! The pickle stack machine: runs the opcodes that build data into the [`Pickle`] arena and
 //! refuses every opcode that would import or call code (the module doc of [`super`] says why and
 //! what the limits are). Kept apart from the arena and its read API, which the snapshot and Flight
-//! Recorder readers use; this file is the only one that knows the opcode table.
+//! Recorder readers use. The opcode names and the `LONG` payload it shares with the streamed
+//! snapshot reader live in `codes.rs`.
 
+use super::codes::{decode_long, opcode_name, Long};
 use super::{
     NodeId, Pickle, PickleValue, Seq, Span, INLINE_INT, MAX_ITEMS, MAX_MARK_DEPTH, MAX_NODES,
 };
@@ -21,32 +23,6 @@ pub(super) struct Machine<'a> {
     pub(super) memo: Vec<NodeId>,
     /// Values pushed so far (arena or inline): bounds memo indices.
     pub(super) values: usize,
-}
-
-pub(crate) fn opcode_name(op: u8) -> &'static str {
-    match op {
-        b'c' => "GLOBAL",
-        0x93 => "STACK_GLOBAL",
-        b'R' => "REDUCE",
-        b'b' => "BUILD",
-        0x81 => "NEWOBJ",
-        0x92 => "NEWOBJ_EX",
-        b'i' => "INST",
-        b'o' => "OBJ",
-        0x82 => "EXT1",
-        0x83 => "EXT2",
-        0x84 => "EXT4",
-        b'P' => "PERSID",
-        b'Q' => "BINPERSID",
-        0x97 => "NEXT_BUFFER",
-        0x98 => "READONLY_BUFFER",
-        b'I' => "INT",
-        b'L' => "LONG",
-        b'F' => "FLOAT",
-        b'S' => "STRING",
-        b'V' => "UNICODE",
-        _ => "?",
-    }
 }
 
 impl<'a> Machine<'a> {
@@ -587,30 +563,4 @@ impl<'a> Machine<'a> {
             }
         }
     }
-}
-
-/// A `LONG1`/`LONG4` payload by the width it needs.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Long {
-    Small(i64),
-    Big(i128),
-    Huge,
-}
-
-/// `LONG1`/`LONG4` payload: little-endian two's complement of any width.
-pub(crate) fn decode_long(bytes: &[u8]) -> Long {
-    let Some(&last) = bytes.last() else {
-        return Long::Small(0);
-    };
-    if bytes.len() <= 16 {
-        let neg = last & 0x80 != 0;
-        let mut buf = if neg { [0xffu8; 16] } else { [0u8; 16] };
-        buf[..bytes.len()].copy_from_slice(bytes);
-        let v = i128::from_le_bytes(buf);
-        return match i64::try_from(v) {
-            Ok(i) => Long::Small(i),
-            Err(_) => Long::Big(v),
-        };
-    }
-    Long::Huge
 }

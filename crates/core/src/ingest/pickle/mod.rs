@@ -29,9 +29,10 @@
 
 use crate::error::Result;
 
+mod codes;
 mod machine;
+pub(crate) use codes::{decode_long, opcode_name, Long};
 use machine::Machine;
-pub(crate) use machine::{decode_long, opcode_name, Long};
 
 /// A value: an index into [`Pickle::nodes`], or with the top bit ([`INLINE_INT`]) set, a small
 /// non-negative int held in the id itself. Ints are half the values of a snapshot (every frame's
@@ -304,7 +305,7 @@ pub fn decode(bytes: &[u8]) -> Result<Pickle> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
-    use super::machine::{decode_long, Long};
+    use super::codes::{decode_long, Long};
     use super::*;
     use crate::error::ErrorKind;
 
