@@ -162,6 +162,24 @@ pub fn VTable<C: Column>(
             cb.run(r);
         }
     };
+    // Focus follows the cursor through re-renders: a scroll (End, Page Down) or a sort replaces
+    // the rows, and with them the focused one, so a row that had focus, or a move that asked for
+    // it, leaves `refocus` set until the cursor's row is on the page and focused.
+    let refocus = StoredValue::new(false);
+    let focus_cursor = move || {
+        if !refocus.get_value() {
+            return;
+        }
+        let sel = format!("[data-row=\"{}\"]", cursor.get_untracked());
+        if let Some(row) = scroller
+            .get_untracked()
+            .and_then(|el| el.query_selector(&sel).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = row.focus();
+            refocus.set_value(false);
+        }
+    };
     let move_to = move |r: usize| {
         let Some(el) = scroller.get_untracked() else {
             return;
@@ -181,16 +199,10 @@ pub fn VTable<C: Column>(
             el.set_scroll_top(next as i32);
             scroll.set(next);
         }
-        request_animation_frame(move || {
-            let sel = format!("[data-row=\"{r}\"]");
-            if let Some(row) = scroller
-                .get_untracked()
-                .and_then(|el| el.query_selector(&sel).ok().flatten())
-                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = row.focus();
-            }
-        });
+        // Now when the row is on the page (a short move keeps focus in the grid, so the next key
+        // press, however soon, reaches `on_key`); otherwise after the rows' re-render.
+        refocus.set_value(true);
+        focus_cursor();
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
         let n = len.get_untracked();
@@ -252,7 +264,19 @@ pub fn VTable<C: Column>(
     let rows = move || {
         let (a, b) = range();
         let cs = cols.get();
-        let cur = cursor.get();
+        // A row had focus (not a header's sort button, which keeps it).
+        let had_focus = scroller.get_untracked().is_some_and(|el| {
+            document().active_element().is_some_and(|f| {
+                el.contains(Some(f.unchecked_ref())) && f.class_list().contains("vt-row")
+            })
+        });
+        if had_focus || refocus.get_value() {
+            refocus.set_value(true);
+            // Runs after this render has put the new rows on the page.
+            request_animation_frame(focus_cursor);
+        }
+        // The cursor is read per row, not here: a key press must not rebuild the rows, which
+        // would drop the focused row from the page between two presses.
         (a..b)
             .map(|r| {
                 let cells = cs
@@ -275,11 +299,11 @@ pub fn VTable<C: Column>(
                     <div
                         role="row"
                         class="vt-row"
-                        class:active=r == cur
+                        class:active=move || cursor.get() == r
                         class:odd=r % 2 == 1
                         data-row=r
                         aria-rowindex=r + 2
-                        tabindex=if r == cur { "0" } else { "-1" }
+                        tabindex=move || if cursor.get() == r { "0" } else { "-1" }
                         on:click=move |_| { cursor.set(r); activate(r) }
                         on:focus=move |_| if cursor.get_untracked() != r { cursor.set(r) }
                     >
