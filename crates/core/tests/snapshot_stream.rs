@@ -313,3 +313,181 @@ fn views_with_shared_replays_equal_each_view_made_alone() {
     }
     tracelight_testkit::checked("views with shared replays", n, CORPUS_SNAPSHOTS.len());
 }
+
+/// A pickle written opcode by opcode, memoizing each new string and container as `pickle` does
+/// (protocol 4 `MEMOIZE`), so later uses are memo fetches.
+#[derive(Default)]
+struct Pickler {
+    out: Vec<u8>,
+    strs: std::collections::HashMap<String, u32>,
+    memo: u32,
+}
+
+impl Pickler {
+    fn memoize(&mut self) -> u32 {
+        self.out.push(0x94);
+        self.memo += 1;
+        self.memo - 1
+    }
+    /// A string: a memo fetch once written (`BINGET`, or `LONG_BINGET` when `long`).
+    fn s(&mut self, t: &str, long: bool) {
+        if let Some(&i) = self.strs.get(t) {
+            if long || i > 255 {
+                self.out.push(b'j');
+                self.out.extend_from_slice(&i.to_le_bytes());
+            } else {
+                self.out.extend_from_slice(&[b'h', i as u8]);
+            }
+            return;
+        }
+        self.out.extend_from_slice(&[0x8c, t.len() as u8]);
+        self.out.extend_from_slice(t.as_bytes());
+        let i = self.memoize();
+        self.strs.insert(t.to_owned(), i);
+    }
+    fn int(&mut self, v: i64) {
+        match v {
+            0..=255 => self.out.extend_from_slice(&[b'K', v as u8]),
+            256..=65535 => {
+                self.out.push(b'M');
+                self.out.extend_from_slice(&(v as u16).to_le_bytes());
+            }
+            _ => {
+                self.out.push(b'J');
+                self.out.extend_from_slice(&(v as i32).to_le_bytes());
+            }
+        }
+    }
+    fn raw(&mut self, b: &[u8]) {
+        self.out.extend_from_slice(b);
+    }
+}
+
+/// Frame dicts are read in one step where they are plain memo fetches and int lines inside a
+/// `frames` list, and opcode by opcode otherwise (a new string, a float line, another key, a
+/// `LONG_BINPUT`): in slices of every size, the model is the whole-file reader's and holds the
+/// frames written.
+#[test]
+fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() {
+    let mut p = Pickler::default();
+    p.raw(&[0x80, 4, b'}']);
+    p.memoize();
+    p.raw(b"(");
+    p.s("segments", false);
+    p.raw(b"]");
+    p.memoize();
+    p.s("device_traces", false);
+    p.raw(b"]");
+    p.memoize();
+    p.raw(b"(]");
+    p.memoize();
+    p.raw(b"(");
+    // Each frame: (file, line, name) as written, and how: 0 plain, 1 long fetches and a
+    // LONG_BINPUT, 2 float line, 3 an extra key, 4 no name and keys out of order.
+    let entries: [&[(&str, i64, &str, u8)]; 2] = [
+        &[
+            ("a.py", 10, "f", 0),
+            ("a.py", 10, "f", 0),
+            ("a.py", -5, "g", 0),
+            ("b.py", 70_000, "f", 1),
+            ("a.py", 3, "g", 2),
+            ("a.py", 4, "g", 3),
+            ("b.py", 300, "", 4),
+        ],
+        &[
+            ("b.py", 300, "", 4),
+            ("a.py", -5, "g", 0),
+            ("a.py", 10, "f", 1),
+        ],
+    ];
+    for (e, frames) in entries.iter().enumerate() {
+        p.raw(b"}");
+        p.memoize();
+        p.raw(b"(");
+        p.s("action", false);
+        p.s("alloc", false);
+        p.s("addr", false);
+        p.int(4096 * (e as i64 + 1));
+        p.s("size", false);
+        p.int(512);
+        p.s("stream", false);
+        p.int(0);
+        p.s("frames", false);
+        p.raw(b"]");
+        p.memoize();
+        p.raw(b"(");
+        for &(file, line, name, how) in frames.iter() {
+            p.raw(b"}");
+            if how == 1 {
+                let i = p.memo;
+                p.raw(b"r");
+                p.raw(&i.to_le_bytes());
+                p.memo += 1;
+            } else {
+                p.memoize();
+            }
+            p.raw(b"(");
+            let long = how == 1;
+            if how == 4 {
+                p.s("line", long);
+                p.int(line);
+                p.s("filename", long);
+                p.s(file, long);
+            } else {
+                p.s("filename", long);
+                p.s(file, long);
+                p.s("line", long);
+                if how == 2 {
+                    p.raw(b"G");
+                    p.raw(&(line as f64).to_be_bytes());
+                } else {
+                    p.int(line);
+                }
+                p.s("name", long);
+                p.s(name, long);
+                if how == 3 {
+                    p.s("extra", long);
+                    p.s("x", long);
+                }
+            }
+            p.raw(b"u");
+        }
+        p.raw(b"eu");
+    }
+    p.raw(b"eeu.");
+    let bytes = p.out;
+    let whole = snapshot::parse(&bytes).unwrap();
+    let want = by_value(&whole);
+    let mut r = snapshot::SnapshotStream::new();
+    r.push(&bytes).unwrap();
+    // Frames 2 and 7 and, of the second entry, all three (one with long fetches and a
+    // LONG_BINPUT): the others have a new string, a float line or an extra key.
+    assert_eq!(r.frames_read_whole(), 5);
+    let s = r.finish().unwrap();
+    let t = &s.device_traces[0];
+    for (e, frames) in entries.iter().enumerate() {
+        let got: Vec<(String, i64, String)> = s
+            .stacks
+            .get(t.stack[e])
+            .iter()
+            .map(|&f| {
+                let f = f as usize;
+                (
+                    s.strings.resolve(s.frames.filename[f]).to_owned(),
+                    s.frames.line[f],
+                    s.strings.resolve(s.frames.name[f]).to_owned(),
+                )
+            })
+            .collect();
+        let written: Vec<(String, i64, String)> = frames
+            .iter()
+            // A line that is not an int reads as 0 (as a missing one), in both readers.
+            .map(|&(f, l, n, how)| (f.to_owned(), if how == 2 { 0 } else { l }, n.to_owned()))
+            .collect();
+        assert_eq!(got, written, "entry {e}");
+    }
+    for slice in 1..=bytes.len() {
+        let got = snapshot::parse_streamed(&bytes, slice).unwrap();
+        assert_eq!(by_value(&got), want, "slices of {slice}");
+    }
+}

@@ -274,8 +274,16 @@ fn frame(r: &mut SnapshotStream, c: u32) -> u32 {
         }
     }
     let line = as_i64(r, line).unwrap_or(0);
-    let b = &mut r.b;
-    let (file, name) = (str_id(b, file), str_id(b, name));
+    let str_of = |v: Option<V>| match v {
+        Some(V::Str(s)) => Some(s),
+        _ => None,
+    };
+    frame_id(&mut r.b, str_of(file), str_of(name), line)
+}
+
+/// The id of frame (`file`, `line`, `name`), recorded if new; an absent string is the empty one.
+pub(super) fn frame_id(b: &mut Build, file: Option<StrId>, name: Option<StrId>, line: i64) -> u32 {
+    let (file, name) = (file.unwrap_or(b.empty), name.unwrap_or(b.empty));
     let next = b.s.frames.filename.len() as u32;
     let id = b.frame_ids.get_or_insert(file, line, name, next);
     if id == next {

@@ -14,6 +14,7 @@
 //! which may differ from the whole-file reader's.
 
 mod build;
+mod fast;
 mod finish;
 mod ops;
 
@@ -111,6 +112,8 @@ pub struct SnapshotStream {
     scratch: Vec<V>,
     root: Option<V>,
     b: Build,
+    /// Frame dicts read in one step ([`fast`]).
+    frames_whole: u64,
 }
 
 type Step = std::result::Result<(), Stop>;
@@ -151,6 +154,7 @@ impl SnapshotStream {
             scratch: Vec::new(),
             root: None,
             b: Build::new(),
+            frames_whole: 0,
         }
     }
 
@@ -202,6 +206,12 @@ impl SnapshotStream {
                 .map(|c| c.items.capacity() * std::mem::size_of::<V>())
                 .sum::<usize>()
             + self.conts.capacity() * std::mem::size_of::<Cont>()
+    }
+
+    /// Frame dicts read in one step rather than opcode by opcode (tests and benchmarks: the
+    /// fast path is taken).
+    pub fn frames_read_whole(&self) -> u64 {
+        self.frames_whole
     }
 
     fn err(&self, kind: ErrorKind, at: usize) -> Error {

@@ -136,7 +136,10 @@ impl SnapshotStream {
                 self.push_v(V::Bytes((self.bytes.len() - 1) as u32));
                 next = n;
             }
-            b'}' => self.open(Kind::Dict, at)?,
+            b'}' => match self.frame_dict(d, at) {
+                Some(end) => next = end,
+                None => self.open(Kind::Dict, at)?,
+            },
             b']' => self.open(Kind::List, at)?,
             b')' => self.open(Kind::Tuple, at)?,
             0x8f => self.open(Kind::Set, at)?,

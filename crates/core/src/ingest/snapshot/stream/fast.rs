@@ -1,0 +1,164 @@
+//! A frame dict read in one step: `{filename, line, name}` written by the pickler as
+//! `EMPTY_DICT [memo put] MARK (key value)… SETITEMS`, with every key and string a memo fetch and
+//! the line an int, is ~17 bytes and ten opcodes. A synthetic or large snapshot has millions of
+//! them inside `frames` lists, and the opcode machine spent most of its time on them: a container
+//! slot, a memo put, a mark, six pushes, the items copied into the dict, the dict examined when its
+//! list is appended to, then released. Here the bytes are matched as a whole and become the frame
+//! id at once; anything else (a new string, a float line, another key, the dict cut by the end of
+//! the slice) leaves the bytes to the opcode machine, which reads them as before.
+//!
+//! Only inside a list that is the value of a `frames` key (a trace entry's, a block's, a
+//! segment's), where the opcode machine makes every dict a frame too ([`super::build`]'s
+//! `to_stack`), so both give the same model.
+
+use super::build::frame_id;
+use super::{Kind, SnapshotStream, M_FRAME, M_STR, M_UNSET, PAYLOAD, TAG_SHIFT, V};
+use crate::ingest::pickle::MAX_MARK_DEPTH;
+use crate::model::strings::StrId;
+
+/// What a matched frame dict holds.
+struct Matched {
+    file: Option<StrId>,
+    line: Option<i64>,
+    name: Option<StrId>,
+    /// Its memo slot, if the pickler memoized it.
+    memo: Option<usize>,
+    /// Values the opcode machine would have pushed (the dict and each key and value).
+    pushed: u64,
+    end: usize,
+}
+
+impl SnapshotStream {
+    /// At an `EMPTY_DICT` at `d[at]`: the frame dict read whole, pushed as its frame id, and the
+    /// offset after its `SETITEMS`; `None` leaves it to the opcode machine.
+    pub(super) fn frame_dict(&mut self, d: &[u8], at: usize) -> Option<usize> {
+        if !self.in_frames_list() || self.marks.len() >= MAX_MARK_DEPTH {
+            return None;
+        }
+        let m = self.match_frame(d, at)?;
+        if let Some(idx) = m.memo {
+            // The opcode machine's bound on memo indices; past it, it reports the error.
+            if idx as u64 > self.values.saturating_add(1024) || idx >= M_UNSET as usize {
+                return None;
+            }
+        }
+        if m.file.is_none() && m.line.is_none() {
+            return None;
+        }
+        let f = frame_id(&mut self.b, m.file, m.name, m.line.unwrap_or(0));
+        if let Some(idx) = m.memo {
+            if self.memo.len() <= idx {
+                self.memo.resize(idx + 1, M_UNSET);
+            }
+            if f > PAYLOAD {
+                return None;
+            }
+            self.memo[idx] = (M_FRAME << TAG_SHIFT) | f;
+        }
+        self.values += m.pushed;
+        self.frames_whole += 1;
+        self.stack.push(V::Frame(f));
+        Some(m.end)
+    }
+
+    /// The stack is `… "frames" [list] MARK …`: the next value goes into a `frames` list.
+    fn in_frames_list(&self) -> bool {
+        let Some(&m) = self.marks.last() else {
+            return false;
+        };
+        let (Some(&V::Cont(list)), Some(&key)) = (
+            m.checked_sub(1).and_then(|k| self.stack.get(k)),
+            m.checked_sub(2).and_then(|k| self.stack.get(k)),
+        ) else {
+            return false;
+        };
+        key == V::Str(self.b.k.frames)
+            && self
+                .conts
+                .get(list as usize)
+                .is_some_and(|c| c.kind == Kind::List && c.trace.is_none())
+    }
+
+    /// A string already in the memo, fetched by `BINGET` / `LONG_BINGET` at `d[i]`.
+    fn memo_str(&self, d: &[u8], i: &mut usize) -> Option<StrId> {
+        let idx = match *d.get(*i)? {
+            b'h' => {
+                let x = *d.get(*i + 1)? as usize;
+                *i += 2;
+                x
+            }
+            b'j' => {
+                let b = d.get(*i + 1..*i + 5)?;
+                *i += 5;
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+            }
+            _ => return None,
+        };
+        let slot = *self.memo.get(idx)?;
+        (slot != M_UNSET && slot >> TAG_SHIFT == M_STR).then_some(StrId(slot & PAYLOAD))
+    }
+
+    fn match_frame(&self, d: &[u8], at: usize) -> Option<Matched> {
+        let mut i = at + 1;
+        let memo = match *d.get(i)? {
+            0x94 => {
+                i += 1;
+                Some(self.memo.len())
+            }
+            b'q' => {
+                let x = *d.get(i + 1)? as usize;
+                i += 2;
+                Some(x)
+            }
+            b'r' => {
+                let b = d.get(i + 1..i + 5)?;
+                i += 5;
+                Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            }
+            _ => None,
+        };
+        if *d.get(i)? != b'(' {
+            return None;
+        }
+        i += 1;
+        let k = &self.b.k;
+        let mut m = Matched {
+            file: None,
+            line: None,
+            name: None,
+            memo,
+            pushed: 1,
+            end: 0,
+        };
+        loop {
+            if *d.get(i)? == b'u' {
+                m.end = i + 1;
+                return Some(m);
+            }
+            let key = self.memo_str(d, &mut i)?;
+            if key == k.line && m.line.is_none() {
+                let (v, w) = match *d.get(i)? {
+                    b'K' => (i64::from(*d.get(i + 1)?), 2),
+                    b'M' => {
+                        let b = d.get(i + 1..i + 3)?;
+                        (i64::from(u16::from_le_bytes([b[0], b[1]])), 3)
+                    }
+                    b'J' => {
+                        let b = d.get(i + 1..i + 5)?;
+                        (i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])), 5)
+                    }
+                    _ => return None,
+                };
+                i += w;
+                m.line = Some(v);
+            } else if key == k.filename && m.file.is_none() {
+                m.file = Some(self.memo_str(d, &mut i)?);
+            } else if key == k.name && m.name.is_none() {
+                m.name = Some(self.memo_str(d, &mut i)?);
+            } else {
+                return None;
+            }
+            m.pushed += 2;
+        }
+    }
+}
