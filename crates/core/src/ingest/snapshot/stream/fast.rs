@@ -9,7 +9,9 @@
 //!
 //! Only inside a list that is the value of a `frames` key (a trace entry's, a block's, a
 //! segment's), where the opcode machine makes every dict a frame too ([`super::build`]'s
-//! `to_stack`), so both give the same model.
+//! `to_stack`), so both give the same model. (One hostile exception: a `frames` list holding a
+//! trace entry, with a frame dict after it in the same batch of items; the opcode machine then
+//! reads that frame dict as an entry with an unknown action, this path as the frame it is.)
 
 use super::build::frame_id;
 use super::{Kind, SnapshotStream, M_FRAME, M_STR, M_UNSET, PAYLOAD, TAG_SHIFT, V};
