@@ -400,7 +400,9 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
             ("a.py", 10, "f", 1),
         ],
     ];
-    for (e, frames) in entries.iter().enumerate() {
+    // Memo slot and (file, line read, name) of each frame dict written.
+    let mut dicts: Vec<(u32, (String, i64, String))> = Vec::new();
+    let head = |p: &mut Pickler, e: usize| {
         p.raw(b"}");
         p.memoize();
         p.raw(b"(");
@@ -415,16 +417,22 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
         p.s("frames", false);
         p.raw(b"]");
         p.memoize();
+    };
+    for (e, frames) in entries.iter().enumerate() {
+        head(&mut p, e);
         p.raw(b"(");
         for &(file, line, name, how) in frames.iter() {
             p.raw(b"}");
+            let line_read = if how == 2 { 0 } else { line };
             if how == 1 {
                 let i = p.memo;
                 p.raw(b"r");
                 p.raw(&i.to_le_bytes());
                 p.memo += 1;
+                dicts.push((i, (file.to_owned(), line_read, name.to_owned())));
             } else {
-                p.memoize();
+                let i = p.memoize();
+                dicts.push((i, (file.to_owned(), line_read, name.to_owned())));
             }
             p.raw(b"(");
             let long = how == 1;
@@ -454,6 +462,39 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
         }
         p.raw(b"eu");
     }
+    // Then frames lists of memo fetches only (read whole), a fetch and a fresh dict (not), an
+    // empty list without a batch (not) and one with an empty batch (read whole).
+    let fetch = |p: &mut Pickler, m: u32| {
+        p.raw(&[b'h', m as u8]);
+    };
+    let mut stacks: Vec<Vec<(String, i64, String)>> = Vec::new();
+    head(&mut p, 2);
+    p.raw(b"(");
+    for k in [0, 2, 6] {
+        fetch(&mut p, dicts[k].0);
+    }
+    p.raw(b"eu");
+    stacks.push([0, 2, 6].iter().map(|&k| dicts[k].1.clone()).collect());
+    head(&mut p, 3);
+    p.raw(b"(");
+    fetch(&mut p, dicts[3].0);
+    p.raw(b"}");
+    p.memoize();
+    p.raw(b"(");
+    for (k, v) in [("filename", "a.py"), ("name", "f")] {
+        p.s(k, false);
+        p.s(v, false);
+    }
+    p.s("line", false);
+    p.int(10);
+    p.raw(b"ueu");
+    stacks.push(vec![dicts[3].1.clone(), ("a.py".into(), 10, "f".into())]);
+    head(&mut p, 4);
+    p.raw(b"u");
+    stacks.push(vec![]);
+    head(&mut p, 5);
+    p.raw(b"(eu");
+    stacks.push(vec![]);
     p.raw(b"eeu.");
     let bytes = p.out;
     let whole = snapshot::parse(&bytes).unwrap();
@@ -461,8 +502,10 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
     let mut r = snapshot::SnapshotStream::new();
     r.push(&bytes).unwrap();
     // Frames 2 and 7 and, of the second entry, all three (one with long fetches and a
-    // LONG_BINPUT): the others have a new string, a float line or an extra key.
-    assert_eq!(r.frames_read_whole(), 5);
+    // LONG_BINPUT), and the fresh one of the fourth: the others have a new string, a float line
+    // or an extra key.
+    assert_eq!(r.frames_read_whole(), 6);
+    assert_eq!(r.stacks_read_whole(), 2);
     let s = r.finish().unwrap();
     let t = &s.device_traces[0];
     for (e, frames) in entries.iter().enumerate() {
@@ -485,6 +528,23 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
             .map(|&(f, l, n, how)| (f.to_owned(), if how == 2 { 0 } else { l }, n.to_owned()))
             .collect();
         assert_eq!(got, written, "entry {e}");
+    }
+    for (k, want) in stacks.iter().enumerate() {
+        let e = entries.len() + k;
+        let got: Vec<(String, i64, String)> = s
+            .stacks
+            .get(t.stack[e])
+            .iter()
+            .map(|&f| {
+                let f = f as usize;
+                (
+                    s.strings.resolve(s.frames.filename[f]).to_owned(),
+                    s.frames.line[f],
+                    s.strings.resolve(s.frames.name[f]).to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(&got, want, "entry {e}");
     }
     for slice in 1..=bytes.len() {
         let got = snapshot::parse_streamed(&bytes, slice).unwrap();

@@ -50,7 +50,7 @@ pub(super) struct Build {
     stack_ids: hashbrown::HashTable<StackId>,
     /// Trace entries by the list they were appended to (`Cont::trace`).
     pub(super) traces: Vec<DeviceTrace>,
-    ids: Vec<u32>,
+    pub(super) ids: Vec<u32>,
 }
 
 impl Build {
@@ -332,28 +332,31 @@ fn to_stack(r: &mut SnapshotStream, v: V) -> V {
             _ => {}
         }
     }
-    let b = &mut r.b;
-    let id = if ids.is_empty() {
-        0
-    } else {
-        let h = hash_frames(&ids);
-        let stacks = &b.s.stacks;
-        match b.stack_ids.find(h, |&id| stacks.get(id) == ids.as_slice()) {
-            Some(&id) => id,
-            None => {
-                let next = b.s.stacks.len() as StackId;
-                b.s.stacks.frames.extend_from_slice(&ids);
-                b.s.stacks.start.push(b.s.stacks.frames.len() as u32);
-                let stacks = &b.s.stacks;
-                b.stack_ids
-                    .insert_unique(h, next, |&id| hash_frames(stacks.get(id)));
-                next
-            }
-        }
-    };
+    let id = stack_id(&mut r.b, &ids);
     r.b.ids = ids;
     r.release(c, V::Stack(id));
     V::Stack(id)
+}
+
+/// The id of the stack of frames `ids`, recorded if new; the empty stack is 0.
+pub(super) fn stack_id(b: &mut Build, ids: &[u32]) -> StackId {
+    if ids.is_empty() {
+        return 0;
+    }
+    let h = hash_frames(ids);
+    let stacks = &b.s.stacks;
+    match b.stack_ids.find(h, |&id| stacks.get(id) == ids) {
+        Some(&id) => id,
+        None => {
+            let next = b.s.stacks.len() as StackId;
+            b.s.stacks.frames.extend_from_slice(ids);
+            b.s.stacks.start.push(b.s.stacks.frames.len() as u32);
+            let stacks = &b.s.stacks;
+            b.stack_ids
+                .insert_unique(h, next, |&id| hash_frames(stacks.get(id)));
+            next
+        }
+    }
 }
 
 fn hash_frames(ids: &[u32]) -> u64 {

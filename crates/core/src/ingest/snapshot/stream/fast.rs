@@ -7,14 +7,20 @@
 //! id at once; anything else (a new string, a float line, another key, the dict cut by the end of
 //! the slice) leaves the bytes to the opcode machine, which reads them as before.
 //!
+//! Likewise a `frames` list whose items are all memo fetches of frames (a real snapshot's trace
+//! entries fetch each frame dict met before: 40–70 fetches an entry) becomes its stack id at once,
+//! with no push per frame and no copy into a container.
+//!
 //! Only inside a list that is the value of a `frames` key (a trace entry's, a block's, a
 //! segment's), where the opcode machine makes every dict a frame too ([`super::build`]'s
 //! `to_stack`), so both give the same model. (One hostile exception: a `frames` list holding a
 //! trace entry, with a frame dict after it in the same batch of items; the opcode machine then
 //! reads that frame dict as an entry with an unknown action, this path as the frame it is.)
 
-use super::build::frame_id;
-use super::{Kind, SnapshotStream, M_FRAME, M_STR, M_UNSET, PAYLOAD, TAG_SHIFT, V};
+use super::build::{frame_id, stack_id};
+use super::{
+    Kind, SnapshotStream, MAX_STACK, M_FRAME, M_STACK, M_STR, M_UNSET, PAYLOAD, TAG_SHIFT, V,
+};
 use crate::ingest::pickle::MAX_MARK_DEPTH;
 use crate::model::strings::StrId;
 
@@ -38,11 +44,8 @@ impl SnapshotStream {
             return None;
         }
         let m = self.match_frame(d, at)?;
-        if let Some(idx) = m.memo {
-            // The opcode machine's bound on memo indices; past it, it reports the error.
-            if idx as u64 > self.values.saturating_add(1024) || idx >= M_UNSET as usize {
-                return None;
-            }
+        if m.memo.is_some_and(|idx| !self.memo_index_ok(idx)) {
+            return None;
         }
         if m.file.is_none() && m.line.is_none() {
             return None;
@@ -61,6 +64,73 @@ impl SnapshotStream {
         self.frames_whole += 1;
         self.stack.push(V::Frame(f));
         Some(m.end)
+    }
+
+    /// At an `EMPTY_LIST` at `d[at]` that is a dict's `frames` value: the list read whole when it
+    /// is `[memo put] MARK (memo fetch of a frame)… APPENDS` in one batch, pushed as its stack id,
+    /// and the offset after its `APPENDS`; `None` leaves it to the opcode machine.
+    pub(super) fn frames_list(&mut self, d: &[u8], at: usize) -> Option<usize> {
+        if self.stack.len() <= self.floor()
+            || self.stack.last() != Some(&V::Str(self.b.k.frames))
+            || self.marks.len() >= MAX_MARK_DEPTH
+        {
+            return None;
+        }
+        let (memo, mut i) = memo_put_at(d, at + 1, self.memo.len())?;
+        if *d.get(i)? != b'(' {
+            return None;
+        }
+        i += 1;
+        let mut ids = std::mem::take(&mut self.b.ids);
+        ids.clear();
+        let whole = loop {
+            match d.get(i) {
+                Some(b'e') => break true,
+                Some(b'h' | b'j') => {
+                    let Some(idx) = memo_index(d, &mut i) else {
+                        break false;
+                    };
+                    match self.memo.get(idx) {
+                        Some(&slot) if slot != M_UNSET && slot >> TAG_SHIFT == M_FRAME => {
+                            ids.push(slot & PAYLOAD)
+                        }
+                        _ => break false,
+                    }
+                }
+                _ => break false,
+            }
+        };
+        i += 1;
+        // A second batch (a list of over 1000 frames), or the end of the slice: the opcode machine.
+        let ok = whole
+            && !matches!(d.get(i), None | Some(b'('))
+            && self.stack.len() + ids.len() < MAX_STACK
+            && memo.is_none_or(|idx| self.memo_index_ok(idx));
+        if !ok {
+            self.b.ids = ids;
+            return None;
+        }
+        let id = stack_id(&mut self.b, &ids);
+        if let Some(idx) = memo {
+            if id > PAYLOAD {
+                self.b.ids = ids;
+                return None;
+            }
+            if self.memo.len() <= idx {
+                self.memo.resize(idx + 1, M_UNSET);
+            }
+            self.memo[idx] = (M_STACK << TAG_SHIFT) | id;
+        }
+        self.values += 1 + ids.len() as u64;
+        self.stacks_whole += 1;
+        self.b.ids = ids;
+        self.stack.push(V::Stack(id));
+        Some(i)
+    }
+
+    /// The opcode machine's bound on memo indices; past it, it reports the error.
+    fn memo_index_ok(&self, idx: usize) -> bool {
+        idx as u64 <= self.values.saturating_add(1024) && idx < M_UNSET as usize
     }
 
     /// The stack is `… "frames" [list] MARK …`: the next value goes into a `frames` list.
@@ -83,42 +153,13 @@ impl SnapshotStream {
 
     /// A string already in the memo, fetched by `BINGET` / `LONG_BINGET` at `d[i]`.
     fn memo_str(&self, d: &[u8], i: &mut usize) -> Option<StrId> {
-        let idx = match *d.get(*i)? {
-            b'h' => {
-                let x = *d.get(*i + 1)? as usize;
-                *i += 2;
-                x
-            }
-            b'j' => {
-                let b = d.get(*i + 1..*i + 5)?;
-                *i += 5;
-                u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
-            }
-            _ => return None,
-        };
-        let slot = *self.memo.get(idx)?;
+        let slot = *self.memo.get(memo_index(d, i)?)?;
         (slot != M_UNSET && slot >> TAG_SHIFT == M_STR).then_some(StrId(slot & PAYLOAD))
     }
 
     fn match_frame(&self, d: &[u8], at: usize) -> Option<Matched> {
-        let mut i = at + 1;
-        let memo = match *d.get(i)? {
-            0x94 => {
-                i += 1;
-                Some(self.memo.len())
-            }
-            b'q' => {
-                let x = *d.get(i + 1)? as usize;
-                i += 2;
-                Some(x)
-            }
-            b'r' => {
-                let b = d.get(i + 1..i + 5)?;
-                i += 5;
-                Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            }
-            _ => None,
-        };
+        let (memo, i) = memo_put_at(d, at + 1, self.memo.len())?;
+        let mut i = i;
         if *d.get(i)? != b'(' {
             return None;
         }
@@ -163,4 +204,38 @@ impl SnapshotStream {
             m.pushed += 2;
         }
     }
+}
+
+/// The memo index of a `BINGET` / `LONG_BINGET` at `d[*i]`, moving `i` past it.
+fn memo_index(d: &[u8], i: &mut usize) -> Option<usize> {
+    match *d.get(*i)? {
+        b'h' => {
+            let x = *d.get(*i + 1)? as usize;
+            *i += 2;
+            Some(x)
+        }
+        b'j' => {
+            let b = d.get(*i + 1..*i + 5)?;
+            *i += 5;
+            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// The memo slot a `MEMOIZE` / `BINPUT` / `LONG_BINPUT` at `d[i]` writes (`next`: `MEMOIZE`'s),
+/// if there is one, and the offset after it; `None` when the bytes stop there.
+fn memo_put_at(d: &[u8], i: usize, next: usize) -> Option<(Option<usize>, usize)> {
+    Some(match *d.get(i)? {
+        0x94 => (Some(next), i + 1),
+        b'q' => (Some(*d.get(i + 1)? as usize), i + 2),
+        b'r' => {
+            let b = d.get(i + 1..i + 5)?;
+            (
+                Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
+                i + 5,
+            )
+        }
+        _ => (None, i),
+    })
 }

@@ -114,6 +114,8 @@ pub struct SnapshotStream {
     b: Build,
     /// Frame dicts read in one step ([`fast`]).
     frames_whole: u64,
+    /// `frames` lists of memoized frames read in one step ([`fast`]).
+    stacks_whole: u64,
 }
 
 type Step = std::result::Result<(), Stop>;
@@ -155,6 +157,7 @@ impl SnapshotStream {
             root: None,
             b: Build::new(),
             frames_whole: 0,
+            stacks_whole: 0,
         }
     }
 
@@ -212,6 +215,11 @@ impl SnapshotStream {
     /// fast path is taken).
     pub fn frames_read_whole(&self) -> u64 {
         self.frames_whole
+    }
+
+    /// `frames` lists of memoized frames read in one step (tests and benchmarks).
+    pub fn stacks_read_whole(&self) -> u64 {
+        self.stacks_whole
     }
 
     fn err(&self, kind: ErrorKind, at: usize) -> Error {

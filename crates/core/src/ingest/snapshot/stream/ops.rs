@@ -140,7 +140,10 @@ impl SnapshotStream {
                 Some(end) => next = end,
                 None => self.open(Kind::Dict, at)?,
             },
-            b']' => self.open(Kind::List, at)?,
+            b']' => match self.frames_list(d, at) {
+                Some(end) => next = end,
+                None => self.open(Kind::List, at)?,
+            },
             b')' => self.open(Kind::Tuple, at)?,
             0x8f => self.open(Kind::Set, at)?,
             b'(' => {
