@@ -46,6 +46,8 @@ async function once(b, srv) {
   const prof = process.env.PROFILE ? await profiler(p, process.env.PROFILE) : null;
   await p.goto(srv.base + '/');
   await p.getByTestId('empty').waitFor();
+  // SETTLE_MS: the time a user takes to pick the file once the page is up (default 0: at once).
+  await p.waitForTimeout(Number(process.env.SETTLE_MS || 0));
   if (prof) await prof.start();
   await p.getByTestId('file-input').setInputFiles(FILE);
   const drawn = await p.evaluate(() => new Promise((resolve) => {

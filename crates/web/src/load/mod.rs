@@ -83,6 +83,7 @@ async fn read_all(
 /// through the reader worker into the page's own parser.
 pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     pool::stop_idle_waiting();
+    warm::stop();
     let name = file.name();
     let started = now_ms();
     if snapshot_worker::wanted(&file).await {
@@ -126,6 +127,7 @@ pub async fn load_file(file: web_sys::File, ctx: LoadCtx) -> Result<LoadedFile, 
 /// worker (and kept whole too where the browser cannot move a stream to a worker).
 pub async fn load_url(url: &str, ctx: LoadCtx) -> Result<LoadedFile, Error> {
     pool::stop_idle_waiting();
+    warm::stop();
     let name = url
         .rsplit('/')
         .next()
@@ -207,6 +209,8 @@ pub async fn load_posted(p: Posted, ctx: LoadCtx) -> Result<LoadedFile, Error> {
 pub async fn load_files(files: Vec<web_sys::File>, ctx: LoadCtx) -> (Vec<LoadedFile>, Vec<Error>) {
     // A new pick: a Cancel of the load before must not skip this one's first file.
     ctx.cancel.set(false);
+    // Before any await: a warm-up pass queued behind this one would run first.
+    warm::stop();
     // Digests (a header and its Parquet tables) open as traces of the run.
     let (parts, files): (Vec<_>, Vec<_>) = files
         .into_iter()

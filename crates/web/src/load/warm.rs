@@ -92,6 +92,18 @@ const SMALL_PARSES: usize = 6;
 const WARM_UP_PARSES: usize = 16;
 
 thread_local!(static WARM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+thread_local!(static STOPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+
+/// Ends [`prepare`]'s passes: a load has started, and the passes left would only compete with it
+/// (a 1 GB snapshot picked at once saw tasks of 52–67 ms from them, its worker busy on the other
+/// core).
+pub fn stop() {
+    STOPPED.with(|s| s.set(true));
+}
+
+fn stopped() -> bool {
+    STOPPED.with(|s| s.get())
+}
 
 /// One warm-up parse, the first time it is called (a few ms), for a load asked for before
 /// [`prepare`] ran; later calls do nothing.
@@ -107,6 +119,9 @@ pub async fn prepare() {
     prewarm();
     WARM.with(|d| d.set(true));
     for k in 0..SMALL_PARSES + WARM_UP_PARSES {
+        if stopped() {
+            return;
+        }
         let trace = if k < SMALL_PARSES {
             small_warm_up_trace()
         } else {
@@ -116,6 +131,9 @@ pub async fn prepare() {
         yield_now().await;
     }
     for k in 0..SMALL_SNAPSHOT_PASSES + SNAPSHOT_PASSES {
+        if stopped() {
+            return;
+        }
         snapshot_pass(if k < SMALL_SNAPSHOT_PASSES {
             small_warm_up_snapshot()
         } else {
