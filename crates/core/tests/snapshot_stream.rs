@@ -508,9 +508,9 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
     assert_eq!(r.stacks_read_whole(), 2);
     let s = r.finish().unwrap();
     let t = &s.device_traces[0];
-    for (e, frames) in entries.iter().enumerate() {
-        let got: Vec<(String, i64, String)> = s
-            .stacks
+    // Entry e's stack as (file, line, function).
+    let frames_of = |e: usize| -> Vec<(String, i64, String)> {
+        s.stacks
             .get(t.stack[e])
             .iter()
             .map(|&f| {
@@ -521,7 +521,10 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
                     s.strings.resolve(s.frames.name[f]).to_owned(),
                 )
             })
-            .collect();
+            .collect()
+    };
+    for (e, frames) in entries.iter().enumerate() {
+        let got = frames_of(e);
         let written: Vec<(String, i64, String)> = frames
             .iter()
             // A line that is not an int reads as 0 (as a missing one), in both readers.
@@ -531,19 +534,7 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
     }
     for (k, want) in stacks.iter().enumerate() {
         let e = entries.len() + k;
-        let got: Vec<(String, i64, String)> = s
-            .stacks
-            .get(t.stack[e])
-            .iter()
-            .map(|&f| {
-                let f = f as usize;
-                (
-                    s.strings.resolve(s.frames.filename[f]).to_owned(),
-                    s.frames.line[f],
-                    s.strings.resolve(s.frames.name[f]).to_owned(),
-                )
-            })
-            .collect();
+        let got = frames_of(e);
         assert_eq!(&got, want, "entry {e}");
     }
     for slice in 1..=bytes.len() {
