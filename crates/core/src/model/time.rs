@@ -24,10 +24,10 @@ pub fn us_text_to_ns(text: &[u8]) -> Option<Ns> {
     while i < digits.len() && digits[i].is_ascii_digit() {
         i += 1;
     }
-    // Up to 15 integer digits nothing can overflow, even ×1000 below, so plain arithmetic: on wasm
-    // a checked 64-bit multiply is a call to a 128-bit multiply routine (`__multi3`), and this
-    // runs twice per event.
-    let small = i <= 15;
+    // Up to 18 integer digits the value fits `i64` (< 10¹⁸), so plain arithmetic: on wasm a checked
+    // 64-bit multiply is a call to a 128-bit multiply routine (`__multi3`), and this runs twice per
+    // event on epoch timestamps of 16 digits. Longer integer parts are checked digit by digit.
+    let small = i <= 18;
     let mut int: i64 = 0;
     for &d in &digits[..i] {
         let d = i64::from(d - b'0');
@@ -73,11 +73,12 @@ pub fn us_text_to_ns(text: &[u8]) -> Option<Ns> {
         frac *= 10;
         frac_digits += 1;
     }
-    let mut ns = if small {
-        int * 1000 + frac
-    } else {
-        int.checked_mul(1000)?.checked_add(frac)?
-    };
+    // `int * 1000` fits `i64` when `int` is at most `i64::MAX / 1000` (a compare, not a checked
+    // multiply); the add is checked (cheap everywhere).
+    if int > i64::MAX / 1000 {
+        return None;
+    }
+    let mut ns = (int * 1000).checked_add(frac)?;
     if round_up {
         ns = ns.checked_add(1)?;
     }
@@ -118,6 +119,17 @@ mod tests {
         assert_eq!(us_text_to_ns(b"abc"), None);
         assert_eq!(us_text_to_ns(b""), None);
         assert_eq!(us_text_to_ns(b"99999999999999999999"), None);
+        // Around the i64 limit of ns: 9,223,372,036,854,775.807 µs is i64::MAX ns; a µs more is not.
+        assert_eq!(
+            us_text_to_ns(b"9223372036854775.807"),
+            Some(9_223_372_036_854_775_807)
+        );
+        assert_eq!(us_text_to_ns(b"9223372036854776"), None);
+        assert_eq!(us_text_to_ns(b"999999999999999999"), None);
+        assert_eq!(
+            us_text_to_ns(b"-9223372036854775.807"),
+            Some(-9_223_372_036_854_775_807)
+        );
     }
 
     #[test]
