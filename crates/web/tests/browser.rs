@@ -271,3 +271,57 @@ fn kernels_less_than_a_pixel_apart_leave_no_blank_pixel() {
         "a blank column between the kernels: {cols:?}"
     );
 }
+
+/// The JSON scanner in this build classifies 16 bytes at a time with wasm `simd128`
+/// (`core::ingest::stops`): names and args whose quotes, escapes and brackets fall in every lane of
+/// a block, and at every distance from a 64 KiB slice's end, read back exactly as written.
+#[wasm_bindgen_test]
+fn the_vector_scanner_reads_names_and_args_at_every_alignment() {
+    use tracelight_core::ingest::Loader;
+    let mut json = String::from("{\"traceEvents\": [\n");
+    let mut want = Vec::new();
+    for n in 0..48usize {
+        for quote_at in [None, Some(n / 2), Some(n)] {
+            let mut name: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            if let Some(at) = quote_at {
+                name.insert_str(at, "\"}]\\[{");
+            }
+            let text = name.replace('\\', "\\\\").replace('"', "\\\"");
+            let k = want.len();
+            json += &format!(
+                "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{text}\", \"pid\": 1, \"tid\": 1, \
+                 \"ts\": 1700000000{k:06}.500, \"dur\": 0.250, \"args\": {{\"Input Dims\": [[{n}, \
+                 2], [], [\"{text}\", [\"]\"]]], \"Call\": \"{text}\", \"Pad\": \"{}\"}}}},\n",
+                "p".repeat(k % 17)
+            );
+            want.push(name);
+        }
+    }
+    json +=
+        "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1700000999999}\n]}\n";
+    // Pushed in slices whose ends move through the events, as the page's reader pushes.
+    for piece in [7usize, 16, 4093, 65536] {
+        let mut l = Loader::new("vector.json");
+        for chunk in json.as_bytes().chunks(piece) {
+            l.push(chunk).unwrap();
+        }
+        let Ok(Loaded::Trace(t)) = l.finish() else {
+            panic!("not a trace");
+        };
+        assert_eq!(t.slices.len(), want.len(), "slices, pieces of {piece}");
+        let mut order: Vec<usize> = (0..t.slices.len()).collect();
+        order.sort_by_key(|&i| t.slices.start[i]);
+        for (k, &i) in order.iter().enumerate() {
+            assert_eq!(t.strings.resolve(t.slices.name[i]), want[k], "name {k}");
+            let args: serde_json::Value =
+                serde_json::from_str(&t.slice_args_stored(i)).expect("stored args are JSON");
+            assert_eq!(args["Call"], want[k].as_str(), "args {k}");
+            assert_eq!(args["Pad"].as_str().map(str::len), Some(k % 17), "args {k}");
+            assert_eq!(
+                t.slices.start[i],
+                (1_700_000_000_000_000 + k as i64) * 1000 + 500
+            );
+            assert_eq!(t.slices.dur[i], 250, "dur {k}");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! which the caller rewinds to the start of the event, waits for the next slice, and tries again.
 //! Nothing recurses on input depth, so hostile nesting cannot overflow the stack.
 
+use super::stops;
 use memchr::memchr2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,52 +163,43 @@ impl<'a> Cursor<'a> {
             return Err(Stop::Syntax("expected a string"));
         }
         let start = self.i + 1;
-        // Most keys and values are short: test 8 bytes at a time for a quote or a backslash (SWAR)
-        // before paying for memchr's set-up.
         let b = self.b;
-        let mut k = start;
-        while k + 8 <= b.len() && k < start + 32 {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[k..k + 8]);
-            let x = u64::from_le_bytes(w);
-            const LO: u64 = 0x0101_0101_0101_0101;
-            const HI: u64 = 0x8080_8080_8080_8080;
-            let q = x ^ (LO * u64::from(b'"'));
-            let e = x ^ (LO * u64::from(b'\\'));
-            let hit = (q.wrapping_sub(LO) & !q & HI) | (e.wrapping_sub(LO) & !e & HI);
-            if hit != 0 {
-                let at = k + (hit.trailing_zeros() / 8) as usize;
-                if b[at] == b'"' {
-                    self.i = at + 1;
-                    return Ok(RawStr {
-                        bytes: &b[start..at],
-                        escaped: false,
-                    });
-                }
-                k = at;
-                break;
-            }
-            k += 8;
-        }
-        let mut j = k;
+        let mut j = start;
         let mut escaped = false;
+        // Sixteen bytes at a time, stopping only at a quote or a backslash.
+        while j + 16 <= b.len() {
+            let m = stops::string_stops(b, j);
+            if m == 0 {
+                j += 16;
+                continue;
+            }
+            let at = j + m.trailing_zeros() as usize;
+            if b.get(at) == Some(&b'"') {
+                self.i = at + 1;
+                return Ok(RawStr {
+                    bytes: &b[start..at],
+                    escaped,
+                });
+            }
+            // A backslash: the byte after it is escaped, whatever it is.
+            escaped = true;
+            j = at + 2;
+        }
+        // The window's last bytes (fewer than sixteen).
         loop {
-            let Some(k) = memchr2(b'"', b'\\', &self.b[j..]) else {
+            let Some(k) = b.get(j..).and_then(|rest| memchr2(b'"', b'\\', rest)) else {
                 return Err(Stop::Incomplete);
             };
             j += k;
-            if self.b[j] == b'"' {
+            if b[j] == b'"' {
                 self.i = j + 1;
                 return Ok(RawStr {
-                    bytes: &self.b[start..j],
+                    bytes: &b[start..j],
                     escaped,
                 });
             }
             escaped = true;
             j += 2;
-            if j > self.b.len() {
-                return Err(Stop::Incomplete);
-            }
         }
     }
 
@@ -277,6 +269,34 @@ impl<'a> Cursor<'a> {
         let b = self.b;
         let mut j = self.i;
         loop {
+            // Sixteen bytes at a time, visiting only the quotes and brackets.
+            if j + 16 <= b.len() {
+                let mut m = stops::container_stops(b, j);
+                let mut next = j + 16;
+                while m != 0 {
+                    let at = j + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    match b.get(at) {
+                        Some(b'"') => {
+                            self.i = at;
+                            self.string()?;
+                            next = self.i;
+                            break;
+                        }
+                        Some(b'{' | b'[') => depth += 1,
+                        _ => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                self.i = at + 1;
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                j = next;
+                continue;
+            }
+            // The window's last bytes, one at a time.
             let Some(&c) = b.get(j) else {
                 return Err(Stop::Incomplete);
             };
@@ -383,6 +403,41 @@ mod tests {
         let mut c = Cursor::new(text, 0);
         let v = c.value().map(|v| v.len());
         assert_eq!(v, Ok(text.len() - 5));
+    }
+
+    /// Strings and containers read sixteen bytes at a time end where a byte-by-byte reading ends,
+    /// whatever their offset from the window's start (each stop falls in every lane of a block
+    /// and in the byte-by-byte tail), and ask for more bytes when the window cuts them.
+    #[test]
+    fn values_end_at_the_same_byte_at_every_offset_and_every_cut() {
+        let long = "k".repeat(40);
+        let values: Vec<String> = vec![
+            format!(r#""{long}""#),
+            format!(r#""{long}\"{long}\\""#),
+            r#""\\\\\\\"\"""#.to_string(),
+            format!(r#""a\"}}]{long}\\""#),
+            format!(r#"[[8, 2048, 4096], [], "{long}"]"#),
+            format!(r#"{{"a": "x\"}}]", "b": [[1], {{"c": "\\"}}], "{long}": ["]", "\"["]}}"#),
+            format!(r#"["{{", [[[["{long}"]]]], {{"[": "}}"}}, "\\\\"]"#),
+        ];
+        for v in &values {
+            // `v` then bytes a scan must not run into.
+            for pad in 0..20 {
+                let text = format!("{}{v} ]}}\"x", " ".repeat(pad));
+                let b = text.as_bytes();
+                let end = pad + v.len();
+                let mut c = Cursor::new(b, pad);
+                assert_eq!(c.value(), Ok(v.as_bytes()), "{v} after {pad}");
+                assert_eq!(c.i, end);
+                for cut in pad + 1..end {
+                    assert_eq!(
+                        Cursor::new(&b[..cut], pad).value(),
+                        Err(Stop::Incomplete),
+                        "{v} after {pad}, cut at {cut}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod pickle;
 pub mod ranks;
 pub mod snapshot;
 pub mod sniff;
+pub(crate) mod stops;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::exec_trace::ExecTrace;

@@ -1,0 +1,32 @@
+//! Exports for `bench/wasm_parse.mjs`: a buffer to copy the file into, and one parse of it.
+
+use tracelight_core::ingest::kineto::KinetoReader;
+
+/// A buffer of `len` bytes the caller fills and passes to [`parse`]; never freed (one per run).
+#[no_mangle]
+pub extern "C" fn buffer(len: usize) -> *mut u8 {
+    let mut v = vec![0u8; len];
+    let p = v.as_mut_ptr();
+    std::mem::forget(v);
+    p
+}
+
+/// Reads the `len` bytes at `ptr` in 4 MiB pushes, as a reader worker does; with `finish` 1 also
+/// builds the model (sort, nesting, flows). Returns the events read (0 on an error).
+#[no_mangle]
+pub extern "C" fn parse(ptr: *const u8, len: usize, finish: u32) -> u64 {
+    // The workspace denies `unsafe`; this bench crate is outside it.
+    // SAFETY: the caller passes a buffer from `buffer(len)`, which is `len` initialized bytes.
+    let b = unsafe { std::slice::from_raw_parts(ptr, len) };
+    let mut r = KinetoReader::new();
+    for piece in b.chunks(4 << 20) {
+        if r.push(piece).is_err() {
+            return 0;
+        }
+    }
+    let n = r.events();
+    if finish == 1 && r.finish().is_err() {
+        return 0;
+    }
+    n
+}
