@@ -2,7 +2,7 @@
 //! while, so the bundled demo is parsed a few times while the user picks a file.
 
 use super::reader::prewarm;
-use crate::platform::clock::yield_now;
+use crate::platform::clock::{now_ms, yield_now};
 use std::sync::OnceLock;
 use tracelight_core::ingest::{snapshot, Loaded, Loader};
 use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
@@ -52,35 +52,77 @@ fn small_warm_up_snapshot() -> &'static [u8] {
     SNAPSHOT.get_or_init(|| tracelight_synth::snapshot::snapshot(30, 20))
 }
 
-/// Passes over the small warm-up snapshot, then over the big one, one task each (each under
-/// 26 ms in headless Chromium here).
+/// Passes over the small warm-up snapshot, then over the big one.
 const SMALL_SNAPSHOT_PASSES: usize = 4;
 const SNAPSHOT_PASSES: usize = 8;
 
-fn snapshot_pass(bytes: &[u8]) {
+/// The most a warm-up task runs before it yields. The first passes run in V8's baseline tier,
+/// where a whole pass of the small trace was one task of 50–82 ms at start-up: the passes are cut
+/// into pieces instead, each piece ending the task once this much time is spent.
+const TASK_MS: f64 = 12.0;
+
+/// The start of the current task; [`Self::pause`] yields once [`TASK_MS`] are spent, and says
+/// whether to go on (false once a load started: [`stop`]).
+struct Clock(f64);
+
+impl Clock {
+    fn new() -> Self {
+        Clock(now_ms())
+    }
+
+    async fn pause(&mut self) -> bool {
+        if now_ms() - self.0 >= TASK_MS {
+            yield_now().await;
+            self.0 = now_ms();
+        }
+        !stopped()
+    }
+}
+
+/// Pushes `bytes` through a `Loader` in 16 KiB pieces, yielding between them when the task's
+/// time is spent; `None` when stopped or the bytes do not load.
+async fn load_in_pieces(bytes: &[u8], clock: &mut Clock) -> Option<Loaded> {
     let mut l = Loader::new("warm-up");
     l.size_hint(bytes.len() as u64);
-    for piece in bytes.chunks(64 << 10) {
-        if l.push(piece).is_err() {
-            return;
+    for piece in bytes.chunks(16 << 10) {
+        l.push(piece).ok()?;
+        if !clock.pause().await {
+            return None;
         }
     }
-    let Ok(Loaded::Snapshot(snap)) = l.finish() else {
-        return;
+    l.finish().ok()
+}
+
+async fn snapshot_pass(bytes: &[u8], clock: &mut Clock) -> Option<()> {
+    let Some(Loaded::Snapshot(snap)) = load_in_pieces(bytes, clock).await else {
+        return None;
     };
     let mut model = snapshot::wire::Decoder::default();
     let mut k = 0;
     while let Some(section) = snapshot::wire::section(&snap, k) {
         let _ = model.push(&section);
         k += 1;
+        if !clock.pause().await {
+            return None;
+        }
     }
     let _ = model.finish();
+    if !clock.pause().await {
+        return None;
+    }
     let views = SnapshotViews::of(&snap);
+    if !clock.pause().await {
+        return None;
+    }
     let mut back = snapshot_wire::Decoder::default();
     for section in snapshot_wire::sections(&views).unwrap_or_default() {
         let _ = back.push(&section);
+        if !clock.pause().await {
+            return None;
+        }
     }
     let _ = back.finish();
+    Some(())
 }
 
 /// Parses of the small trace first.
@@ -118,27 +160,34 @@ pub fn warm_up() {
 pub async fn prepare() {
     prewarm();
     WARM.with(|d| d.set(true));
+    let mut clock = Clock::new();
     for k in 0..SMALL_PARSES + WARM_UP_PARSES {
-        if stopped() {
-            return;
+        // The first use of each warm-up input generates it: in a task of its own.
+        if k == 0 || k == SMALL_PARSES {
+            yield_now().await;
+            clock = Clock::new();
         }
         let trace = if k < SMALL_PARSES {
             small_warm_up_trace()
         } else {
             warm_up_trace()
         };
-        let _ = tracelight_core::ingest::load_bytes("warm-up", trace);
-        yield_now().await;
-    }
-    for k in 0..SMALL_SNAPSHOT_PASSES + SNAPSHOT_PASSES {
-        if stopped() {
+        if !clock.pause().await || load_in_pieces(trace, &mut clock).await.is_none() {
             return;
         }
-        snapshot_pass(if k < SMALL_SNAPSHOT_PASSES {
+    }
+    for k in 0..SMALL_SNAPSHOT_PASSES + SNAPSHOT_PASSES {
+        if k == 0 || k == SMALL_SNAPSHOT_PASSES {
+            yield_now().await;
+            clock = Clock::new();
+        }
+        let snapshot = if k < SMALL_SNAPSHOT_PASSES {
             small_warm_up_snapshot()
         } else {
             warm_up_snapshot()
-        });
-        yield_now().await;
+        };
+        if !clock.pause().await || snapshot_pass(snapshot, &mut clock).await.is_none() {
+            return;
+        }
     }
 }
