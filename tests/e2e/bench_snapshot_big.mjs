@@ -2,7 +2,8 @@
 // read by the page's snapshot worker. Prints, per run: file picked → first chart drawn, the page's
 // and the worker's wasm memory (WebAssembly memory only grows, so these are their peaks) against
 // the file's size, every long task (PerformanceObserver `longtask`, > 50 ms) on the page's thread
-// from the pick to the end of the interactions, and the time for the chart's hover tooltip, the
+// from navigation to the end of the interactions (`long_tasks_list`, ms since navigation, beside
+// `picked_at`) and those from the pick on (`long_tasks_after_pick`), and the time for the chart's hover tooltip, the
 // segment map and the flame graph to answer. Then memory_viz's own offline conversion of the same
 // file, in the same run: torch's `_memory_viz.py trace_plot FILE -o OUT.html` (pickle.load of the
 // whole file into Python objects, then the HTML that embeds it for MemoryViz.js), under a memory
@@ -101,6 +102,10 @@ async function once(b, srv) {
   // The first chart and the pick on the same clock as the lists (ms since navigation).
   r.picked_at = Math.round(t0);
   r.drawn_at = Math.round(drawn);
+  // The same from the pick on (those before it are the app's start-up).
+  const after = long.filter(([at, d]) => at + d > t0);
+  r.long_tasks_after_pick = after.length;
+  r.longest_task_after_pick_ms = after.reduce((m, x) => Math.max(m, x[1]), 0);
   if (process.env.LOAF) r.long_frames = (await p.evaluate(() => window.__loaf)).filter(([, d]) => d > 50);
   await p.screenshot({ path: path.join('target', 'e2e', `bench-big-${path.basename(FILE)}.png`) });
   await p.close();
