@@ -197,8 +197,23 @@ mod imp {
 use words as imp;
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
+
+    /// The vector (through the public functions, at `off` in `b`) and word versions give the
+    /// byte-by-byte masks of the 16 bytes at `off`.
+    fn agree(b: &[u8], off: usize, at: &str) {
+        let block: &[u8; 16] = b[off..off + 16].try_into().unwrap();
+        let (strings, containers) = (
+            bytewise::string_stops(block),
+            bytewise::container_stops(block),
+        );
+        assert_eq!(string_stops(b, off), strings, "{at}");
+        assert_eq!(words::string_stops(block), strings, "{at}");
+        assert_eq!(container_stops(b, off), containers, "{at}");
+        assert_eq!(words::container_stops(block), containers, "{at}");
+    }
 
     /// Every byte value at every lane, in the vector and word versions against the byte-by-byte
     /// rule, with the other lanes set to a byte that is a stop for neither (and then for both).
@@ -211,13 +226,7 @@ mod tests {
                     block[lane] = c;
                     let mut b = vec![b' '; 3];
                     b.extend_from_slice(&block);
-                    let strings = bytewise::string_stops(&block);
-                    let containers = bytewise::container_stops(&block);
-                    let at = format!("{c:#x} at {lane} among {fill:#x}");
-                    assert_eq!(string_stops(&b, 3), strings, "{at}");
-                    assert_eq!(words::string_stops(&block), strings, "{at}");
-                    assert_eq!(container_stops(&b, 3), containers, "{at}");
-                    assert_eq!(words::container_stops(&block), containers, "{at}");
+                    agree(&b, 3, &format!("{c:#x} at {lane} among {fill:#x}"));
                 }
             }
         }
@@ -236,27 +245,7 @@ mod tests {
                 x ^= x << 17;
                 *byte = alphabet[(x % alphabet.len() as u64) as usize];
             }
-            let at = format!("{block:?}");
-            assert_eq!(
-                string_stops(&block, 0),
-                bytewise::string_stops(&block),
-                "{at}"
-            );
-            assert_eq!(
-                words::string_stops(&block),
-                bytewise::string_stops(&block),
-                "{at}"
-            );
-            assert_eq!(
-                container_stops(&block, 0),
-                bytewise::container_stops(&block),
-                "{at}"
-            );
-            assert_eq!(
-                words::container_stops(&block),
-                bytewise::container_stops(&block),
-                "{at}"
-            );
+            agree(&block, 0, &format!("{block:?}"));
         }
     }
 
