@@ -106,24 +106,19 @@ impl Analysis {
         use crate::par::join;
         // Independent passes in four groups, on threads where the machine has cores (`par`): on
         // 1 GB the op table and its call costs took 0.9 s, steps and idle causes 0.65 s, the
-        // per-step table 0.3 s, the rest 0.4 s, one after the other.
-        let ((op_part, (steps, idle)), (timing, rest)) = join(
+        // per-step table 0.3 s, the rest 0.4 s, one after the other. Where they run one after the
+        // other (wasm) the order sets the peak memory: the idle causes' working sets and the
+        // per-step table's run first, while nothing else is kept, and the op tree and call costs
+        // (kept until the roofline below) last (a reader worker held 0.71x its file's bytes at the
+        // peak in the old order, 0.59x in this one; `examples/worker_peak.rs`).
+        let (((steps, idle), timing), (rest, op_part)) = join(
             || {
                 join(
-                    || {
-                        let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
-                        let costs = call_costs(t, &tree);
-                        (ops, tree, costs)
-                    },
                     || {
                         let steps = steps(t);
                         let idle = idle_causes(t, &steps);
                         (steps, idle)
                     },
-                )
-            },
-            || {
-                join(
                     || {
                         (
                             per_step(t),
@@ -132,6 +127,10 @@ impl Analysis {
                             graphs(t),
                         )
                     },
+                )
+            },
+            || {
+                join(
                     || {
                         let kernels = kernel_table(t);
                         let cats = categories(&kernels);
@@ -150,6 +149,11 @@ impl Analysis {
                             cats,
                             ag,
                         }
+                    },
+                    || {
+                        let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
+                        let costs = call_costs(t, &tree);
+                        (ops, tree, costs)
                     },
                 )
             },

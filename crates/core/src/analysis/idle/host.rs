@@ -2,7 +2,7 @@
 //! trace (one pass over the slices, one sort per set), and the per-thread lookups.
 
 use super::Cause;
-use crate::analysis::intervals::{intersect, subtract, union};
+use crate::analysis::intervals::{intersect, push_merged, subtract, union};
 use crate::model::{Ns, SliceKind, StrId, Trace, TrackKind, NONE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -136,6 +136,9 @@ impl Host {
         const LAUNCH: u8 = 8;
         const OPT: u8 = 16;
         const SYNC_CANDIDATE: u8 = 32;
+        // A track's slices are in start order, so each interval list below is merged as it grows
+        // (`push_merged`): nested calls add nothing, and the lists stay near the number of
+        // top-level calls instead of one entry per CPU slice.
         for (k, tr) in t.tracks.iter().enumerate() {
             if tr.kind != TrackKind::Cpu {
                 continue;
@@ -184,12 +187,12 @@ impl Host {
                     f
                 });
                 h.track_slices[k].push(i as u32);
-                h.any[k].push((a, b));
+                push_merged(&mut h.any[k], a, b);
                 if f & DATA != 0 || loader_thread {
-                    h.data.push((a, b));
+                    push_merged(&mut h.data, a, b);
                 }
                 if f & COLL != 0 {
-                    h.collective.push((a, b));
+                    push_merged(&mut h.collective, a, b);
                 }
                 let blocking_dtoh = f & SYNC_CANDIDATE != 0
                     && !name.contains("Async")
@@ -198,16 +201,16 @@ impl Host {
                     h.syncs.push((a, b, i as u32));
                 }
                 if kind.is_launch() && htod.contains(&(i as u32)) {
-                    h.h2d.push((a, b));
+                    push_merged(&mut h.h2d, a, b);
                 }
                 if f & LAUNCH != 0 {
-                    h.launch[k].push((a, b));
+                    push_merged(&mut h.launch[k], a, b);
                 }
                 if f & OPT != 0 {
-                    h.optimizer[k].push((a, b));
+                    push_merged(&mut h.optimizer[k], a, b);
                 }
                 if kind == SliceKind::CpuOp {
-                    h.ops[k].push((a, b));
+                    push_merged(&mut h.ops[k], a, b);
                 }
             }
         }

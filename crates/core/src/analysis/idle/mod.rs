@@ -280,7 +280,7 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
     let mut totals: ByCause = Vec::new();
     let mut counts: FxHashMap<Cause, u64> = FxHashMap::default();
     let mut names: FxHashMap<(Cause, StrId), Ns> = FxHashMap::default();
-    let mut kept: Vec<IdleInterval> = Vec::new();
+    let mut kept: Vec<Part> = Vec::new();
     let mut step_acc: Vec<(Ns, ByCause)> = vec![(0, Vec::new()); steps.len()];
     // Device-level sub-intervals per device, kept for the per-stream split.
     let mut dev_parts: FxHashMap<i64, Vec<(Ns, Ns, Cause)>> = FxHashMap::default();
@@ -302,17 +302,17 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
             if ev != NONE {
                 *names.entry((c, s.name[ev as usize])).or_default() += ns;
             }
-            kept.push(IdleInterval {
+            kept.push(Part {
                 device: *d,
                 start_ns: a,
                 end_ns: b,
                 cause: c,
-                evidence: if ev == NONE {
-                    String::new()
-                } else {
-                    t.str(s.name[ev as usize]).to_owned()
-                },
+                evidence: ev,
             });
+            // Keep the longest of each cause so far (the merge below keeps the cap).
+            if kept.len() > 64 * INTERVALS_KEPT {
+                cap_intervals(&mut kept);
+            }
             // Steps it overlaps (steps are in time order and rarely overlap).
             let k0 = steps.partition_point(|st| st.start_ns + st.dur_ns <= a);
             for (k, st) in steps.iter().enumerate().skip(k0) {
@@ -332,14 +332,24 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
         }
         out.idle_ns += di.idle_ns;
         out.devices.push(di);
-        dev_parts.insert(*d, parts.iter().map(|p| (p.0, p.1, p.2)).collect());
-        // Keep the longest of each cause for this device (the merge below keeps the cap).
-        if kept.len() > 64 * INTERVALS_KEPT {
-            cap_intervals(&mut kept);
-        }
+        // In place: the three fields fit the four's buffer (this list holds every gap's parts).
+        dev_parts.insert(*d, parts.into_iter().map(|p| (p.0, p.1, p.2)).collect());
     }
     cap_intervals(&mut kept);
-    out.intervals = kept;
+    out.intervals = kept
+        .into_iter()
+        .map(|p| IdleInterval {
+            device: p.device,
+            start_ns: p.start_ns,
+            end_ns: p.end_ns,
+            cause: p.cause,
+            evidence: if p.evidence == NONE {
+                String::new()
+            } else {
+                t.str(s.name[p.evidence as usize]).to_owned()
+            },
+        })
+        .collect();
     out.idle_ns /= n_dev;
     let window = (hi - lo) as f64;
     let mut causes: Vec<CauseTotal> = totals
@@ -380,18 +390,46 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
     out
 }
 
+/// What [`cap_intervals`] reads of an idle interval.
+trait Capped {
+    /// `(start, end, device, cause)`.
+    fn key(&self) -> (Ns, Ns, i64, Cause);
+}
+
+impl Capped for IdleInterval {
+    fn key(&self) -> (Ns, Ns, i64, Cause) {
+        (self.start_ns, self.end_ns, self.device, self.cause)
+    }
+}
+
+/// An idle interval while they are collected: its evidence as a slice index, named only for the
+/// few kept (a `String` per part was most of this analysis's memory on a big trace).
+struct Part {
+    device: i64,
+    start_ns: Ns,
+    end_ns: Ns,
+    cause: Cause,
+    evidence: u32,
+}
+
+impl Capped for Part {
+    fn key(&self) -> (Ns, Ns, i64, Cause) {
+        (self.start_ns, self.end_ns, self.device, self.cause)
+    }
+}
+
 /// Keeps the longest [`INTERVALS_KEPT`] of each cause, then puts them in time order.
-fn cap_intervals(v: &mut Vec<IdleInterval>) {
+fn cap_intervals<T: Capped>(v: &mut Vec<T>) {
     // The longest per cause (ties: earlier start, then the earlier interval), found by selection
     // within each cause instead of sorting every interval of a big trace; then, as before, in
     // time order (ties: device, cause, then the order above).
     let key = |i: u32| {
-        let x = &v[i as usize];
-        (std::cmp::Reverse(x.end_ns - x.start_ns), x.start_ns, i)
+        let (a, b, _, _) = v[i as usize].key();
+        (std::cmp::Reverse(b - a), a, i)
     };
     let mut by_cause: std::collections::BTreeMap<Cause, Vec<u32>> = Default::default();
     for (i, x) in v.iter().enumerate() {
-        by_cause.entry(x.cause).or_default().push(i as u32);
+        by_cause.entry(x.key().3).or_default().push(i as u32);
     }
     let mut kept: Vec<u32> = Vec::new();
     for (_, mut ids) in by_cause {
@@ -403,13 +441,10 @@ fn cap_intervals(v: &mut Vec<IdleInterval>) {
         kept.extend(ids);
     }
     crate::sort::by(&mut kept, |&a, &b| {
-        let (x, y) = (&v[a as usize], &v[b as usize]);
-        x.start_ns
-            .cmp(&y.start_ns)
-            .then(x.device.cmp(&y.device))
-            .then(x.cause.cmp(&y.cause))
+        let (x, y) = (v[a as usize].key(), v[b as usize].key());
+        x.0.cmp(&y.0).then(x.2.cmp(&y.2)).then(x.3.cmp(&y.3))
     });
-    let mut slots: Vec<Option<IdleInterval>> = std::mem::take(v).into_iter().map(Some).collect();
+    let mut slots: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
     *v = kept
         .into_iter()
         .filter_map(|i| slots.get_mut(i as usize).and_then(Option::take))
