@@ -75,14 +75,17 @@ async function parse(a, b) {
   return true;
 }
 // Worker 0, after its own shard: the next shard's sections, merged (or its bytes read again).
+// Each section is read as it is copied in, and let go: the instance never holds them all.
 async function absorb(m) {
-  x.tl_absorb_begin(m.start, m.bare ? 1 : 0);
-  for (const s of m.sections) {
-    if (!x.tl_absorb_section(put(new Uint8Array(s)))) return false;
-  }
-  const r = x.tl_absorb_end();
+  const r = x.tl_absorb_begin(m.start, m.bare ? 1 : 0, m.sections.length);
   if (r === 1) return parse(m.start, m.end);
-  return r === 0;
+  if (r !== 0) return false;
+  for (let i = 0; i < m.sections.length; i++) {
+    const ok = x.tl_absorb_section(put(new Uint8Array(m.sections[i])));
+    m.sections[i] = null;
+    if (!ok) return false;
+  }
+  return x.tl_absorb_end() === 0;
 }
 let queue = [];
 let wake = null;
@@ -138,7 +141,7 @@ async function runSnapshot() {
 }
 // What a worker computed after the model (n sections, -1 for none), a section per credit.
 async function sendAfterModel(n) {
-  self.postMessage({ kind: 'analysis', sections: n });
+  self.postMessage({ kind: 'analysis', sections: n, wasm: x.memory.buffer.byteLength });
   for (let i = 0; i < n; i++) {
     await nextMessage();
     if (x.tl_next_analysis_section() < 0) break;
@@ -174,7 +177,7 @@ async function run(m) {
     fine = await absorb(await nextMessage());
   }
   const finished = fine && x.tl_finish() === 0;
-  self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events() });
+  self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events(), wasm: x.memory.buffer.byteLength });
   if (!finished) {
     const secs = sections(x.tl_error_sections());
     self.postMessage({ kind: 'error-sections', sections: secs }, secs);
@@ -284,9 +287,12 @@ export class ShardPool {
         break;
       case 'model':
       case 'failed':
-        // A snapshot worker's peak wasm memory, where a benchmark reads it (`<html data-worker-wasm-bytes>`).
-        if (m.wasm && typeof document !== 'undefined') document.documentElement.dataset.workerWasmBytes = String(m.wasm);
+        this.peak(m.wasm);
         this.arrive({ kind: m.kind, events: m.events });
+        break;
+      case 'analysis':
+        this.peak(m.wasm);
+        this.arrive({ kind: m.kind, sections: m.sections });
         break;
       case 'section':
       case 'asection':
@@ -298,6 +304,14 @@ export class ShardPool {
       default:
         this.arrive(m);
     }
+  }
+
+  /** The merging worker's wasm memory (it only grows: its peak so far), where a benchmark reads it
+   * (`<html data-worker-wasm-bytes>`). */
+  peak(bytes) {
+    if (!bytes || typeof document === 'undefined') return;
+    const el = document.documentElement;
+    el.dataset.workerWasmBytes = String(Math.max(bytes, Number(el.dataset.workerWasmBytes || 0)));
   }
 
   arrive(m) {

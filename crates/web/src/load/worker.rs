@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use tracelight_core::ingest::kineto::cut::find_cut_forward;
-use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader};
 use tracelight_core::ingest::snapshot::{self, Snapshot};
 use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::model::wire;
@@ -22,8 +22,8 @@ struct State {
     input: Vec<u8>,
     reader: Option<KinetoReader>,
     error: Option<Error>,
-    /// The shard being merged: where it starts, whether a bare array, its sections.
-    incoming: (u64, bool, Vec<Vec<u8>>),
+    /// The shard being merged, its sections read as they arrive.
+    incoming: Option<IncomingShard>,
     /// The finished model, handed out one section at a time, then analysed.
     trace: Option<Trace>,
     next_section: usize,
@@ -145,40 +145,63 @@ pub fn tl_sections_clear() {
     with(|s| s.out = Vec::new());
 }
 
-/// Worker 0: the next shard to merge starts at `start`.
+/// Worker 0: the next shard to merge starts at `start` and comes as `count` sections. 0: send
+/// them; 1: the cut was not an event boundary (push the shard's bytes instead); 2: failed (the
+/// error is kept for `tl_error_sections`).
 #[wasm_bindgen]
-pub fn tl_absorb_begin(start: f64, bare: u32) {
-    with(|s| s.incoming = (start as u64, bare != 0, Vec::new()));
+pub fn tl_absorb_begin(start: f64, bare: u32, count: u32) -> i32 {
+    with(|s| {
+        let Some(r) = s.reader.as_ref() else { return 2 };
+        match r.incoming(start as u64, bare != 0, count as usize) {
+            Ok(Some(inc)) => {
+                s.incoming = Some(inc);
+                0
+            }
+            Ok(None) => 1,
+            Err(e) => fail(s, e),
+        }
+    })
 }
 
-/// One of its sections, the first `len` input bytes.
+/// Its next section, the first `len` input bytes, read at once (its bytes are not kept); 0 when
+/// that failed.
 #[wasm_bindgen]
 pub fn tl_absorb_section(len: u32) -> u32 {
     with(|s| {
-        let b = s.input.get(..len as usize).unwrap_or_default().to_vec();
-        s.incoming.2.push(b);
-        1
-    })
-}
-
-/// Merges the shard: 0 merged; 1 the cut was not an event boundary (push the shard's bytes
-/// instead); 2 failed (the shard's error, or bad sections: kept for `tl_error_sections`).
-#[wasm_bindgen]
-pub fn tl_absorb_end() -> i32 {
-    with(|s| {
-        let (start, bare, sections) = std::mem::take(&mut s.incoming);
-        let Some(r) = s.reader.as_mut() else { return 2 };
-        let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
-        match r.merge_sections(start, bare, &refs) {
-            Ok(Merge::Merged) => 0,
-            Ok(Merge::NotABoundary) => 1,
+        let State {
+            input, incoming, ..
+        } = s;
+        let Some(inc) = incoming else { return 0 };
+        match inc.push(input.get(..len as usize).unwrap_or_default()) {
+            Ok(()) => 1,
             Err(e) => {
-                s.error = Some(e);
-                s.reader = None;
-                2
+                fail(s, e);
+                0
             }
         }
     })
+}
+
+/// Merges the shard: 0 merged, 2 failed (the error is kept).
+#[wasm_bindgen]
+pub fn tl_absorb_end() -> i32 {
+    with(|s| {
+        let (Some(inc), Some(r)) = (s.incoming.take(), s.reader.as_mut()) else {
+            return 2;
+        };
+        match r.merge_incoming(inc) {
+            Ok(()) => 0,
+            Err(e) => fail(s, e),
+        }
+    })
+}
+
+/// Keeps `e` as the load's error and drops the reader; returns 2.
+fn fail(s: &mut State, e: Error) -> i32 {
+    s.error = Some(e);
+    s.reader = None;
+    s.incoming = None;
+    2
 }
 
 /// Ends the stream and builds the model: 0, or -1 with the error kept.

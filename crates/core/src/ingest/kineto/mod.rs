@@ -31,7 +31,7 @@ use crate::model::Trace;
 use crate::warnings::WarningKind;
 use build::Builder;
 pub use parallel::{ParallelReader, SHARD_BYTES};
-pub use shard::{first_byte, read_in_shards, Merge, Shard};
+pub use shard::{first_byte, read_in_shards, IncomingShard, Merge, Shard};
 use threaded::Pipe;
 
 /// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a

@@ -12,6 +12,7 @@
 //! shard's bytes itself, so a wrong cut costs time, never a wrong model.
 
 use super::build::{top, Builder};
+use super::shard_wire::ShardDecoder;
 use super::{KinetoReader, Sink, State};
 use crate::error::Result;
 use crate::model::{IdVal, StrId, Trace};
@@ -137,24 +138,47 @@ impl KinetoReader {
     /// (`shard_wire.rs`) after a status section (`None`, or the error that stopped it). When the cut
     /// was not an event boundary the caller must push the shard's bytes itself.
     pub fn merge_sections(&mut self, start: u64, bare: bool, sections: &[&[u8]]) -> Result<Merge> {
-        if !self.stopped_between_events(start, bare) {
+        let Some(mut inc) = self.incoming(start, bare, sections.len())? else {
             return Ok(Merge::NotABoundary);
+        };
+        for s in sections {
+            inc.push(s)?;
         }
-        let Some((status, rest)) = sections.split_first() else {
+        self.merge_incoming(inc)?;
+        Ok(Merge::Merged)
+    }
+
+    /// [`KinetoReader::merge_sections`] one section at a time: the shard that starts at `start`,
+    /// `count` sections with its status section; `None` when the cut was not an event boundary
+    /// (push the shard's bytes instead). Give it the sections in order, then
+    /// [`KinetoReader::merge_incoming`].
+    pub fn incoming(&self, start: u64, bare: bool, count: usize) -> Result<Option<IncomingShard>> {
+        if !self.stopped_between_events(start, bare) {
+            return Ok(None);
+        }
+        let Some(rest) = count.checked_sub(1) else {
             return Err(crate::model::wire::bad("shard sections missing"));
         };
-        let mut g = crate::model::wire::Get::new(status);
-        if let Some(e) = <Option<crate::Error> as crate::model::wire::Wire>::get(&mut g)? {
-            return Err(e);
+        Ok(Some(IncomingShard {
+            start,
+            status_read: false,
+            decoder: ShardDecoder::new(rest)?,
+        }))
+    }
+
+    /// Merges a shard whose sections were all given to `inc`.
+    pub fn merge_incoming(&mut self, inc: IncomingShard) -> Result<()> {
+        if !inc.status_read {
+            return Err(crate::model::wire::bad("shard sections missing"));
         }
-        let n = KinetoReader::from_sections(rest)?;
-        if n.base < start {
+        let n = inc.decoder.finish()?;
+        if n.base < inc.start {
             return Err(crate::model::wire::bad(
                 "a shard that ends before it starts",
             ));
         }
         self.merge(n);
-        Ok(Merge::Merged)
+        Ok(())
     }
 
     /// Takes over `n`, a shard that starts exactly where this reader stopped.
@@ -168,6 +192,29 @@ impl KinetoReader {
         self.saw_trace_events |= n.saw_trace_events;
         self.events_not_array |= n.events_not_array;
         self.event_count += n.event_count;
+    }
+}
+
+/// A shard arriving section by section ([`KinetoReader::incoming`]).
+pub struct IncomingShard {
+    start: u64,
+    status_read: bool,
+    decoder: ShardDecoder,
+}
+
+impl IncomingShard {
+    /// Takes the next section: the status first (the shard's own error, returned here), then the
+    /// shard's.
+    pub fn push(&mut self, section: &[u8]) -> Result<()> {
+        if self.status_read {
+            return self.decoder.push(section);
+        }
+        let mut g = crate::model::wire::Get::new(section);
+        if let Some(e) = <Option<crate::Error> as crate::model::wire::Wire>::get(&mut g)? {
+            return Err(e);
+        }
+        self.status_read = true;
+        Ok(())
     }
 }
 
@@ -253,21 +300,28 @@ impl Builder {
             }
         }
 
-        let (d, x) = (&mut self.staged, &o.staged);
+        // The shard's args text is copied: free it before its columns are.
+        drop(std::mem::take(&mut o.trace.args));
+
+        // Column by column, each of the shard's chunks freed once copied: the merge then holds
+        // one chunk of a column twice, not the shard's slices.
+        let (d, x) = (&mut self.staged, &mut o.staged);
+        d.start.append_mapped(&mut x.start, |v| v);
+        d.dur.append_mapped(&mut x.dur, |v| v);
+        d.track.append_mapped(&mut x.track, t);
+        d.name.append_mapped(&mut x.name, s);
+        d.cat.append_mapped(&mut x.cat, s);
+        d.kind.append_mapped(&mut x.kind, |v| v);
+        d.external_id.append_mapped(&mut x.external_id, |v| v);
+        d.correlation.append_mapped(&mut x.correlation, |v| v);
+        d.rf_id.append_mapped(&mut x.rf_id, |v| v);
+        d.input_dims.append_mapped(&mut x.input_dims, s);
+        d.input_types.append_mapped(&mut x.input_types, s);
+        drop(std::mem::take(&mut x.args));
         for k in 0..ns {
-            d.start.push(x.start.get(k));
-            d.dur.push(x.dur.get(k));
-            d.track.push(t(x.track.get(k)));
-            d.name.push(s(x.name.get(k)));
-            d.cat.push(s(x.cat.get(k)));
-            d.kind.push(x.kind.get(k));
-            d.external_id.push(x.external_id.get(k));
-            d.correlation.push(x.correlation.get(k));
-            d.rf_id.push(x.rf_id.get(k));
-            d.input_dims.push(s(x.input_dims.get(k)));
-            d.input_types.push(s(x.input_types.get(k)));
             d.args.push(slice_args.get(k).copied().unwrap_or((0, 0)));
         }
+        drop(slice_args);
 
         let (g, h) = (&mut self.trace.gpu, &mut o.trace.gpu);
         g.slice.extend(h.slice.iter().map(|&i| i + first));

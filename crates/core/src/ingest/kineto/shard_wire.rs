@@ -4,9 +4,10 @@
 //! checked on the way in, so bad bytes are an error, never a panic in the merge.
 
 use super::build::{Builder, FlowEnd, ProcMeta, ThreadMeta, UnmatchedEnd};
+use super::staged::Chunked;
 use super::{KinetoReader, Sink, State};
 use crate::error::Result;
-use crate::model::wire::{bad, column, read_column, Decoder, Get, Wire};
+use crate::model::wire::{bad, column, Decoder, Get, Wire};
 use crate::model::{IdVal, Ns, StrId};
 
 /// Calls `$m!(column)` for each staged slice column, in wire order.
@@ -116,77 +117,89 @@ impl KinetoReader {
 
     /// A reader back from [`KinetoReader::to_sections`].
     pub fn from_sections(sections: &[&[u8]]) -> Result<KinetoReader> {
-        if sections.len() < TAIL_SECTIONS + 1 {
-            return Err(bad("shard sections missing"));
-        }
-        let (trace, tail) = sections.split_at(sections.len() - TAIL_SECTIONS);
-        let mut d = Decoder::default();
-        for s in trace {
+        let mut d = ShardDecoder::new(sections.len())?;
+        for s in sections {
             d.push(s)?;
         }
-        let t = d.finish_unchecked()?;
-        let mut b = Builder::default();
-        b.trace = t;
-        let mut r = KinetoReader::new();
-        let mut g = Get::new(tail[0]);
-        r.state = state_of(u8::get(&mut g)?)?;
-        r.base = u64::get(&mut g)?;
-        r.saw_trace_events = bool::get(&mut g)?;
-        r.events_not_array = bool::get(&mut g)?;
-        r.bare_array = bool::get(&mut g)?;
-        r.event_count = u64::get(&mut g)?;
-        r.buf = g.bytes()?.to_vec();
-        b.top_set = u8::get(&mut g)?;
-        b.shard = bool::get(&mut g)?;
-        b.open = Vec::<(u32, Vec<u32>)>::get(&mut g)?.into_iter().collect();
-        for _ in 0..g.count()? {
-            b.unmatched_ends.push(UnmatchedEnd {
-                track: u32::get(&mut g)?,
-                ts: Option::<Ns>::get(&mut g)?,
-                kinds_before: u32::get(&mut g)?,
-            });
+        d.finish()
+    }
+}
+
+/// [`KinetoReader::from_sections`] one section at a time, so a worker can drop each section's
+/// bytes once it is read: holding a whole shard's sections beside the shard they decode to was
+/// most of the merging worker's peak memory.
+pub struct ShardDecoder {
+    /// The trace's sections still to come (then the tail's [`TAIL_SECTIONS`]).
+    trace_left: usize,
+    trace: Option<Decoder>,
+    /// The reader, once the trace's sections and the state section are read.
+    reader: Option<KinetoReader>,
+    /// The staged column the next section holds (its index in `staged_columns!`).
+    col: usize,
+}
+
+impl ShardDecoder {
+    /// For a shard of `count` sections.
+    pub fn new(count: usize) -> Result<ShardDecoder> {
+        if count < TAIL_SECTIONS + 1 {
+            return Err(bad("shard sections missing"));
         }
-        for _ in 0..g.count()? {
-            let pid = IdVal::get(&mut g)?;
-            let m = ProcMeta {
-                name: Option::get(&mut g)?,
-                labels: Option::get(&mut g)?,
-                sort_index: Option::<Option<i64>>::get(&mut g)?,
+        Ok(ShardDecoder {
+            trace_left: count - TAIL_SECTIONS,
+            trace: Some(Decoder::default()),
+            reader: None,
+            col: 0,
+        })
+    }
+
+    /// Takes the next section.
+    pub fn push(&mut self, section: &[u8]) -> Result<()> {
+        if self.trace_left > 0 {
+            self.trace_left -= 1;
+            return match &mut self.trace {
+                Some(d) => d.push(section),
+                None => Err(bad("shard sections out of order")),
             };
-            b.process_names.insert(pid, m);
         }
-        for _ in 0..g.count()? {
-            let key = (IdVal::get(&mut g)?, IdVal::get(&mut g)?);
-            let m = ThreadMeta {
-                name: Option::get(&mut g)?,
-                sort_index: Option::<Option<i64>>::get(&mut g)?,
-            };
-            b.thread_names.insert(key, m);
-        }
-        for _ in 0..g.count()? {
-            b.flow_ends.push(FlowEnd {
-                cat: StrId::get(&mut g)?,
-                id: i64::get(&mut g)?,
-                ph: u8::get(&mut g)?,
-                ts: Ns::get(&mut g)?,
-                track: u32::get(&mut g)?,
-                enclosing: bool::get(&mut g)?,
-                named: bool::get(&mut g)?,
-            });
-        }
-        g.done()?;
-        let mut k = 1;
-        let st = &mut b.staged;
+        let Some(r) = &mut self.reader else {
+            let t = self
+                .trace
+                .take()
+                .ok_or_else(|| bad("shard sections out of order"))?
+                .finish_unchecked()?;
+            self.reader = Some(state_of_section(t, section)?);
+            return Ok(());
+        };
+        let Sink::Direct(b) = &mut r.sink else {
+            return Err(bad("shard sections out of order"));
+        };
+        let (st, k) = (&mut b.staged, self.col);
+        let mut i = 0;
         macro_rules! dec {
             ($c:ident) => {
-                for v in read_column(tail[k])? {
-                    st.$c.push(v);
+                if i == k {
+                    read_into(&mut st.$c, section)?;
                 }
-                k += 1;
+                i += 1;
             };
         }
         staged_columns!(dec);
-        let _ = k;
+        if k >= i {
+            return Err(bad("more shard sections than columns"));
+        }
+        self.col += 1;
+        Ok(())
+    }
+
+    /// The reader, once every section was taken.
+    pub fn finish(self) -> Result<KinetoReader> {
+        let mut r = self.reader.ok_or_else(|| bad("shard sections missing"))?;
+        if self.col != TAIL_SECTIONS - 1 {
+            return Err(bad("shard sections missing"));
+        }
+        let Sink::Direct(b) = &mut r.sink else {
+            return Err(bad("shard sections missing"));
+        };
         for (i, tr) in b.trace.tracks.iter().enumerate() {
             b.track_of.insert((tr.pid, tr.tid), i as u32);
         }
@@ -194,10 +207,75 @@ impl KinetoReader {
         for (k, (&pid, &name)) in c.series_pid.iter().zip(&c.series_name).enumerate() {
             b.counter_series.insert((pid, name), k as u32);
         }
-        check(&b)?;
-        r.sink = Sink::Direct(b);
+        check(b)?;
         Ok(r)
     }
+}
+
+/// Appends a column's section to its staged chunks (no whole-column `Vec` in between).
+fn read_into<T: Wire + Copy>(c: &mut Chunked<T>, section: &[u8]) -> Result<()> {
+    let mut g = Get::new(section);
+    for _ in 0..g.count()? {
+        c.push(T::get(&mut g)?);
+    }
+    g.done()
+}
+
+/// The reader of a shard whose model so far is `t`, from its state section (the parse state and
+/// the builder's maps).
+fn state_of_section(t: crate::model::Trace, section: &[u8]) -> Result<KinetoReader> {
+    let mut b = Builder::default();
+    b.trace = t;
+    let mut r = KinetoReader::new();
+    let mut g = Get::new(section);
+    r.state = state_of(u8::get(&mut g)?)?;
+    r.base = u64::get(&mut g)?;
+    r.saw_trace_events = bool::get(&mut g)?;
+    r.events_not_array = bool::get(&mut g)?;
+    r.bare_array = bool::get(&mut g)?;
+    r.event_count = u64::get(&mut g)?;
+    r.buf = g.bytes()?.to_vec();
+    b.top_set = u8::get(&mut g)?;
+    b.shard = bool::get(&mut g)?;
+    b.open = Vec::<(u32, Vec<u32>)>::get(&mut g)?.into_iter().collect();
+    for _ in 0..g.count()? {
+        b.unmatched_ends.push(UnmatchedEnd {
+            track: u32::get(&mut g)?,
+            ts: Option::<Ns>::get(&mut g)?,
+            kinds_before: u32::get(&mut g)?,
+        });
+    }
+    for _ in 0..g.count()? {
+        let pid = IdVal::get(&mut g)?;
+        let m = ProcMeta {
+            name: Option::get(&mut g)?,
+            labels: Option::get(&mut g)?,
+            sort_index: Option::<Option<i64>>::get(&mut g)?,
+        };
+        b.process_names.insert(pid, m);
+    }
+    for _ in 0..g.count()? {
+        let key = (IdVal::get(&mut g)?, IdVal::get(&mut g)?);
+        let m = ThreadMeta {
+            name: Option::get(&mut g)?,
+            sort_index: Option::<Option<i64>>::get(&mut g)?,
+        };
+        b.thread_names.insert(key, m);
+    }
+    for _ in 0..g.count()? {
+        b.flow_ends.push(FlowEnd {
+            cat: StrId::get(&mut g)?,
+            id: i64::get(&mut g)?,
+            ph: u8::get(&mut g)?,
+            ts: Ns::get(&mut g)?,
+            track: u32::get(&mut g)?,
+            enclosing: bool::get(&mut g)?,
+            named: bool::get(&mut g)?,
+        });
+    }
+    g.done()?;
+    r.sink = Sink::Direct(b);
+    Ok(r)
 }
 
 /// Every index the merge and `finish` follow is in range.

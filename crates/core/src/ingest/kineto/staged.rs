@@ -53,6 +53,17 @@ impl<T: Copy> Chunked<T> {
         self.chunks.iter_mut().flat_map(|c| c.iter_mut())
     }
 
+    /// Appends `o`'s values through `f`, freeing each of `o`'s chunks once copied (`o` is left
+    /// empty).
+    pub fn append_mapped(&mut self, o: &mut Chunked<T>, f: impl Fn(T) -> T) {
+        for c in std::mem::take(&mut o.chunks) {
+            for v in c {
+                self.push(f(v));
+            }
+        }
+        o.len = 0;
+    }
+
     /// The column in `order`, as one exact-size `Vec`; the chunks are freed as it goes.
     pub fn gather(&mut self, order: &[u32]) -> Vec<T> {
         let out: Vec<T> = order.iter().map(|&i| self.get(i as usize)).collect();

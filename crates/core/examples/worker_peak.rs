@@ -1,0 +1,230 @@
+//! `cargo run --release -p tracelight-core --example worker_peak -- FILE [K]`
+//!
+//! What the page's reader workers hold, phase by phase, measured natively: the live heap bytes
+//! and their peak (a counting allocator) while worker 0 reads its shard, merges the K-1 others
+//! from their sections, finishes the model and hands it out section by section, and while worker
+//! k > 0 reads and encodes its shard. A wasm instance's memory never shrinks, so its size is at
+//! least the peak printed here (plus the allocator's fragmentation); BENCHMARKS.md compares both.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tracelight_core::ingest::kineto::cut::find_cut_forward;
+use tracelight_core::ingest::kineto::{first_byte, KinetoReader};
+use tracelight_core::model::wire::{self, Wire};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the counters are
+// only bookkeeping and never affect the pointers returned.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        // SAFETY: the caller's layout, passed on as is.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        // SAFETY: `p` came from `System.alloc` with this layout (every allocation goes through here).
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        if new > l.size() {
+            let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+            // A realloc that moves holds both blocks for a moment.
+            PEAK.fetch_max(now + l.size(), Ordering::Relaxed);
+        } else {
+            LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+        }
+        // SAFETY: as `dealloc`; `new` is the caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+const PIECE: usize = 4 << 20;
+
+fn reset_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+fn read(r: &mut KinetoReader, bytes: &[u8]) {
+    for piece in bytes.chunks(PIECE) {
+        if let Err(e) = r.push(piece) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else {
+        eprintln!("usage: worker_peak FILE [K]");
+        std::process::exit(2);
+    };
+    let k: usize = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(2).max(1);
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let n = bytes.len();
+    // The file stands for the `File` the workers read by slices: not counted.
+    LIVE.store(0, Ordering::Relaxed);
+    PEAK.store(0, Ordering::Relaxed);
+    let bare = first_byte(&bytes) == Some(b'[');
+    let cut = |from: usize| -> usize {
+        if from == 0 || from >= n {
+            return from.min(n);
+        }
+        find_cut_forward(&bytes[from..], 0).map_or(n, |c| from + c)
+    };
+    let cuts: Vec<usize> = (0..=k)
+        .map(|i| if i == k { n } else { cut(n * i / k) })
+        .collect();
+
+    // Workers k > 0, one after the other (each its own instance: its peak printed alone).
+    let mut shards = Vec::new();
+    for i in 1..k {
+        reset_peak();
+        let at = LIVE.load(Ordering::Relaxed);
+        let mut r = KinetoReader::shard(cuts[i] as u64, bare);
+        read(&mut r, &bytes[cuts[i]..cuts[i + 1]]);
+        // The status section first (no error), then the reader's, as `tl_shard_sections` makes them.
+        let mut status = Vec::new();
+        None::<tracelight_core::Error>.put(&mut status);
+        let mut sections = vec![status];
+        sections.extend(r.to_sections().unwrap_or_default());
+        drop(r);
+        let own = PEAK.load(Ordering::Relaxed) - at;
+        println!(
+            "worker {i}: read + encode its shard               peak {:>8.1} MB ({:.2}x file); sections {:.1} MB",
+            own as f64 / 1e6,
+            own as f64 / n as f64,
+            sections.iter().map(Vec::len).sum::<usize>() as f64 / 1e6
+        );
+        shards.push((cuts[i] as u64, sections));
+    }
+    // Worker 0 from here. The other shards' sections arrive as transferred buffers, outside its
+    // instance until copied in: count them out.
+    for (_, sections) in &shards {
+        LIVE.fetch_sub(sections.iter().map(Vec::len).sum(), Ordering::Relaxed);
+    }
+    let offset = LIVE.load(Ordering::Relaxed);
+    let mut top = 0;
+    let mut phase = |what: &str| {
+        let (live, peak) = (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed));
+        top = top.max(peak - offset);
+        let x = |b: usize| format!("{:>7.1} MB ({:.2}x)", b as f64 / 1e6, b as f64 / n as f64);
+        println!(
+            "worker 0: {what:<26} live {}   phase peak {}   peak {}",
+            x(live - offset),
+            x(peak - offset),
+            x(top)
+        );
+        reset_peak();
+    };
+    reset_peak();
+    let mut r = KinetoReader::new();
+    read(&mut r, &bytes[..cuts[1]]);
+    phase("its own shard read");
+    for (start, sections) in shards {
+        let fail = |e: tracelight_core::Error| -> ! {
+            eprintln!("merge: {e}");
+            std::process::exit(1)
+        };
+        // As the worker does: each section copied into its instance, read, and let go.
+        let mut inc = match r.incoming(start, bare, sections.len()) {
+            Ok(Some(inc)) => inc,
+            Ok(None) => fail(tracelight_core::Error::new(
+                tracelight_core::ErrorKind::Syntax("a cut inside an event".into()),
+                start,
+            )),
+            Err(e) => fail(e),
+        };
+        for section in sections {
+            let copy = section.clone();
+            LIVE.fetch_add(section.len(), Ordering::Relaxed);
+            drop(section);
+            inc.push(&copy).unwrap_or_else(|e| fail(e));
+        }
+        r.merge_incoming(inc).unwrap_or_else(|e| fail(e));
+        phase("merged a shard");
+    }
+    let t = match r.finish() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    phase("finished (the model)");
+    let mut total = 0;
+    for s in 0.. {
+        let Some(v) = wire::section(&t, s) else { break };
+        total += v.len();
+    }
+    phase("handed out every section");
+    if std::env::var_os("PARTS").is_some() {
+        parts(&t, n);
+        reset_peak();
+    }
+    let a = tracelight_core::report::analysis::Analysis::of(path, &t);
+    phase("analysed");
+    drop(a);
+    println!(
+        "model heap {:.1} MB ({:.2}x file); wire {:.1} MB; {n} bytes; {} slices",
+        t.heap_bytes() as f64 / 1e6,
+        t.heap_bytes() as f64 / n as f64,
+        total as f64 / 1e6,
+        t.slices.len()
+    );
+}
+
+/// `PARTS=1`: each analysis's own peak above the model, and what it keeps.
+fn parts(t: &tracelight_core::model::Trace, n: usize) {
+    use tracelight_core::analysis::*;
+    fn one<R>(what: &str, n: usize, f: impl FnOnce() -> R) -> R {
+        let at = LIVE.load(Ordering::Relaxed);
+        reset_peak();
+        let r = f();
+        let (live, peak) = (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed));
+        println!(
+            "  {what:<22} transient {:>7.1} MB ({:.3}x file)  kept {:>6.1} MB",
+            (peak - at) as f64 / 1e6,
+            (peak - at) as f64 / n as f64,
+            live.saturating_sub(at) as f64 / 1e6
+        );
+        r
+    }
+    let (_ops, tree, _) = one("op_table_indexed", n, || {
+        ops::op_table_indexed(t, ops::OpOptions::default())
+    });
+    one("call_costs", n, || roofline::call_costs(t, &tree));
+    let st = one("steps", n, || steps::steps(t));
+    one("idle_causes", n, || idle::idle_causes(t, &st));
+    one("per_step", n, || per_step::per_step(t));
+    one("temporal_hta_compat", n, || gpu::temporal_hta_compat(t));
+    one("gpu_health", n, || graphs::gpu_health(t));
+    one("graphs", n, || graphs::graphs(t));
+    one("kernel_table", n, || kernels::kernel_table(t));
+    let ag = one("autograd", n, || autograd::autograd(t));
+    one("gpu_summary", n, || gpu::gpu_summary(t));
+    one("memory_summary", n, || memory::memory_summary(t));
+    one("launch_stats", n, || launch::launch_stats(t));
+    one("sync_points", n, || launch::sync_points(t));
+    one("module_table", n, || modules::module_table(t, &ag));
+    one("source_table", n, || source::source_table(t, &ag));
+    one("backward_table", n, || autograd::backward_table(t, &ag));
+    one("op_memory_table", n, || memory_ops::op_memory_table(t));
+    one("calls", n, || comm_calls::calls(t));
+}
