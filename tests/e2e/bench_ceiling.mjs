@@ -39,7 +39,8 @@ for (const f of process.argv.slice(2)) {
   await p.getByTestId('file-input').setInputFiles(f);
   const outcome = await Promise.race([
     crashed,
-    p.getByTestId('load-stats').waitFor({ timeout: 900_000 }).then(() => 'opened'),
+    // The whole trace's figures (a preview of its head shows its own, under the preview's banner).
+    p.waitForFunction(() => document.querySelector('[data-testid=load-stats]') && !document.querySelector('[data-testid=preview-banner]'), null, { timeout: 900_000, polling: 200 }).then(() => 'opened'),
     p.getByTestId('error').waitFor({ timeout: 900_000 }).then(() => 'refused'),
   ]);
   const secs = (Date.now() - t0) / 1000;
@@ -55,6 +56,8 @@ for (const f of process.argv.slice(2)) {
   } else if (outcome === 'refused') {
     r.error = await p.getByTestId('error').textContent();
   }
+  // The merging worker's wasm memory, where workers read the file (its peak so far).
+  r.worker_wasm_mb = Math.round(Number(await p.evaluate(() => document.documentElement.dataset.workerWasmBytes || 0)) / 1e6);
   clearInterval(sampler);
   r.chromium_peak_rss_mb = Math.round(peak);
   if (outcome !== 'crash') await p.screenshot({ path: shot(`ceiling-${path.basename(f)}.png`) });

@@ -54,7 +54,19 @@ function sections(n) {
   x.tl_sections_clear();
   return out;
 }
-const fail = (err) => self.postMessage({ kind: 'error', message: String((err && err.message) || err) });
+// A trap with this instance's memory near wasm32's 4 GiB end is an allocation that failed: say so
+// (the page's budget refuses such files before reading; this is where its estimate was short).
+const fail = (err) => {
+  const bytes = x ? x.memory.buffer.byteLength : 0;
+  if (err instanceof WebAssembly.RuntimeError && bytes > 3 * 2 ** 30) {
+    const message = 'too big for a browser tab: a reader worker ran out of memory at ' + (bytes / 1e9).toFixed(2) +
+      ' GB of WebAssembly memory (it ends at 4.3 GB). Nothing was lost: the trace already open stays. ' +
+      'Open this file with the command-line tool instead: "tracelight summary FILE" (or "analyze FILE --json"), which has no such limit';
+    self.postMessage({ kind: 'error', message, oom: true });
+    return;
+  }
+  self.postMessage({ kind: 'error', message: String((err && err.message) || err) });
+};
 // Set while the page's thread wants the cores for a moment ('hold': a preview being drawn):
 // the parse waits between pieces until 'go', or 1.5 s at most.
 let hold = null;

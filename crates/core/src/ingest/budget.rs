@@ -6,7 +6,10 @@
 //! memory already in use plus what the rest of the file will add, at the worst model size per
 //! decoded byte measured (BENCHMARKS.md: 0.50× synthetic, 0.60-0.70× real H100 traces, after the
 //! load), must stay under the ceiling with room for the timeline index. A file that will not fit is
-//! refused at once with a message that points to the CLI, which has no such limit.
+//! refused at once with a message that points to the CLI, which has no such limit. A file read by
+//! workers is judged before its first byte by [`check_fits_in_workers`]: the worker that merges
+//! the shards has its own instance with the same ceiling, and holds more than the page at its
+//! peak.
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -39,20 +42,44 @@ pub fn check_fits(
     if memory_now <= limit && projected <= limit as f64 {
         return Ok(());
     }
+    Err(too_big(projected.max(memory_now as f64), raw_done))
+}
+
+/// Worker 0's wasm memory per byte of the file at its peak, a worker reading the file in shards
+/// (`crates/web`): it reads its shard, merges the others, finishes the model and runs the
+/// analyses, each in its own instance whose memory starts empty and never shrinks. Measured in
+/// headless Chromium (BENCHMARKS.md): 0.64x on a 1 GB synthetic trace, 0.47-0.76x on real ones
+/// of 35-87 MB (whose ~10 MB of fixed memory weighs more); the rest is a margin.
+pub const MERGING_WORKER_PER_DECODED_BYTE: f64 = 0.8;
+
+/// [`check_fits`] for a file of `decoded_total` bytes read by workers: the page's memory
+/// (`memory_now`, plus the model it decodes) and the merging worker's must both stay under the
+/// ceiling, so a file either would overflow is refused before any byte is read.
+pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64) -> Result<()> {
+    check_fits(memory_now, 0, Some(decoded_total), 0)?;
+    let worker = decoded_total as f64 * MERGING_WORKER_PER_DECODED_BYTE;
+    if worker <= (WASM_MEMORY_MAX - HEADROOM) as f64 {
+        return Ok(());
+    }
+    Err(too_big(worker, 0))
+}
+
+fn too_big(need: f64, at: u64) -> Error {
+    let limit = WASM_MEMORY_MAX - HEADROOM;
     let gb = |b: f64| b / 1e9;
-    Err(Error::new(
+    Error::new(
         ErrorKind::Limit(format!(
             "too big for a browser tab: its model would need about {:.2} GB of WebAssembly \
              memory, more than the {:.2} GB a tab can give it (WebAssembly memory ends at \
              {:.1} GB and the views need the rest). Nothing was lost: the trace already open \
              stays. Open this file with the command-line tool instead: `tracelight summary FILE` \
              (or `analyze FILE --json`), which has no such limit",
-            gb(projected.max(memory_now as f64)),
+            gb(need),
             gb(limit as f64),
             gb(WASM_MEMORY_MAX as f64)
         )),
-        raw_done,
-    ))
+        at,
+    )
 }
 
 #[cfg(test)]
@@ -93,5 +120,21 @@ mod tests {
         assert!(check_fits(80 << 20, 10_000_000, Some(600_000_000), 100_000_000).is_err());
         // Memory already past the limit is refused whatever the projection.
         assert!(check_fits(WASM_MEMORY_MAX - (100 << 20), 1, Some(2), 1).is_err());
+    }
+
+    #[test]
+    fn a_file_read_by_workers_must_fit_the_merging_worker_too() {
+        // 4.5 GB: the page needs 60 MB + 3.38 GB, the merging worker 3.6 GB: both fit.
+        assert!(check_fits_in_workers(60 << 20, 4_500_000_000).is_ok());
+        // 4.95 GB: the page would fit (60 MB + 3.71 GB), the merging worker not (3.96 GB).
+        assert!(check_fits(60 << 20, 0, Some(4_950_000_000), 0).is_ok());
+        let e = check_fits_in_workers(60 << 20, 4_950_000_000).unwrap_err();
+        let ErrorKind::Limit(m) = &e.kind else {
+            panic!("{e}")
+        };
+        assert!(m.contains("about 3.96 GB"), "{m}");
+        assert_eq!(e.offset, 0);
+        // The page's own limit still holds: memory already in use counts there.
+        assert!(check_fits_in_workers(3 << 30, 1_000_000_000).is_err());
     }
 }

@@ -13,7 +13,7 @@ use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use std::cell::Cell;
 use std::rc::Rc;
-use tracelight_core::ingest::budget::check_fits;
+use tracelight_core::ingest::budget::check_fits_in_workers;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
 use tracelight_core::report::analysis::Analysis;
@@ -274,7 +274,7 @@ pub(super) async fn load_in_workers(
         }));
     };
     progress(0, "reading");
-    check_fits(wasm_memory_bytes(), 0, Some(total), 0).map_err(|e| e.in_file(&name))?;
+    check_fits_in_workers(wasm_memory_bytes(), total).map_err(|e| e.in_file(&name))?;
     // The alive flag falls when this load ends, however it ends: a preview still on its way is
     // then dropped. Started before the whole load's workers, so its worker is first to a core.
     let alive = Alive(Rc::new(Cell::new(true)));
@@ -351,8 +351,14 @@ pub(super) async fn load_in_workers(
                         .unwrap_or_else(|| io("a reader worker failed".into()));
                     return Err(e.in_file(&name));
                 }
-                // A worker itself failed (not the trace): the page's own reader takes over.
                 let msg = get(&m, "message").as_string();
+                // A worker out of memory: the page's reader would run out too (and take the
+                // session with it), so this ends the load.
+                if get(&m, "oom").is_truthy() {
+                    let msg = msg.unwrap_or_else(|| "a reader worker ran out of memory".into());
+                    return Err(Error::new(ErrorKind::Limit(msg), 0).in_file(&name));
+                }
+                // A worker itself failed (not the trace): the page's own reader takes over.
                 return Ok(Outcome::Unavailable(
                     msg.unwrap_or_else(|| "a reader worker failed".into()),
                 ));
