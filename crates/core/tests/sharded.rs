@@ -368,6 +368,25 @@ fn shards_merge_the_same_through_their_wire_sections() {
     assert!(any > 20, "{any} cuts merged");
 }
 
+/// A shard whose own read failed sends only its status section: the merge returns that error,
+/// the one the one-thread reader stops at (the worker path once failed here, asking for the
+/// sections of a shard that had none).
+#[test]
+fn a_shard_that_failed_gives_its_error_through_sections() {
+    let text = "{\"traceEvents\":[\n  {\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},\n  {\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":4,\"dur\":2},\n  {\"ph\": ], \"name\":\"x\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1},\n  {\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":8,\"dur\":2}\n]}\n";
+    let bytes = text.as_bytes();
+    let one = one_thread(bytes).unwrap_err().to_string();
+    let broken = text.find("{\"ph\": ]").unwrap();
+    let mut merged_with_error = 0;
+    for c in 1..broken {
+        let (r, merged) = merged_through_sections(bytes, c);
+        let e = r.err().map(|e| e.to_string());
+        assert_eq!(e.as_deref(), Some(one.as_str()), "cut {c}");
+        merged_with_error += usize::from(merged);
+    }
+    assert!(merged_with_error > 0, "no cut reached the merge");
+}
+
 /// A corrupt `.json.gz` whose inflated garbage breaks the JSON before the checksum fails: the
 /// threaded loader (the CLI's) reports the error the one-thread loader (the page's) stops at.
 #[test]

@@ -156,22 +156,22 @@ impl KinetoReader {
         if !self.stopped_between_events(start, bare) {
             return Ok(None);
         }
-        let Some(rest) = count.checked_sub(1) else {
+        if count == 0 {
             return Err(crate::model::wire::bad("shard sections missing"));
-        };
+        }
         Ok(Some(IncomingShard {
             start,
-            status_read: false,
-            decoder: ShardDecoder::new(rest)?,
+            count,
+            decoder: None,
         }))
     }
 
     /// Merges a shard whose sections were all given to `inc`.
     pub fn merge_incoming(&mut self, inc: IncomingShard) -> Result<()> {
-        if !inc.status_read {
+        let Some(d) = inc.decoder else {
             return Err(crate::model::wire::bad("shard sections missing"));
-        }
-        let n = inc.decoder.finish()?;
+        };
+        let n = d.finish()?;
         if n.base < inc.start {
             return Err(crate::model::wire::bad(
                 "a shard that ends before it starts",
@@ -198,22 +198,24 @@ impl KinetoReader {
 /// A shard arriving section by section ([`KinetoReader::incoming`]).
 pub struct IncomingShard {
     start: u64,
-    status_read: bool,
-    decoder: ShardDecoder,
+    /// Its sections, the status section included.
+    count: usize,
+    /// The shard's decoder, once its status section said it has no error.
+    decoder: Option<ShardDecoder>,
 }
 
 impl IncomingShard {
     /// Takes the next section: the status first (the shard's own error, returned here), then the
     /// shard's.
     pub fn push(&mut self, section: &[u8]) -> Result<()> {
-        if self.status_read {
-            return self.decoder.push(section);
+        if let Some(d) = &mut self.decoder {
+            return d.push(section);
         }
         let mut g = crate::model::wire::Get::new(section);
         if let Some(e) = <Option<crate::Error> as crate::model::wire::Wire>::get(&mut g)? {
             return Err(e);
         }
-        self.status_read = true;
+        self.decoder = Some(ShardDecoder::new(self.count - 1)?);
         Ok(())
     }
 }
