@@ -71,6 +71,7 @@ for (const f of files) {
     if (prof) await prof.stop();
     // The merging worker's wasm memory after its analyses (it only grows: its peak).
     const workerWasm = Number(await p.evaluate(() => document.documentElement.dataset.workerWasmBytes || 0));
+    const shardWasm = Number(await p.evaluate(() => document.documentElement.dataset.shardWorkerWasmBytes || 0));
     const tasks = await p.evaluate(() => (window.__longtasks || []).filter(([t]) => t >= (window.__picked || 0)));
     const long = tasks.map(([, d]) => d);
     // Those that ended while the file loaded (pick → model and timeline index ready), apart from
@@ -81,7 +82,7 @@ for (const f of files) {
     const during = tasks.filter(([t, d]) => t + d <= loadEnd + 1).map(([, d]) => d);
     const [paintAt, previewed] = await p.evaluate(() => window.__firstPaint || [0, false]);
     const first_paint_ms = Math.round(paintAt - window_picked);
-    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]) }));
+    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]) }));
     await p.close();
   }
 }

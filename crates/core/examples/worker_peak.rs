@@ -103,9 +103,18 @@ fn main() {
         let mut status = Vec::new();
         None::<tracelight_core::Error>.put(&mut status);
         let mut sections = vec![status];
-        sections.extend(r.to_sections().unwrap_or_default());
+        // One at a time, each transferred out of the instance as soon as it is made.
+        for k in 0..r.section_count().unwrap_or(0) {
+            let v = r.section(k).unwrap_or_default();
+            LIVE.fetch_sub(v.len(), Ordering::Relaxed);
+            sections.push(v);
+        }
         drop(r);
         let own = PEAK.load(Ordering::Relaxed) - at;
+        LIVE.fetch_add(
+            sections.iter().skip(1).map(Vec::len).sum(),
+            Ordering::Relaxed,
+        );
         println!(
             "worker {i}: read + encode its shard               peak {:>8.1} MB ({:.2}x file); sections {:.1} MB",
             own as f64 / 1e6,

@@ -177,9 +177,13 @@ async function run(m) {
   if (me !== 0) {
     // Send the shard when worker 0 asks for it.
     await nextMessage();
-    const n = x.tl_shard_sections();
-    const secs = sections(n);
-    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs }, secs);
+    // One section at a time out of the instance, each into its own buffer.
+    const secs = [];
+    for (let i = 0, n = x.tl_shard_sections(); i < n; i++) {
+      x.tl_shard_section(i);
+      secs.push(sections(1)[0]);
+    }
+    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);
     self.close();
     return;
   }
@@ -294,6 +298,7 @@ export class ShardPool {
         this.workers[m.k].postMessage({ kind: 'send' });
         break;
       case 'shard':
+        this.peak(m.wasm, 'shardWorkerWasmBytes');
         this.workers[0].postMessage(m, m.sections);
         this.workers[i] = null;
         break;
@@ -318,12 +323,13 @@ export class ShardPool {
     }
   }
 
-  /** The merging worker's wasm memory (it only grows: its peak so far), where a benchmark reads it
-   * (`<html data-worker-wasm-bytes>`). */
-  peak(bytes) {
+  /** A worker's wasm memory (it only grows: its peak so far), where a benchmark reads it: the
+   * merging worker's as `<html data-worker-wasm-bytes>`, the largest of the others' as
+   * `data-shard-worker-wasm-bytes`. */
+  peak(bytes, key = 'workerWasmBytes') {
     if (!bytes || typeof document === 'undefined') return;
-    const el = document.documentElement;
-    el.dataset.workerWasmBytes = String(Math.max(bytes, Number(el.dataset.workerWasmBytes || 0)));
+    const d = document.documentElement.dataset;
+    d[key] = String(Math.max(bytes, Number(d[key] || 0)));
   }
 
   arrive(m) {

@@ -109,17 +109,32 @@ pub fn tl_events() -> f64 {
     with(|s| s.reader.as_ref().map_or(0.0, |r| r.events() as f64))
 }
 
-/// Makes the output this shard: a status section (0, or 1 and the error), then the reader's
-/// sections. Returns how many.
+/// How many sections this shard takes: a status section (0, or 1 and the error), then the
+/// reader's, made one at a time by [`tl_shard_section`].
 #[wasm_bindgen]
 pub fn tl_shard_sections() -> u32 {
     with(|s| {
-        let mut out = vec![error_section(s.error.as_ref())];
-        if let Some(r) = s.reader.take() {
-            out.extend(r.to_sections().unwrap_or_default());
-        }
-        s.out = out;
-        s.out.len() as u32
+        let reader = s.reader.as_ref().and_then(KinetoReader::section_count);
+        1 + reader.unwrap_or(0) as u32
+    })
+}
+
+/// Makes the output section `i` of this shard (alone: the shard is never held twice); its
+/// length.
+#[wasm_bindgen]
+pub fn tl_shard_section(i: u32) -> u32 {
+    with(|s| {
+        let v = match i {
+            0 => error_section(s.error.as_ref()),
+            i => s
+                .reader
+                .as_ref()
+                .and_then(|r| r.section(i as usize - 1))
+                .unwrap_or_default(),
+        };
+        let n = v.len() as u32;
+        s.out = vec![v];
+        n
     })
 }
 

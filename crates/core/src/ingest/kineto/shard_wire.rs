@@ -7,7 +7,7 @@ use super::build::{Builder, FlowEnd, ProcMeta, ThreadMeta, UnmatchedEnd};
 use super::staged::Chunked;
 use super::{KinetoReader, Sink, State};
 use crate::error::Result;
-use crate::model::wire::{bad, column, Decoder, Get, Wire};
+use crate::model::wire::{bad, Decoder, Get, Wire};
 use crate::model::{IdVal, Ns, StrId};
 
 /// Calls `$m!(column)` for each staged slice column, in wire order.
@@ -56,10 +56,48 @@ impl KinetoReader {
     /// This reader (a shard read in a worker) as sections; `None` for the two-thread reader,
     /// which no worker runs.
     pub fn to_sections(&self) -> Option<Vec<Vec<u8>>> {
+        let n = self.section_count()?;
+        (0..n).map(|k| self.section(k)).collect()
+    }
+
+    /// How many sections [`KinetoReader::to_sections`] makes (`None` as there).
+    pub fn section_count(&self) -> Option<usize> {
         let Sink::Direct(b) = &self.sink else {
             return None;
         };
-        let mut out: Vec<Vec<u8>> = crate::model::wire::encode(&b.trace);
+        Some(crate::model::wire::section_count(&b.trace) + TAIL_SECTIONS)
+    }
+
+    /// Section `k` of [`KinetoReader::to_sections`], made alone, so a worker can hand its shard
+    /// over one section at a time instead of holding every section beside the shard.
+    pub fn section(&self, k: usize) -> Option<Vec<u8>> {
+        let Sink::Direct(b) = &self.sink else {
+            return None;
+        };
+        let n = crate::model::wire::section_count(&b.trace);
+        if k < n {
+            return crate::model::wire::section(&b.trace, k);
+        }
+        if k == n {
+            return Some(self.state_section(b));
+        }
+        let (st, want) = (&b.staged, k - n - 1);
+        let mut i = 0;
+        macro_rules! enc {
+            ($c:ident) => {
+                if i == want {
+                    return Some(staged_column(&st.$c));
+                }
+                i += 1;
+            };
+        }
+        staged_columns!(enc);
+        let _ = i;
+        None
+    }
+
+    /// The parse state and the builder's maps, as one section.
+    fn state_section(&self, b: &Builder) -> Vec<u8> {
         let mut s = Vec::new();
         state_tag(self.state).put(&mut s);
         self.base.put(&mut s);
@@ -103,16 +141,7 @@ impl KinetoReader {
             f.enclosing.put(&mut s);
             f.named.put(&mut s);
         }
-        out.push(s);
-        let st = &b.staged;
-        macro_rules! enc {
-            ($c:ident) => {
-                let v: Vec<_> = (0..st.$c.len()).map(|i| st.$c.get(i)).collect();
-                out.push(column(&v));
-            };
-        }
-        staged_columns!(enc);
-        Some(out)
+        s
     }
 
     /// A reader back from [`KinetoReader::to_sections`].
@@ -210,6 +239,15 @@ impl ShardDecoder {
         check(b)?;
         Ok(r)
     }
+}
+
+/// A staged column as one section, as `wire::column` writes a `Vec` (no whole-column `Vec` in
+/// between).
+fn staged_column<T: Wire + Copy>(c: &Chunked<T>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + c.len() * std::mem::size_of::<T>());
+    (c.len() as u32).put(&mut out);
+    (0..c.len()).for_each(|i| c.get(i).put(&mut out));
+    out
 }
 
 /// Appends a column's section to its staged chunks (no whole-column `Vec` in between).

@@ -10,7 +10,7 @@
 mod tables;
 mod trace;
 
-pub use trace::{column_piece, encode, pieces, read_piece, section, Decoder, PIECE};
+pub use trace::{column_piece, encode, pieces, read_piece, section, section_count, Decoder, PIECE};
 
 use super::strings::StrId;
 use super::trace::{IdVal, SliceKind, TrackKind};
@@ -239,22 +239,6 @@ impl Wire for TrackKind {
 pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     (b.len() as u32).put(out);
     out.extend_from_slice(b);
-}
-
-/// A column as one section.
-pub fn column<T: Wire>(v: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + std::mem::size_of_val(v));
-    (v.len() as u32).put(&mut out);
-    v.iter().for_each(|x| x.put(&mut out));
-    out
-}
-
-/// A column back from its section.
-pub fn read_column<T: Wire>(section: &[u8]) -> Result<Vec<T>> {
-    let mut g = Get::new(section);
-    let v = Vec::<T>::get(&mut g)?;
-    g.done()?;
-    Ok(v)
 }
 
 impl Wire for Error {

@@ -117,6 +117,18 @@ pub fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
     out
 }
 
+/// How many sections [`encode`] makes of `t`, without making them.
+pub fn section_count(t: &Trace) -> usize {
+    let mut n = 1;
+    macro_rules! count {
+        ($a:ident . $b:ident) => {
+            n += pieces(t.$a.$b.len());
+        };
+    }
+    trace_columns!(count);
+    n + 1 + t.args.blocks().count()
+}
+
 /// Section `k` of [`encode`]'s list, made alone (`None` past the last), so a sender can hand a
 /// model over one section at a time without a second copy of it.
 pub fn section(t: &Trace, k: usize) -> Option<Vec<u8>> {
@@ -448,5 +460,19 @@ mod tests {
         assert_eq!(back.counters.ts, t.counters.ts);
         assert_eq!(back.counters.value, t.counters.value);
         assert_eq!(back.counters.series, t.counters.series);
+    }
+
+    #[test]
+    fn the_section_count_is_the_sections_made() {
+        let mut t = Trace::default();
+        assert_eq!(section_count(&t), encode(&t).len());
+        // Long columns in pieces, and args text in blocks.
+        t.counters.ts = vec![0; PIECE + 1];
+        assert_eq!(section_count(&t), encode(&t).len());
+        let json = br#"{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"k":"v"}}]}"#;
+        let t = crate::ingest::kineto::read_kineto(json).unwrap();
+        assert!(t.args.blocks().count() > 0);
+        assert_eq!(section_count(&t), encode(&t).len());
+        assert!(section(&t, section_count(&t)).is_none());
     }
 }
