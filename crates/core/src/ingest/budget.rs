@@ -42,7 +42,11 @@ pub fn check_fits(
     if memory_now <= limit && projected <= limit as f64 {
         return Ok(());
     }
-    Err(too_big(projected.max(memory_now as f64), raw_done))
+    Err(too_big(
+        projected.max(memory_now as f64),
+        Ceiling::Page,
+        raw_done,
+    ))
 }
 
 /// The page's wasm memory per byte of a file read by workers: it decodes the finished model and
@@ -68,28 +72,45 @@ pub const WORKER_HEADROOM: u64 = 64 << 20;
 pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64) -> Result<()> {
     let page = memory_now as f64 + decoded_total as f64 * PAGE_PER_DECODED_BYTE_IN_WORKERS;
     if memory_now > WASM_MEMORY_MAX - HEADROOM || page > (WASM_MEMORY_MAX - HEADROOM) as f64 {
-        return Err(too_big(page.max(memory_now as f64), 0));
+        return Err(too_big(page.max(memory_now as f64), Ceiling::Page, 0));
     }
     let worker = decoded_total as f64 * MERGING_WORKER_PER_DECODED_BYTE;
     if worker > (WASM_MEMORY_MAX - WORKER_HEADROOM) as f64 {
-        return Err(too_big(worker, 0));
+        return Err(too_big(worker, Ceiling::Worker, 0));
     }
     Ok(())
 }
 
-fn too_big(need: f64, at: u64) -> Error {
-    let limit = WASM_MEMORY_MAX - HEADROOM;
+/// Whose memory would run out.
+enum Ceiling {
+    /// The page's instance, which keeps [`HEADROOM`] for the views.
+    Page,
+    /// The reader worker that merges the shards, which keeps [`WORKER_HEADROOM`].
+    Worker,
+}
+
+fn too_big(need: f64, who: Ceiling, at: u64) -> Error {
     let gb = |b: f64| b / 1e9;
+    let (limit, whose) = match who {
+        Ceiling::Page => (
+            WASM_MEMORY_MAX - HEADROOM,
+            "a tab can give it (WebAssembly memory ends at {end} GB and the views need the rest)",
+        ),
+        Ceiling::Worker => (
+            WASM_MEMORY_MAX - WORKER_HEADROOM,
+            "the reader worker that builds it can give it (WebAssembly memory ends at {end} GB in \
+             each worker too)",
+        ),
+    };
+    let whose = whose.replace("{end}", &format!("{:.1}", gb(WASM_MEMORY_MAX as f64)));
     Error::new(
         ErrorKind::Limit(format!(
             "too big for a browser tab: its model would need about {:.2} GB of WebAssembly \
-             memory, more than the {:.2} GB a tab can give it (WebAssembly memory ends at \
-             {:.1} GB and the views need the rest). Nothing was lost: the trace already open \
+             memory, more than the {:.2} GB {whose}. Nothing was lost: the trace already open \
              stays. Open this file with the command-line tool instead: `tracelight summary FILE` \
              (or `analyze FILE --json`), which has no such limit",
             gb(need),
             gb(limit as f64),
-            gb(WASM_MEMORY_MAX as f64)
         )),
         at,
     )
@@ -146,7 +167,12 @@ mod tests {
         let ErrorKind::Limit(m) = &e.kind else {
             panic!("{e}")
         };
-        assert!(m.contains("about 4.28 GB"), "{m}");
+        assert!(
+            m.contains(
+                "about 4.28 GB of WebAssembly memory, more than the 4.23 GB the reader worker"
+            ),
+            "{m}"
+        );
         assert_eq!(e.offset, 0);
         // The page's limit binds where its memory is already in use: 3.3 GB + 0.6 GB.
         let e = check_fits_in_workers(3_300_000_000, 1_000_000_000).unwrap_err();
