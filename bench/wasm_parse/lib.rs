@@ -30,3 +30,31 @@ pub extern "C" fn parse(ptr: *const u8, len: usize, finish: u32) -> u64 {
     }
     n
 }
+
+/// Reads the `len` bytes at `ptr` as a memory snapshot in 4 MiB pushes (the snapshot worker's
+/// path); with `views` 1 also builds the views the worker sends the page (summary, charts, flame
+/// graphs) and their sections. Returns the snapshot's trace entries (0 on an error).
+#[no_mangle]
+pub extern "C" fn snapshot(ptr: *const u8, len: usize, views: u32) -> u64 {
+    use tracelight_core::ingest::{Loaded, Loader};
+    // SAFETY: as in `parse`.
+    let b = unsafe { std::slice::from_raw_parts(ptr, len) };
+    let mut l = Loader::new("snapshot");
+    for piece in b.chunks(4 << 20) {
+        if l.push(piece).is_err() {
+            return 0;
+        }
+    }
+    let Ok(Loaded::Snapshot(snap)) = l.finish() else {
+        return 0;
+    };
+    let n = snap.records().max(1);
+    if views == 1 {
+        let v = tracelight_core::report::snapshot_wire::SnapshotViews::of(&snap);
+        let s = tracelight_core::report::snapshot_wire::sections(&v);
+        if s.is_err() {
+            return 0;
+        }
+    }
+    n
+}

@@ -1,13 +1,16 @@
 // Memory benchmark (not a test): file drop → chart drawn, in headless Chromium, for Tracelight and,
-// when bench-data/memory_viz/index.html exists (MemoryViz.js from the torch wheel, with its d3
-// imports pointed at a local d3@5; never committed), for torch's memory_viz on the same file.
+// when bench-data/memory_viz/index.html exists, for torch's memory_viz on the same file: pytorch's
+// torch/utils/viz/MemoryViz.js (the page pytorch.org/memory_viz and `_memory_viz.py` load it from a
+// CDN; the wheel has no copy) with its d3 imports pointed at a local d3@5 (`npm pack d3@5.16.0`,
+// dist/d3.min.js, loaded by a plain script tag); never committed.
 //
 //   python3 scripts/gen_bench_snapshot.py            # bench-data/bench_snapshot.pickle, ~50 MB
 //   node tests/e2e/bench_memory.mjs [FILE] [RUNS]
 //
-// Both apps get the same start: the file's bytes are already in the page as a File; the clock starts
-// when a `drop` event carrying it is dispatched and stops at the first animation frame after the
-// chart exists (Tracelight: the chart canvas says data-drawn; memory_viz: its plot polygons exist).
+// Both apps get the same start: the file is already in the page as a File backed by the file on
+// disk, as a drop gives; the clock starts when a `drop` event carrying it is dispatched and stops
+// at the first animation frame after the chart exists (Tracelight: the chart canvas says
+// data-drawn; memory_viz: its plot polygons exist).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,12 +34,24 @@ function serveDir(dir) {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, base: `http://127.0.0.1:${server.address().port}` })));
 }
 
-/** Puts FILE into the page as `window.__file` (not timed). */
-async function stage(p, url, name) {
-  await p.evaluate(async ({ url, name }) => {
-    const buf = await (await fetch(url)).arrayBuffer();
-    window.__file = new File([buf], name);
-  }, { url, name });
+/** Puts FILE into the page as `window.__file` (not timed): a File backed by the file on disk, as
+ * a user's drop gives (through a hidden file input), in both apps. A File built in the page from
+ * fetched bytes instead made the first read of either app wait ~40 ms while the browser took in
+ * its 50 MB. */
+async function stage(p, file) {
+  await p.evaluate(() => {
+    const i = document.createElement('input');
+    i.type = 'file';
+    i.id = '__stage';
+    i.style.display = 'none';
+    document.body.appendChild(i);
+  });
+  await p.setInputFiles('#__stage', file);
+  await p.evaluate(() => {
+    const i = document.getElementById('__stage');
+    window.__file = i.files[0];
+    i.remove();
+  });
 }
 
 /** Dispatches the drop on `target` and resolves with ms until `ready()` holds at an animation frame. */
@@ -66,7 +81,6 @@ async function main() {
   const mb = fs.statSync(FILE).size / 1e6;
   const b = await browser();
   const srv = await serve();
-  const data = await serveDir(path.dirname(FILE));
   const results = {};
   try {
     const tl = [];
@@ -75,11 +89,7 @@ async function main() {
       await p.goto(srv.base + '/');
       await p.getByTestId('empty').waitFor();
       await p.waitForTimeout(SETTLE_MS);
-      // Same origin as the page (its Content-Security-Policy allows no other): the harness serves
-      // bench-data/ under /bench-data/; another file comes from the side server.
-      const inBench = path.resolve(FILE).startsWith(path.join(ROOT, 'bench-data') + path.sep);
-      const src = inBench ? `${srv.base}/bench-data/${path.relative(path.join(ROOT, 'bench-data'), path.resolve(FILE))}` : `${data.base}/${path.basename(FILE)}`;
-      await stage(p, src, path.basename(FILE));
+      await stage(p, FILE);
       tl.push(await dropAndWait(p, 'main.app', "document.querySelector('[data-testid=mem-chart]')?.getAttribute('data-drawn') === '1'"));
       if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-tracelight.png') });
       await p.close();
@@ -87,14 +97,13 @@ async function main() {
     results.tracelight_ms = tl;
     if (fs.existsSync(path.join(MV, 'index.html'))) {
       const mv = await serveDir(MV);
-      fs.copyFileSync(FILE, path.join(MV, path.basename(FILE)));
       const m = [];
       for (let i = 0; i < RUNS; i++) {
         const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
         await p.goto(mv.base + '/index.html');
         await p.waitForFunction(() => document.querySelectorAll('select').length >= 3);
         await p.waitForTimeout(SETTLE_MS);
-        await stage(p, `${mv.base}/${path.basename(FILE)}`, path.basename(FILE));
+        await stage(p, FILE);
         m.push(await dropAndWait(p, 'body', "document.querySelectorAll('svg polygon').length > 1"));
         if (i === 0) await p.screenshot({ path: path.join(ROOT, 'target/e2e/bench-memory_viz.png') });
         await p.close();
@@ -105,7 +114,6 @@ async function main() {
   } finally {
     await b.close();
     srv.server.close();
-    data.server.close();
   }
   const out = { file: path.basename(FILE), mb: Number(mb.toFixed(1)), runs: RUNS, ...results, tracelight_median_ms: Math.round(median(results.tracelight_ms)) };
   if (results.memory_viz_ms) {

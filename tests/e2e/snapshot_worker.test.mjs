@@ -116,7 +116,8 @@ test('where the worker cannot run (its wasm fails to start), the page\'s own rea
   await p.addInitScript(() => {
     const post = Worker.prototype.postMessage;
     Worker.prototype.postMessage = function (m, ...rest) {
-      if (m && m.kind === 'start' && 'module' in m) m = { ...m, module: null };
+      // The spare worker started ahead gets the module first ('module'), a load's worker with 'start'.
+      if (m && (m.kind === 'start' || m.kind === 'module') && 'module' in m) m = { ...m, module: null };
       return post.call(this, m, ...rest);
     };
   });

@@ -49,6 +49,8 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn go(this: &ShardPool);
     fn cores() -> u32;
+    /// Starts a reader worker, its instance of `module` made, for the next load to take.
+    pub(super) fn prespawn(module: &JsValue);
     #[wasm_bindgen(catch)]
     async fn inflated(blob: &web_sys::Blob) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = inflatedHead, catch)]

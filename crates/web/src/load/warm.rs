@@ -159,6 +159,11 @@ pub fn warm_up() {
 /// the reader warmed up, one parse per task so the page stays responsive.
 pub async fn prepare() {
     prewarm();
+    // The first worker of a trace's or snapshot's load, started now, unless `?workers=0` asks
+    // for none.
+    if crate::platform::url::query_param("workers").as_deref() != Some("0") {
+        super::pool::prespawn(&wasm_bindgen::module());
+    }
     WARM.with(|d| d.set(true));
     let mut clock = Clock::new();
     for k in 0..SMALL_PARSES + WARM_UP_PARSES {

@@ -28,6 +28,20 @@ pub async fn yield_now() {
     let _ = JsFuture::from(p).await;
 }
 
+/// Waits until the browser has produced the next frame: an animation frame, then a task
+/// ([`yield_now`]) so that what comes after runs once that frame is painted, not before it.
+/// Where no frame comes (no window), a task.
+pub async fn after_paint() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let asked = web_sys::window().is_some_and(|w| w.request_animation_frame(&resolve).is_ok());
+        if !asked {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+    yield_now().await;
+}
+
 /// Waits `ms` milliseconds (a `setTimeout`), without holding the page.
 pub async fn sleep_ms(ms: i32) {
     let p = js_sys::Promise::new(&mut |resolve, _| {
