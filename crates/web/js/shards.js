@@ -12,7 +12,8 @@
 // section per task and holds at most two in flight (the page gives two credits at first).
 //
 // A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
-// file in pieces, the model handed over one section per credit.
+// file in pieces, the model's sections sent ahead of the page's credits (up to 64 MiB not yet
+// acknowledged), then its views one section per credit.
 //
 // The workers are made from a Blob URL of the text below: no request leaves the page for them.
 
@@ -170,7 +171,7 @@ function stubs(module) {
   return imports;
 }
 // A memory snapshot: one worker reads the whole file in pieces (the next piece read while this
-// one decodes), builds the model and hands it to the page one section per credit.
+// one decodes), builds the model and hands it to the page in sections, then the views.
 // Bytes of model sections a snapshot worker sends ahead of the page's credits.
 const SNAP_WINDOW = 64 << 20;
 async function runSnapshot() {
