@@ -223,23 +223,22 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
                 // A snapshot's tables, flame graph and segment map come a task each after the
                 // chart (`Later`): built in the chart's task they made one of 160 ms on 1 GB, and
                 // the chart waited ~80 ms for them (their layout) on 50 MB.
-                let stagger = 1;
                 let (s1, s2, c1, d1) = (session.clone(), session.clone(), c.clone(), d.clone());
                 view! {
-                    <Later paint_first=true after=stagger>
+                    <Later paint_first=true after=1>
                         <DumpTables d=d1.clone() />
                         <OomTable d=d1.clone() />
                     </Later>
-                    <Later paint_first=true after=2 * stagger>
+                    <Later paint_first=true after=2>
                         <div class="mem-tables">
                             <PeakTable d=d.clone() scrub=scrub />
                             <StackTable d=d.clone() />
                         </div>
                     </Later>
-                    <Later paint_first=true after=3 * stagger>
+                    <Later paint_first=true after=3>
                         <PeakFlameView session=s1.clone() file=file device=device />
                     </Later>
-                    <Later paint_first=true after=4 * stagger>
+                    <Later paint_first=true after=4>
                         {scrub.map(|sc| view! { <SegmentView session=s2.clone() file=file device=device scrub=sc chart=c1.clone() /> })}
                     </Later>
                 }
