@@ -87,6 +87,32 @@ test('Memory tab: pools as rows, live bytes by user_metadata; a segments-only sn
   assert.deepEqual(errors, []);
 });
 
+const CPP_FRAMES = path.join(CORPUS, 'real/snapshots/select_n_2023-12_4gpu_cpp_frames_snapshot.pickle');
+test('a real snapshot\'s largest live blocks fit the window: long frames are clipped, the whole stack in the title', { skip: corpusSkip(CPP_FRAMES) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  // At 1280 px these tables had widened the page by ~100 px on every real snapshot of the corpus.
+  await p.setViewportSize({ width: 1280, height: 900 });
+  await p.goto(srv.base + '/');
+  await p.getByTestId('file-input').setInputFiles(CPP_FRAMES);
+  await p.getByTestId('mem-dump').waitFor({ timeout: 60_000 });
+  const [scroll, client] = await p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  assert.ok(scroll <= client, `the page scrolls sideways: ${scroll} px of content in ${client}`);
+  const cell = p.locator('[data-testid=dump-blocks] tbody tr').first().locator('td.frame-cell');
+  const [shown, full] = await cell.evaluate((td) => [td.clientWidth, td.scrollWidth]);
+  assert.ok(full > shown, 'the first block\'s frame is longer than its cell, and clipped');
+  // The frame shown is modeling_llama.py's, deeper than the allocator's innermost frames: the
+  // title names it first, then those.
+  const title = (await cell.getAttribute('title')).split('\n');
+  assert.equal(title[0], await cell.textContent());
+  assert.match(title[0], /\.py:\d+:\w+$/, 'attributed to a Python frame');
+  assert.match(title.slice(1).join('\n'), /innermost frames:\nCUDACachingAllocator.cpp/);
+  // No empty user_metadata / annotation columns: this snapshot records neither.
+  assert.deepEqual(await p.locator('[data-testid=dump-blocks] thead th').allTextContents(), ['Size', 'Pool', 'Frame']);
+  await p.screenshot({ path: shot('memory-dump-long-frames.png') });
+  assert.deepEqual(errors, []);
+});
+
 const STATE_ONLY = path.join(CORPUS, 'real/snapshots/select_n_2023-12_state_only_no_trace_snapshot.pickle');
 test('a real snapshot without trace entries: its segments and live blocks, no timeline', { skip: corpusSkip(STATE_ONLY) }, async () => {
   const d = cli(STATE_ONLY).snapshot.devices.find((x) => x.segments > 0);

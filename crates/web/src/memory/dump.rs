@@ -84,18 +84,43 @@ pub fn DumpTables(d: DeviceMemory) -> impl IntoView {
             })
             .collect_view()
     };
+    // The user_metadata and annotation columns only where a block has one: empty, they took the
+    // width the frames need.
+    let meta_col = d
+        .dump
+        .largest_blocks
+        .iter()
+        .any(|b| !b.user_metadata.is_empty());
+    let ann_col = d
+        .dump
+        .largest_blocks
+        .iter()
+        .any(|b| !b.annotations.is_empty());
     let blocks = d
         .dump
         .largest_blocks
         .iter()
         .map(|b| {
+            let meta = meta_col.then(|| view! { <td class="mono">{b.user_metadata.clone()}</td> });
+            let ann = ann_col.then(|| view! { <td class="mono">{b.annotations.join("; ")}</td> });
+            // The frame shown is the one the block is attributed to (user code first), often
+            // deeper than the innermost frames: the title gives both.
+            let title = if b.top_frames.is_empty() || b.top_frames.contains(&b.frame) {
+                b.top_frames.join("\n")
+            } else {
+                format!(
+                    "{}\n\ninnermost frames:\n{}",
+                    b.frame,
+                    b.top_frames.join("\n")
+                )
+            };
             view! {
                 <tr data-addr=b.addr.to_string()>
                     <td class="num" data-bytes=b.size.to_string()>{format_bytes(b.size)}</td>
                     <td>{b.pool.clone()}</td>
-                    <td class="mono">{b.user_metadata.clone()}</td>
-                    <td class="mono">{b.annotations.join("; ")}</td>
-                    <td class="mono frame-cell" title=b.top_frames.join("\n")><bdi>{b.frame.clone()}</bdi></td>
+                    {meta}
+                    {ann}
+                    <td class="mono frame-cell" title=title><bdi>{b.frame.clone()}</bdi></td>
                 </tr>
             }
         })
@@ -125,7 +150,7 @@ pub fn DumpTables(d: DeviceMemory) -> impl IntoView {
             <section class="mem-table">
                 <h3>{format!("Largest live blocks at the dump ({} live)", d.dump.live_blocks)}</h3>
                 <table data-testid="dump-blocks">
-                    <thead><tr><th class="num">"Size"</th><th>"Pool"</th><th>"user_metadata"</th><th>"Annotations"</th><th>"Frame"</th></tr></thead>
+                    <thead><tr><th class="num">"Size"</th><th>"Pool"</th>{meta_col.then(|| view! { <th>"user_metadata"</th> })}{ann_col.then(|| view! { <th>"Annotations"</th> })}<th>"Frame"</th></tr></thead>
                     <tbody>{blocks}</tbody>
                 </table>
             </section>
