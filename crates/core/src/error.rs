@@ -28,6 +28,9 @@ pub enum ErrorKind {
     Io(String),
 }
 
+/// The offset of an [`Error::whole_file`] error.
+pub const WHOLE_FILE: u64 = u64::MAX;
+
 /// A read failure: which file, where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -43,6 +46,12 @@ impl Error {
             offset,
             kind,
         }
+    }
+
+    /// An error about the file as a whole (too big for a tab, a worker out of memory), where a
+    /// byte offset would mislead: its message has none.
+    pub fn whole_file(kind: ErrorKind) -> Self {
+        Error::new(kind, WHOLE_FILE)
     }
 
     /// Names the file, once, at the adapter boundary.
@@ -81,6 +90,7 @@ impl fmt::Display for Error {
             ErrorKind::Cancelled | ErrorKind::Io(_) | ErrorKind::Incompatible(_) => {
                 write!(f, "{file}: {}", self.kind)
             }
+            _ if self.offset == WHOLE_FILE => write!(f, "{file}: {}", self.kind),
             _ => write!(f, "{file}: {} (at byte {})", self.kind, self.offset),
         }
     }

@@ -42,10 +42,11 @@ pub fn check_fits(
     if memory_now <= limit && projected <= limit as f64 {
         return Ok(());
     }
+    // Before the first byte the refusal is about the whole file, not a place in it.
     Err(too_big(
         projected.max(memory_now as f64),
         Ceiling::Page,
-        raw_done,
+        (raw_done > 0).then_some(raw_done),
     ))
 }
 
@@ -72,11 +73,11 @@ pub const WORKER_HEADROOM: u64 = 64 << 20;
 pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64) -> Result<()> {
     let page = memory_now as f64 + decoded_total as f64 * PAGE_PER_DECODED_BYTE_IN_WORKERS;
     if memory_now > WASM_MEMORY_MAX - HEADROOM || page > (WASM_MEMORY_MAX - HEADROOM) as f64 {
-        return Err(too_big(page.max(memory_now as f64), Ceiling::Page, 0));
+        return Err(too_big(page.max(memory_now as f64), Ceiling::Page, None));
     }
     let worker = decoded_total as f64 * MERGING_WORKER_PER_DECODED_BYTE;
     if worker > (WASM_MEMORY_MAX - WORKER_HEADROOM) as f64 {
-        return Err(too_big(worker, Ceiling::Worker, 0));
+        return Err(too_big(worker, Ceiling::Worker, None));
     }
     Ok(())
 }
@@ -89,7 +90,7 @@ enum Ceiling {
     Worker,
 }
 
-fn too_big(need: f64, who: Ceiling, at: u64) -> Error {
+fn too_big(need: f64, who: Ceiling, at: Option<u64>) -> Error {
     let gb = |b: f64| b / 1e9;
     let (limit, whose) = match who {
         Ceiling::Page => (
@@ -112,7 +113,7 @@ fn too_big(need: f64, who: Ceiling, at: u64) -> Error {
             gb(need),
             gb(limit as f64),
         )),
-        at,
+        at.unwrap_or(crate::error::WHOLE_FILE),
     )
 }
 
@@ -127,9 +128,13 @@ mod tests {
         assert!(check_fits(60 << 20, 0, Some(2_000_000_000), 0).is_ok());
         // 4.5 GB * 0.75 = 3.4 GB + 60 MB is under 4 GiB - 384 MiB = 3.9 GB.
         assert!(check_fits(60 << 20, 0, Some(4_500_000_000), 0).is_ok());
-        // 5.5 GB * 0.75 = 4.1 GB: refused at byte 0.
+        // 5.5 GB * 0.75 = 4.1 GB: refused before the first byte.
         let e = check_fits(60 << 20, 0, Some(5_500_000_000), 0).unwrap_err();
         assert!(matches!(&e.kind, ErrorKind::Limit(m) if m.contains("tracelight summary")));
+        assert!(!e.to_string().contains("at byte"), "{e}");
+        // Once reading, the refusal says where it came.
+        let e = check_fits(80 << 20, 10_000_000, Some(600_000_000), 100_000_000).unwrap_err();
+        assert!(e.to_string().ends_with("(at byte 10000000)"), "{e}");
     }
 
     #[test]
@@ -173,7 +178,14 @@ mod tests {
             ),
             "{m}"
         );
-        assert_eq!(e.offset, 0);
+        // Refused before any byte is read: the message names no place in the file.
+        assert_eq!(e.offset, crate::error::WHOLE_FILE);
+        let text = e.in_file("big.json").to_string();
+        assert!(
+            text.starts_with("big.json: limit exceeded: too big"),
+            "{text}"
+        );
+        assert!(!text.contains("at byte"), "{text}");
         // The page's limit binds where its memory is already in use: 3.3 GB + 0.6 GB.
         let e = check_fits_in_workers(3_300_000_000, 1_000_000_000).unwrap_err();
         assert!(

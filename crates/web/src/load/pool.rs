@@ -358,7 +358,7 @@ pub(super) async fn load_in_workers(
                 // session with it), so this ends the load.
                 if get(&m, "oom").is_truthy() {
                     let msg = msg.unwrap_or_else(|| "a reader worker ran out of memory".into());
-                    return Err(Error::new(ErrorKind::Limit(msg), 0).in_file(&name));
+                    return Err(Error::whole_file(ErrorKind::Limit(msg)).in_file(&name));
                 }
                 // A worker itself failed (not the trace): the page's own reader takes over.
                 return Ok(Outcome::Unavailable(
