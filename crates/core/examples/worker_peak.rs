@@ -3,7 +3,8 @@
 //! What the page's reader workers hold, phase by phase, measured natively: the live heap bytes
 //! and their peak (a counting allocator) while worker 0 reads its shard, merges the K-1 others
 //! from their sections, finishes the model and hands it out section by section, and while worker
-//! k > 0 reads and encodes its shard. A wasm instance's memory never shrinks, so its size is at
+//! k > 0 reads and encodes its shard; then the page's side: the model decoded from those sections,
+//! the timeline's index and each counter track's working memory. A wasm instance's memory never shrinks, so its size is at
 //! least the peak printed here (plus the allocator's fragmentation); BENCHMARKS.md compares both.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -190,6 +191,7 @@ fn main() {
     let a = tracelight_core::report::analysis::Analysis::of(path, &t);
     phase("analysed");
     drop(a);
+    page(&t, n);
     println!(
         "model heap {:.1} MB ({:.2}x file); wire {:.1} MB; {n} bytes; {} slices",
         t.heap_bytes() as f64 / 1e6,
@@ -197,6 +199,64 @@ fn main() {
         total as f64 / 1e6,
         t.slices.len()
     );
+}
+
+/// The page: the model decoded from worker 0's sections (each copied in, read and let go), then
+/// the timeline's index built over it.
+fn page(t: &tracelight_core::model::Trace, n: usize) {
+    let at = LIVE.load(Ordering::Relaxed);
+    reset_peak();
+    let x = |b: usize| format!("{:>7.1} MB ({:.2}x)", b as f64 / 1e6, b as f64 / n as f64);
+    let mut d = wire::Decoder::default();
+    for s in 0.. {
+        let Some(v) = wire::section(t, s) else { break };
+        // One section at a time, as the page takes them (made here, each counts as the page's copy).
+        if let Err(e) = d.push(&v) {
+            eprintln!("page decode: {e}");
+            std::process::exit(1);
+        }
+    }
+    let m = match d.finish() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("page decode: {e}");
+            std::process::exit(1);
+        }
+    };
+    let (live, peak) = (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed));
+    println!(
+        "page: model decoded           live {}   peak {}",
+        x(live - at),
+        x(peak - at)
+    );
+    reset_peak();
+    let lod = tracelight_core::view::lod::LodIndex::build(&m);
+    let (live2, peak2) = (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed));
+    println!(
+        "page: timeline index built    live {}   phase peak {}",
+        x(live2 - at),
+        x(peak2 - at)
+    );
+    let step = |what: &str, f: &dyn Fn()| {
+        let before = LIVE.load(Ordering::Relaxed);
+        reset_peak();
+        f();
+        println!(
+            "page:   {what:<22} transient {}",
+            x(PEAK.load(Ordering::Relaxed) - before)
+        );
+    };
+    use tracelight_core::view::counters::*;
+    step("memory_tracks", &|| drop(memory_tracks(&m)));
+    step("utilization_tracks", &|| drop(utilization_tracks(&m)));
+    step("plain_counters", &|| drop(plain_counters(&m)));
+    step("step_marks", &|| {
+        drop(tracelight_core::view::steps::step_marks(&m))
+    });
+    step("annotation_names", &|| {
+        drop(tracelight_core::analysis::scope::annotation_names(&m))
+    });
+    drop(lod);
 }
 
 /// `PARTS=1`: each analysis's own peak above the model, and what it keeps.

@@ -99,18 +99,12 @@ pub fn tl_begin(start: f64, bare: u32) {
 #[wasm_bindgen]
 pub fn tl_push(len: u32) -> u32 {
     with(|s| {
-        let State {
-            input,
-            reader,
-            error,
-            ..
-        } = s;
+        let State { input, reader, .. } = s;
         let Some(r) = reader else { return 0 };
         match r.push(input.get(..len as usize).unwrap_or_default()) {
             Ok(()) => 1,
             Err(e) => {
-                *error = Some(e);
-                *reader = None;
+                fail(s, e);
                 0
             }
         }
