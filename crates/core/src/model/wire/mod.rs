@@ -83,6 +83,30 @@ impl<'a> Get<'a> {
 pub trait Wire: Sized {
     fn put(&self, out: &mut Vec<u8>);
     fn get(g: &mut Get<'_>) -> Result<Self>;
+
+    /// Appends `n` values read from `g` to `out`. Fixed-width numbers take their bytes in one
+    /// bounds check and convert them in a loop the compiler can vectorize: value by value, the
+    /// page spent ~15 ms of a 50 MB snapshot's load (and more of a big trace's) checking bounds.
+    fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
+        out.reserve(n);
+        for _ in 0..n {
+            out.push(Self::get(g)?);
+        }
+        Ok(())
+    }
+}
+
+/// The `n` fixed-width values of `W` bytes each at `g`, as byte arrays.
+fn fixed<'a, const W: usize>(
+    g: &mut Get<'a>,
+    n: usize,
+) -> Result<impl Iterator<Item = [u8; W]> + 'a> {
+    let b = g.take(n.checked_mul(W).ok_or_else(|| bad("length"))?)?;
+    Ok(b.chunks_exact(W).map(|c| {
+        let mut a = [0u8; W];
+        a.copy_from_slice(c);
+        a
+    }))
 }
 
 macro_rules! wire_num {
@@ -93,6 +117,11 @@ macro_rules! wire_num {
             }
             fn get(g: &mut Get<'_>) -> Result<Self> {
                 g.array().map(<$t>::from_le_bytes)
+            }
+            fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
+                let values = fixed::<{ std::mem::size_of::<$t>() }>(g, n)?;
+                out.extend(values.map(<$t>::from_le_bytes));
+                Ok(())
             }
         }
     )*};
@@ -114,6 +143,10 @@ impl Wire for StrId {
     }
     fn get(g: &mut Get<'_>) -> Result<Self> {
         u32::get(g).map(StrId)
+    }
+    fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
+        out.extend(fixed::<4>(g, n)?.map(|b| StrId(u32::from_le_bytes(b))));
+        Ok(())
     }
 }
 
@@ -153,6 +186,13 @@ impl Wire for [u32; 3] {
     fn get(g: &mut Get<'_>) -> Result<Self> {
         Ok([u32::get(g)?, u32::get(g)?, u32::get(g)?])
     }
+    fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
+        out.extend(fixed::<12>(g, n)?.map(|b| {
+            let w = |k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]);
+            [w(0), w(4), w(8)]
+        }));
+        Ok(())
+    }
 }
 
 impl Wire for String {
@@ -171,7 +211,9 @@ impl<T: Wire> Wire for Vec<T> {
     }
     fn get(g: &mut Get<'_>) -> Result<Self> {
         let n = g.count()?;
-        (0..n).map(|_| T::get(g)).collect()
+        let mut v = Vec::new();
+        T::get_many(g, n, &mut v)?;
+        Ok(v)
     }
 }
 

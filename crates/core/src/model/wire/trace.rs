@@ -248,10 +248,7 @@ pub fn read_piece<T: Wire>(v: &mut Vec<T>, left: Option<usize>, section: &[u8]) 
     if n > left || (n == 0 && left > 0) {
         return Err(bad("a column piece that does not fit its column"));
     }
-    v.reserve(n);
-    for _ in 0..n {
-        v.push(T::get(&mut g)?);
-    }
+    T::get_many(&mut g, n, v)?;
     g.done()?;
     Ok(left - n)
 }
