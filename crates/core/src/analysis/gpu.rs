@@ -286,7 +286,8 @@ pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
 /// never filed under device 0). Devices ascending; a kernel is counted on every device that claims
 /// it (arg or track).
 pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
-    let mut devs: Vec<i64> = t
+    // The distinct devices, without a list of every kernel's (it ran in the page's timeline index).
+    let devs: std::collections::BTreeSet<i64> = t
         .gpu
         .slice
         .iter()
@@ -303,8 +304,6 @@ pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
             }
         })
         .collect();
-    devs.sort_unstable();
-    devs.dedup();
     devs.into_iter()
         .map(|d| {
             let iv = gpu_intervals(t, Some(d), |i| t.slices.kind[i] == SliceKind::Kernel);
