@@ -40,6 +40,7 @@ pub extern "C" fn snapshot(ptr: *const u8, len: usize, views: u32) -> u64 {
     // SAFETY: as in `parse`.
     let b = unsafe { std::slice::from_raw_parts(ptr, len) };
     let mut l = Loader::new("snapshot");
+    l.size_hint(len as u64);
     for piece in b.chunks(4 << 20) {
         if l.push(piece).is_err() {
             return 0;

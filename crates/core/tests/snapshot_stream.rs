@@ -340,7 +340,12 @@ impl Pickler {
             }
             return;
         }
-        self.out.extend_from_slice(&[0x8c, t.len() as u8]);
+        if t.len() < 256 {
+            self.out.extend_from_slice(&[0x8c, t.len() as u8]);
+        } else {
+            self.out.push(b'X');
+            self.out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+        }
         self.out.extend_from_slice(t.as_bytes());
         let i = self.memoize();
         self.strs.insert(t.to_owned(), i);
@@ -462,8 +467,9 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
         }
         p.raw(b"eu");
     }
-    // Then frames lists of memo fetches only (read whole), a fetch and a fresh dict (not), an
-    // empty list without a batch (not) and one with an empty batch (read whole).
+    // Then frames lists of memo fetches only (read whole), a fetch and a fresh dict whose strings
+    // are all fetches (read whole), an empty list without a batch (not) and one with an empty
+    // batch (read whole).
     let fetch = |p: &mut Pickler, m: u32| {
         p.raw(&[b'h', m as u8]);
     };
@@ -505,7 +511,9 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
     // LONG_BINPUT), and the fresh one of the fourth: the others have a new string, a float line
     // or an extra key.
     assert_eq!(r.frames_read_whole(), 6);
-    assert_eq!(r.stacks_read_whole(), 2);
+    // The second entry's list (fresh dicts, one with a LONG_BINPUT of the next slot), the fetches,
+    // the fetch and fresh dict, the empty batch; not the first entry's (a float line).
+    assert_eq!(r.stacks_read_whole(), 4);
     let s = r.finish().unwrap();
     let t = &s.device_traces[0];
     // Entry e's stack as (file, line, function).
@@ -540,5 +548,99 @@ fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() 
     for slice in 1..=bytes.len() {
         let got = snapshot::parse_streamed(&bytes, slice).unwrap();
         assert_eq!(by_value(&got), want, "slices of {slice}");
+    }
+}
+
+/// A slice's head completes the opcode the slice before cut (the reader runs the two together,
+/// then the rest of the slice where it lies); an opcode longer than that head (a 200 KB file name)
+/// takes the whole slice. Either way the model is the one read in one piece, and an error after
+/// the long string is reported at its byte, whatever the slices.
+#[test]
+fn opcodes_cut_by_a_slice_end_long_or_short_read_as_in_one_piece() {
+    let long = "d/".repeat(100_000);
+    let write = |bad: bool| -> (Vec<u8>, usize) {
+        let mut p = Pickler::default();
+        p.raw(&[0x80, 4, b'}']);
+        p.memoize();
+        p.raw(b"(");
+        p.s("segments", false);
+        p.raw(b"]");
+        p.memoize();
+        p.s("device_traces", false);
+        p.raw(b"]");
+        p.memoize();
+        p.raw(b"(]");
+        p.memoize();
+        p.raw(b"(");
+        let mut bad_at = 0;
+        for e in 0..40i64 {
+            p.raw(b"}");
+            p.memoize();
+            p.raw(b"(");
+            p.s("action", false);
+            p.s(
+                if e % 2 == 0 {
+                    "alloc"
+                } else {
+                    "free_completed"
+                },
+                false,
+            );
+            p.s("addr", false);
+            p.int(4096 * (e / 2 + 1));
+            p.s("size", false);
+            p.int(512);
+            p.s("stream", false);
+            p.int(0);
+            p.s("frames", false);
+            p.raw(b"]");
+            p.memoize();
+            p.raw(b"(");
+            for f in 0..3 {
+                p.raw(b"}");
+                p.memoize();
+                p.raw(b"(");
+                p.s("filename", false);
+                p.s(if e == 7 && f == 1 { &long } else { "a.py" }, false);
+                p.s("line", false);
+                p.int(e * 10 + f);
+                p.s("name", false);
+                p.s("f", false);
+                p.raw(b"u");
+            }
+            p.raw(b"eu");
+            if bad && e == 8 {
+                bad_at = p.out.len();
+                p.raw(&[0xff]);
+            }
+        }
+        p.raw(b"eeu.");
+        (p.out, bad_at)
+    };
+    let (bytes, _) = write(false);
+    let want = by_value(&snapshot::parse_streamed(&bytes, bytes.len()).unwrap());
+    assert_eq!(by_value(&snapshot::parse(&bytes).unwrap()), want);
+    let (hostile, bad_at) = write(true);
+    let first = snapshot::parse_streamed(&hostile, hostile.len()).unwrap_err();
+    assert_eq!(first.offset, bad_at as u64, "{first}");
+    for slice in [
+        7,
+        1000,
+        65_535,
+        65_536,
+        65_537,
+        99_999,
+        150_001,
+        200_003,
+        1 << 20,
+    ] {
+        let got = snapshot::parse_streamed(&bytes, slice).unwrap();
+        assert_eq!(by_value(&got), want, "slices of {slice}");
+        let e = snapshot::parse_streamed(&hostile, slice).unwrap_err();
+        assert_eq!(
+            (e.offset, e.to_string()),
+            (first.offset, first.to_string()),
+            "slices of {slice}"
+        );
     }
 }

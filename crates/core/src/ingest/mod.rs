@@ -295,6 +295,7 @@ impl Loader {
             }
             Ok(Format::Snapshot) => {
                 let mut r = Box::new(SnapshotStream::new());
+                r.expect_bytes(self.size_hint);
                 r.push(&head)?;
                 self.inner = Inner::Snapshot(r);
                 Ok(())

@@ -8,8 +8,13 @@
 //! the slice) leaves the bytes to the opcode machine, which reads them as before.
 //!
 //! Likewise a `frames` list whose items are all memo fetches of frames (a real snapshot's trace
-//! entries fetch each frame dict met before: 40–70 fetches an entry) becomes its stack id at once,
-//! with no push per frame and no copy into a container.
+//! entries fetch each frame dict met before: 40–70 fetches an entry) or frame dicts as above
+//! (a snapshot whose frames are fresh dicts: the 50 MB bench file's 2.8 million) becomes its
+//! stack id at once, with no push per frame, no copy into a container and no second pass over the
+//! items to make the stack. A list that turns out otherwise is given back to the opcode machine as
+//! it was: the memo slots its frame dicts took are taken back (only appended slots are taken in
+//! the first place), and the frames it interned are those the machine interns again, in the same
+//! order.
 //!
 //! Only inside a list that is the value of a `frames` key (a trace entry's, a block's, a
 //! segment's), where the opcode machine makes every dict a frame too ([`super::build`]'s
@@ -67,8 +72,9 @@ impl SnapshotStream {
     }
 
     /// At an `EMPTY_LIST` at `d[at]` that is a dict's `frames` value: the list read whole when it
-    /// is `[memo put] MARK (memo fetch of a frame)… APPENDS` in one batch, pushed as its stack id,
-    /// and the offset after its `APPENDS`; `None` leaves it to the opcode machine.
+    /// is `[memo put] MARK (memo fetch of a frame | frame dict)… APPENDS` in one batch, pushed as
+    /// its stack id, and the offset after its `APPENDS`; `None` leaves it to the opcode machine,
+    /// with the memo as it was.
     pub(super) fn frames_list(&mut self, d: &[u8], at: usize) -> Option<usize> {
         if self.stack.len() <= self.floor()
             || self.stack.last() != Some(&V::Str(self.b.k.frames))
@@ -76,13 +82,24 @@ impl SnapshotStream {
         {
             return None;
         }
-        let (memo, mut i) = memo_put_at(d, at + 1, self.memo.len())?;
-        if *d.get(i)? != b'(' {
+        let before = self.memo.len();
+        let (memo, mut i) = memo_put_at(d, at + 1, before)?;
+        if *d.get(i)? != b'(' || memo.is_some_and(|idx| !self.memo_index_ok(idx)) {
             return None;
         }
         i += 1;
+        // Frame dicts are read here only when every memo slot they and the list take is the next
+        // one (as Python's pickler writes them): taking those back gives the memo as it was. The
+        // list's slot is taken first, as the machine takes it.
+        let appending = memo.is_none_or(|idx| idx == before);
+        if appending && memo.is_some() {
+            self.memo.push(M_UNSET);
+        }
         let mut ids = std::mem::take(&mut self.b.ids);
         ids.clear();
+        // Values the opcode machine would have pushed: the list, then each item's.
+        let mut pushed = 1u64;
+        let mut dicts = 0u64;
         let whole = loop {
             match d.get(i) {
                 Some(b'e') => break true,
@@ -92,10 +109,19 @@ impl SnapshotStream {
                     };
                     match self.memo.get(idx) {
                         Some(&slot) if slot != M_UNSET && slot >> TAG_SHIFT == M_FRAME => {
-                            ids.push(slot & PAYLOAD)
+                            ids.push(slot & PAYLOAD);
+                            pushed += 1;
                         }
                         _ => break false,
                     }
+                }
+                Some(b'}') if appending && self.marks.len() + 1 < MAX_MARK_DEPTH => {
+                    let Some(f) = self.list_frame(d, &mut i, self.values + pushed) else {
+                        break false;
+                    };
+                    ids.push(f.0);
+                    pushed += f.1;
+                    dicts += 1;
                 }
                 _ => break false,
             }
@@ -104,28 +130,52 @@ impl SnapshotStream {
         // A second batch (a list of over 1000 frames), or the end of the slice: the opcode machine.
         let ok = whole
             && !matches!(d.get(i), None | Some(b'('))
-            && self.stack.len() + ids.len() < MAX_STACK
-            && memo.is_none_or(|idx| self.memo_index_ok(idx));
-        if !ok {
+            && self.stack.len() + ids.len() < MAX_STACK;
+        let id = if ok { stack_id(&mut self.b, &ids) } else { 0 };
+        if !ok || (memo.is_some() && id > PAYLOAD) {
             self.b.ids = ids;
+            self.memo.truncate(before);
             return None;
         }
-        let id = stack_id(&mut self.b, &ids);
         if let Some(idx) = memo {
-            if id > PAYLOAD {
-                self.b.ids = ids;
-                return None;
-            }
             if self.memo.len() <= idx {
                 self.memo.resize(idx + 1, M_UNSET);
             }
             self.memo[idx] = (M_STACK << TAG_SHIFT) | id;
         }
-        self.values += 1 + ids.len() as u64;
+        self.values += pushed;
         self.stacks_whole += 1;
+        self.frames_whole += dicts;
         self.b.ids = ids;
         self.stack.push(V::Stack(id));
         Some(i)
+    }
+
+    /// A frame dict at `d[*i]` inside a `frames` list read whole (`values`: what the machine
+    /// would have pushed before it): its frame id and the values it stands for, `i` moved past
+    /// it; its memo slot, if any, taken only when it is the next one.
+    fn list_frame(&mut self, d: &[u8], i: &mut usize, values: u64) -> Option<(u32, u64)> {
+        let m = self.match_frame(d, *i)?;
+        if m.file.is_none() && m.line.is_none() {
+            return None;
+        }
+        // The machine's bound on memo indices, with at most as many values as it would count.
+        if m.memo.is_some_and(|idx| {
+            idx != self.memo.len()
+                || idx as u64 > values.saturating_add(1024)
+                || idx >= M_UNSET as usize
+        }) {
+            return None;
+        }
+        let f = frame_id(&mut self.b, m.file, m.name, m.line.unwrap_or(0));
+        if m.memo.is_some() {
+            if f > PAYLOAD {
+                return None;
+            }
+            self.memo.push((M_FRAME << TAG_SHIFT) | f);
+        }
+        *i = m.end;
+        Some((f, m.pushed))
     }
 
     /// The opcode machine's bound on memo indices; past it, it reports the error.
