@@ -444,6 +444,8 @@ pub fn App() -> impl IntoView {
         spawn_local(async {
             crate::platform::clock::yield_now().await;
             crate::load::prepare().await;
+            crate::platform::clock::yield_now().await;
+            crate::rehearse::memory_tab().await;
         });
     }
 

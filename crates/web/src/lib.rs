@@ -6,7 +6,8 @@
 //! Layers, each importing only those before it (`tests/arch/imports.test.mjs` enforces it):
 //! `platform` (the browser) → `session` (files, derived data, navigation) → `load` (reading files
 //! into a session) and `widgets` (shared pieces) → features (`views`, `timeline`, `flame`,
-//! `memory`, `ranks`, `compare`, `embed`), which never import each other → `app`, which composes them.
+//! `memory`, `ranks`, `compare`, `embed`), which never import each other → `app`, which composes them
+//! (and `rehearse`, which renders them once offscreen before the first load, for `app`).
 //! ARCHITECTURE.md at the repository root walks the whole path from a dropped byte to a pixel.
 
 pub mod app;
@@ -17,6 +18,7 @@ pub mod load;
 pub mod memory;
 pub mod platform;
 pub mod ranks;
+pub mod rehearse;
 pub mod roofline;
 pub mod session;
 pub mod timeline;

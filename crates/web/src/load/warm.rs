@@ -143,8 +143,16 @@ pub fn stop() {
     STOPPED.with(|s| s.set(true));
 }
 
-fn stopped() -> bool {
+/// Whether a load has started since the page opened (what readies the page for a first load
+/// then stops).
+pub fn stopped() -> bool {
     STOPPED.with(|s| s.get())
+}
+
+/// The small warm-up snapshot's bytes (generated once), for the first render rehearsed
+/// offscreen: its 30 entries run the same rendering code as a big snapshot's, in a smaller page.
+pub fn rehearsal_snapshot() -> &'static [u8] {
+    small_warm_up_snapshot()
 }
 
 /// One warm-up parse, the first time it is called (a few ms), for a load asked for before

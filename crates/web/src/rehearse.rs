@@ -1,0 +1,112 @@
+//! The first render of a loaded snapshot, rehearsed offscreen while the user picks a file.
+//!
+//! V8 compiles a wasm function the first time it is called (lazy compilation, in its baseline
+//! tier). The code that shows a loaded file (the session bar, the tabs, the Memory tab's chart,
+//! tables and segment map) first runs when the user's own file is ready, so that render used to
+//! compile ~700 functions on the page's thread: 22 ms of the 50 MB bench snapshot's drop → chart,
+//! where the chart waited on nothing else (devtools trace, `wasm.CompileLazy` events). Rendering a
+//! small generated snapshot once, offscreen, compiles them ahead; the load then runs code
+//! that is already there.
+//!
+//! The rehearsal is mounted in a hidden, inert element outside the window and taken down after
+//! a few frames, or at the first frame after a load starts.
+
+use crate::memory::chart::ChartCanvas;
+use crate::memory::view::MemoryView;
+use crate::platform::clock::{after_paint, yield_now};
+use crate::session::memory::{chart, sources_of};
+use crate::session::{Content, LoadedFile, Session, SnapshotFile};
+use crate::views::session_bar::{SessionBar, TabBar};
+use leptos::prelude::*;
+use std::sync::Arc;
+use tracelight_core::ingest::{load_bytes, Loaded};
+use tracelight_core::report::snapshot_wire::SnapshotViews;
+use wasm_bindgen::JsCast;
+
+/// Frames the Memory tab stays mounted: its tables, flame graph and segment map come a task each
+/// after the chart (`widgets::later`).
+const FRAMES: usize = 6;
+
+/// Renders the warm-up snapshot's session bar, tabs and Memory tab offscreen, then removes them.
+/// Does nothing once a load has started.
+///
+/// In pieces, a task each: the first run of this code is slow (compiled then, and run in V8's
+/// baseline tier), and the whole Memory tab mounted at once, with its chart's first paint, was
+/// one task of 50-70 ms in 3 of 8 page loads. The chart alone first, then the tab around it,
+/// left none over 50 ms in 8.
+pub async fn memory_tab() {
+    if crate::load::stopped() {
+        return;
+    }
+    let bytes = crate::load::rehearsal_snapshot();
+    let Ok(Loaded::Snapshot(snap)) = load_bytes("warm-up", bytes) else {
+        return;
+    };
+    let views = SnapshotViews::of(&snap);
+    yield_now().await;
+    if crate::load::stopped() {
+        return;
+    }
+    let session = Arc::new(Session {
+        files: vec![LoadedFile {
+            name: "warm-up".into(),
+            bytes: bytes.len() as u64,
+            decoded_bytes: bytes.len() as u64,
+            load_ms: 0.0,
+            parse_ms: 0.0,
+            first_bytes_ms: 0.0,
+            model_ms: 0.0,
+            workers: 0,
+            preview: false,
+            content: Content::Snapshot(SnapshotFile::new(*snap, Some(views))),
+        }],
+    });
+    let Some(host) = hidden_host() else { return };
+    let (s, tabs) = (session.clone(), session.available_tabs());
+    let bar = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
+        view! {
+            <SessionBar session=s />
+            <TabBar available=tabs />
+        }
+    });
+    yield_now().await;
+    let source = sources_of(&session, 0).into_iter().next();
+    let c = source.as_ref().and_then(|src| chart(&session, src));
+    if let (Some(source), Some(c), false) = (source, c, crate::load::stopped()) {
+        let s = session.clone();
+        let alone = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
+            view! { <ChartCanvas session=s source=source chart=c /> }
+        });
+        after_paint().await;
+        drop(alone);
+    }
+    if !crate::load::stopped() {
+        let tab = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
+            view! { <div class="tab-body"><MemoryView session=session /></div> }
+        });
+        for _ in 0..FRAMES {
+            after_paint().await;
+            if crate::load::stopped() {
+                break;
+            }
+        }
+        drop(tab);
+    }
+    drop(bar);
+    host.remove();
+}
+
+/// An element laid out at the window's size but outside it, invisible, inert and hidden from
+/// assistive technology, appended to the body.
+fn hidden_host() -> Option<web_sys::Element> {
+    let doc = web_sys::window()?.document()?;
+    let host = doc.create_element("div").ok()?;
+    let style = "position:fixed;left:-30000px;top:0;width:1280px;height:900px;\
+                 visibility:hidden;pointer-events:none;overflow:hidden";
+    host.set_attribute("style", style).ok()?;
+    host.set_attribute("aria-hidden", "true").ok()?;
+    host.set_attribute("inert", "").ok()?;
+    host.set_attribute("data-rehearsal", "").ok()?;
+    doc.body()?.append_child(&host).ok()?;
+    Some(host)
+}
