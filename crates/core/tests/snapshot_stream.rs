@@ -644,3 +644,117 @@ fn opcodes_cut_by_a_slice_end_long_or_short_read_as_in_one_piece() {
         );
     }
 }
+
+/// The fast paths (a frame dict or a whole `frames` list read in one step) against the opcode
+/// machine alone, on damaged files: read in one slice the fast paths run; read a byte at a time
+/// they never do (each needs its bytes in one slice). A list they start and give back must leave
+/// the memo and the model as the machine would, so both reads give the same model, or the same
+/// error at the same byte. Files: fresh frame dicts (some with new strings, some memo fetches of
+/// earlier ones), each damaged at a few random bytes (a fixed xorshift seed).
+#[test]
+fn damaged_snapshots_read_the_same_with_and_without_the_fast_paths() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut p = Pickler::default();
+    p.raw(&[0x80, 4, b'}']);
+    p.memoize();
+    p.raw(b"(");
+    p.s("segments", false);
+    p.raw(b"]");
+    p.memoize();
+    p.s("device_traces", false);
+    p.raw(b"]");
+    p.memoize();
+    p.raw(b"(]");
+    p.memoize();
+    p.raw(b"(");
+    let mut frame_slots: Vec<u32> = Vec::new();
+    for e in 0..60i64 {
+        p.raw(b"}");
+        p.memoize();
+        p.raw(b"(");
+        p.s("action", false);
+        p.s(
+            if e % 2 == 0 {
+                "alloc"
+            } else {
+                "free_completed"
+            },
+            false,
+        );
+        p.s("addr", false);
+        p.int(4096 * (e / 2 + 1));
+        p.s("size", false);
+        p.int(512);
+        p.s("frames", false);
+        p.raw(b"]");
+        p.memoize();
+        p.raw(b"(");
+        for f in 0..(e % 5) {
+            if f % 3 == 2 && !frame_slots.is_empty() {
+                let m = frame_slots[(e as usize * 7 + f as usize) % frame_slots.len()];
+                p.raw(&[b'h', m as u8]);
+                continue;
+            }
+            p.raw(b"}");
+            let slot = p.memoize();
+            if slot < 256 {
+                frame_slots.push(slot);
+            }
+            p.raw(b"(");
+            p.s("filename", false);
+            p.s(["a.py", "b.py", "c.py"][(e % 3) as usize], false);
+            p.s("line", false);
+            p.int(e * 3 + f);
+            p.s("name", false);
+            p.s(&format!("f{}", e % 4), false);
+            p.raw(b"u");
+        }
+        p.raw(b"eu");
+    }
+    p.raw(b"eeu.");
+    let clean = p.out;
+    let outcome = |bytes: &[u8], slice: usize| match snapshot::parse_streamed(bytes, slice) {
+        Ok(s) => Ok(by_value(&s)),
+        Err(e) => Err((e.offset, e.to_string())),
+    };
+    assert!(outcome(&clean, clean.len()).is_ok());
+    let (mut read_whole, mut left_out) = (0, Vec::new());
+    for round in 0..400 {
+        let mut bytes = clean.clone();
+        let mut muts = Vec::new();
+        for _ in 0..1 + round % 3 {
+            let at = (next() as usize) % bytes.len();
+            bytes[at] = match next() % 4 {
+                0 => b"}]()euh"[(next() % 7) as usize],
+                1 => 0x94,
+                _ => next() as u8,
+            };
+            muts.push((at, clean[at], bytes[at]));
+        }
+        let whole = outcome(&bytes, bytes.len());
+        let machine = outcome(&bytes, 1);
+        // The one known difference (`stream/fast.rs`): damage that puts a trace entry into a
+        // `frames` list (a memo fetch of the entry being read) makes the machine read the frame
+        // dicts after it in that batch as entries too, with no action, where the fast paths read
+        // them as frames. The machine then warns of an unknown action; such files are left out.
+        let entry_in_frames = machine
+            .as_ref()
+            .is_ok_and(|m| m.iter().any(|l| l.contains("unknown trace action")));
+        if entry_in_frames && whole != machine {
+            left_out.push((round, muts));
+            continue;
+        }
+        read_whole += usize::from(whole.is_ok());
+        assert_eq!(whole, machine, "round {round}: {muts:?}");
+        assert_eq!(whole, outcome(&bytes, 97), "round {round}: {muts:?}");
+    }
+    // Most damage stops the read; enough files still read to compare models, and few are left out.
+    assert!(read_whole >= 20, "{read_whole} of 400 read");
+    assert!(left_out.len() <= 8, "{left_out:?}");
+}
