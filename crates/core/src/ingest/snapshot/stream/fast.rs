@@ -18,9 +18,12 @@
 //!
 //! Only inside a list that is the value of a `frames` key (a trace entry's, a block's, a
 //! segment's), where the opcode machine makes every dict a frame too ([`super::build`]'s
-//! `to_stack`), so both give the same model. (One hostile exception: a `frames` list holding a
-//! trace entry, with a frame dict after it in the same batch of items; the opcode machine then
-//! reads that frame dict as an entry with an unknown action, this path as the frame it is.)
+//! `to_stack`), so both give the same model. (Two hostile exceptions: a `frames` list holding a
+//! trace entry, with a frame dict after it in the same batch of items, where the opcode machine
+//! reads that frame dict as an entry with an unknown action, this path as the frame it is; and a
+//! frame dict given more items after its SETITEMS, which the machine takes, and this path
+//! refuses, the dict being a frame already. `tests/snapshot_stream.rs` damages files at random
+//! and finds no other.)
 
 use super::build::{frame_id, stack_id};
 use super::{
