@@ -375,18 +375,7 @@ impl Pickler {
 #[test]
 fn frame_dicts_read_in_one_step_give_the_frames_written_in_slices_of_any_size() {
     let mut p = Pickler::default();
-    p.raw(&[0x80, 4, b'}']);
-    p.memoize();
-    p.raw(b"(");
-    p.s("segments", false);
-    p.raw(b"]");
-    p.memoize();
-    p.s("device_traces", false);
-    p.raw(b"]");
-    p.memoize();
-    p.raw(b"(]");
-    p.memoize();
-    p.raw(b"(");
+    open_trace_list(&mut p);
     // Each frame: (file, line, name) as written, and how: 0 plain, 1 long fetches and a
     // LONG_BINPUT, 2 float line, 3 an extra key, 4 no name and keys out of order.
     let entries: [&[(&str, i64, &str, u8)]; 2] = [
