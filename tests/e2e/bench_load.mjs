@@ -29,7 +29,9 @@ for (const f of files) {
       // First paint: when a preview of the trace's head (or else the whole trace's Overview) is
       // first on screen, at the next frame after it appears.
       new MutationObserver(() => {
-        if (window.__firstPaint || !document.querySelector('[data-testid=overview]')) return;
+        // Not the app's offscreen rehearsal of an Overview before the pick (`rehearse.rs`).
+        const shown = [...document.querySelectorAll('[data-testid=overview]')].some((e) => !e.closest('[data-rehearsal]'));
+        if (window.__firstPaint || !shown) return;
         const preview = !!document.querySelector('[data-testid=preview-banner]');
         requestAnimationFrame(() => { window.__firstPaint = [performance.now(), preview]; });
       }).observe(document, { childList: true, subtree: true });

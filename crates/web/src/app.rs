@@ -446,6 +446,8 @@ pub fn App() -> impl IntoView {
             crate::load::prepare().await;
             crate::platform::clock::yield_now().await;
             crate::rehearse::memory_tab().await;
+            crate::platform::clock::yield_now().await;
+            crate::rehearse::overview().await;
         });
     }
 

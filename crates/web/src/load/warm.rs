@@ -155,6 +155,12 @@ pub fn rehearsal_snapshot() -> &'static [u8] {
     small_warm_up_snapshot()
 }
 
+/// The small warm-up trace's bytes (generated once), for the first render of a trace rehearsed
+/// offscreen: one step of the demo's model, the Overview's cards and tables filled.
+pub fn rehearsal_trace() -> &'static [u8] {
+    small_warm_up_trace()
+}
+
 /// One warm-up parse, the first time it is called (a few ms), for a load asked for before
 /// [`prepare`] ran; later calls do nothing.
 pub fn warm_up() {
