@@ -263,6 +263,12 @@ impl LodBuild {
         }
     }
 
+    /// How many slices the lane [`LodBuild::step`] builds next has (its cost grows with them);
+    /// `None` once every lane is done.
+    pub fn next_len(&self) -> Option<usize> {
+        self.index.lanes.get(self.next).map(|l| l.slices.len())
+    }
+
     /// Builds the levels of the next lane; false once every lane is done.
     pub fn step(&mut self, t: &Trace) -> bool {
         let Some(lane) = self.index.lanes.get_mut(self.next) else {
@@ -464,6 +470,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn next_len_counts_each_lanes_slices_in_step_order() {
+        let t = two_tracks();
+        let mut b = LodBuild::new(&t);
+        // Each slice is in the lane of its track and depth, counted from the model.
+        let mut want = Vec::new();
+        for tr in &t.tracks {
+            if tr.count == 0 {
+                continue;
+            }
+            let mut per_depth = vec![0usize; usize::from(tr.max_depth) + 1];
+            for i in tr.first as usize..(tr.first + tr.count) as usize {
+                per_depth[usize::from(t.slices.depth[i])] += 1;
+            }
+            want.extend(per_depth);
+        }
+        let mut got = Vec::new();
+        while let Some(n) = b.next_len() {
+            got.push(n);
+            b.step(&t);
+        }
+        assert_eq!(got, want);
+        assert_eq!(got.iter().sum::<usize>(), t.slices.len());
+        assert_eq!(b.next_len(), None);
     }
 
     #[test]
