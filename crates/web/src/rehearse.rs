@@ -22,8 +22,8 @@ use crate::memory::view::MemoryView;
 use crate::platform::clock::{after_paint, yield_now};
 use crate::session::derived::TimelineData;
 use crate::session::memory::{chart, sources_of};
-use crate::session::TraceFile;
 use crate::session::{Content, LoadedFile, Session, SnapshotFile};
+use crate::session::{SessionRef, TraceFile};
 use crate::views::overview::Overview;
 use crate::views::scope::ScopePicker;
 use crate::views::session_bar::{SessionBar, TabBar};
@@ -61,28 +61,11 @@ pub async fn memory_tab() {
     if crate::load::stopped() {
         return;
     }
-    let session = Arc::new(Session {
-        files: vec![LoadedFile {
-            name: "warm-up".into(),
-            bytes: bytes.len() as u64,
-            decoded_bytes: bytes.len() as u64,
-            load_ms: 0.0,
-            parse_ms: 0.0,
-            first_bytes_ms: 0.0,
-            model_ms: 0.0,
-            workers: 0,
-            preview: false,
-            content: Content::Snapshot(SnapshotFile::new(*snap, Some(views))),
-        }],
-    });
-    let Some(host) = hidden_host() else { return };
-    let (s, tabs) = (session.clone(), session.available_tabs());
-    let bar = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
-        view! {
-            <SessionBar session=s />
-            <TabBar available=tabs />
-        }
-    });
+    let content = Content::Snapshot(SnapshotFile::new(*snap, Some(views)));
+    let Some(stage) = Stage::new(bytes.len(), false, content) else {
+        return;
+    };
+    let (session, host) = (stage.session.clone(), stage.host.clone());
     yield_now().await;
     let source = sources_of(&session, 0).into_iter().next();
     let c = source.as_ref().and_then(|src| chart(&session, src));
@@ -98,16 +81,10 @@ pub async fn memory_tab() {
         let tab = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
             view! { <div class="tab-body"><MemoryView session=session /></div> }
         });
-        for _ in 0..FRAMES {
-            after_paint().await;
-            if crate::load::stopped() {
-                break;
-            }
-        }
+        frames(FRAMES).await;
         drop(tab);
     }
-    drop(bar);
-    host.remove();
+    drop(stage);
 }
 
 /// Frames a trace's Overview stays mounted: a big trace's cards come a task each, the last
@@ -164,28 +141,10 @@ pub async fn overview() {
         return;
     }
     // A preview: big, so its cards come a task each, as a big trace's do.
-    let session = Arc::new(Session {
-        files: vec![LoadedFile {
-            name: "warm-up".into(),
-            bytes: bytes.len() as u64,
-            decoded_bytes: bytes.len() as u64,
-            load_ms: 0.0,
-            parse_ms: 0.0,
-            first_bytes_ms: 0.0,
-            model_ms: 0.0,
-            workers: 1,
-            preview: true,
-            content: Content::Trace(Box::new(tf)),
-        }],
-    });
-    let Some(host) = hidden_host() else { return };
-    let (s, tabs) = (session.clone(), session.available_tabs());
-    let bar = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
-        view! {
-            <SessionBar session=s />
-            <TabBar available=tabs />
-        }
-    });
+    let Some(stage) = Stage::new(bytes.len(), true, Content::Trace(Box::new(tf))) else {
+        return;
+    };
+    let (session, host) = (stage.session.clone(), stage.host.clone());
     yield_now().await;
     if !crate::load::stopped() {
         let s = session.clone();
@@ -197,16 +156,68 @@ pub async fn overview() {
                 </div>
             }
         });
-        for _ in 0..OVERVIEW_FRAMES {
-            after_paint().await;
-            if crate::load::stopped() {
-                break;
-            }
-        }
+        frames(OVERVIEW_FRAMES).await;
         drop(tab);
     }
-    drop(bar);
-    host.remove();
+    drop(stage);
+}
+
+/// A warm-up file as a session of its own, its session bar and tabs mounted in a new hidden
+/// host; dropping it unmounts them and removes the host.
+struct Stage {
+    session: SessionRef,
+    host: web_sys::Element,
+    bar: Option<Box<dyn std::any::Any>>,
+}
+
+impl Stage {
+    /// `preview`: shown as a big trace's head is (its cards a task each).
+    fn new(bytes: usize, preview: bool, content: Content) -> Option<Stage> {
+        let session = Arc::new(Session {
+            files: vec![LoadedFile {
+                name: "warm-up".into(),
+                bytes: bytes as u64,
+                decoded_bytes: bytes as u64,
+                load_ms: 0.0,
+                parse_ms: 0.0,
+                first_bytes_ms: 0.0,
+                model_ms: 0.0,
+                workers: u32::from(preview),
+                preview,
+                content,
+            }],
+        });
+        let host = hidden_host()?;
+        let (s, tabs) = (session.clone(), session.available_tabs());
+        let bar = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
+            view! {
+                <SessionBar session=s />
+                <TabBar available=tabs />
+            }
+        });
+        Some(Stage {
+            session,
+            host,
+            bar: Some(Box::new(bar)),
+        })
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        drop(self.bar.take());
+        self.host.remove();
+    }
+}
+
+/// Waits `n` frames, or until a load starts.
+async fn frames(n: usize) {
+    for _ in 0..n {
+        after_paint().await;
+        if crate::load::stopped() {
+            break;
+        }
+    }
 }
 
 /// An element laid out at the window's size but outside it, invisible, inert and hidden from
