@@ -8,15 +8,29 @@
 //! text had `"key":`. Keys were 60 % of the stored text of a real H100 trace (`"Python parent id"`,
 //! `"Input Strides"`, `"Ev Idx"` on every event): 17 MB of args text became 7 MB. A literal KEY
 //! byte in a key or value (only malformed JSON has one) is written as `\u0001`.
+//!
+//! A record may instead say where the whole args object lies in the file ([`FILE`] right after
+//! its `{`): the page's reader workers keep only the keys an analysis reads and leave the rest,
+//! shown only in the details panel, in the file, which the panel reads again (issue 30: a trace
+//! with Python call stacks in its args kept 13 MB of them for a 35 MB file).
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Bytes per block: the slack of the last one is wasm memory too.
 const BLOCK: usize = 1 << 20;
 
 /// Marks a key reference in a record: this byte, then the key's index as u16 little-endian.
 const KEY: u8 = 0x01;
+
+/// Right after a record's `{`: this byte, then the args object's offset in the file (16 hex
+/// digits) and length (8): hex, so the bytes after the marker never hold a [`KEY`]. Only ever at
+/// that place, so a literal byte of this value elsewhere (malformed input) is read as text.
+const FILE: u8 = 0x02;
+
+/// Bytes of a [`FILE`] mark.
+const FILE_MARK: usize = 1 + 16 + 8;
 
 #[derive(Debug, Clone, Default)]
 pub struct ArgsArena {
@@ -27,6 +41,22 @@ pub struct ArgsArena {
     key_ids: FxHashMap<Box<[u8]>, u16>,
     /// Key ids of the record being written (kept to avoid an allocation per record).
     scratch: Vec<Option<u16>>,
+}
+
+/// The [`FILE`] mark of a record (the marker byte and its hex digits), if it has one.
+fn file_mark(b: &[u8]) -> Option<&[u8]> {
+    let mark = b.get(1..1 + FILE_MARK)?;
+    (b[0] == b'{' && mark[0] == FILE && mark[1..].iter().all(u8::is_ascii_hexdigit)).then_some(mark)
+}
+
+/// `fmt::Write` onto a byte buffer, for the file mark's digits.
+struct HexOut<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for HexOut<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
 }
 
 /// Copies `b`, writing any literal [`KEY`] byte as the JSON escape for it.
@@ -100,6 +130,20 @@ impl ArgsArena {
     where
         I: Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
     {
+        self.push_object_from(size_hint, pairs, None)
+    }
+
+    /// [`ArgsArena::push_object`] of the pairs kept, with where the whole object lies in the file
+    /// (`(offset, length)`) when some of its keys were left there.
+    pub fn push_object_from<'a, I>(
+        &mut self,
+        size_hint: usize,
+        pairs: I,
+        file: Option<(u64, u32)>,
+    ) -> (u32, u32)
+    where
+        I: Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+    {
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
         for (k, _) in pairs.clone() {
@@ -110,8 +154,13 @@ impl ArgsArena {
             };
             ids.push(id);
         }
-        let r = self.push(size_hint, |out| {
+        let hint = size_hint + if file.is_some() { FILE_MARK } else { 0 };
+        let r = self.push(hint, |out| {
             out.push(b'{');
+            if let Some((off, len)) = file {
+                out.push(FILE);
+                let _ = write!(HexOut(out), "{off:016x}{len:08x}");
+            }
             for (n, ((k, v), id)) in pairs.zip(&ids).enumerate() {
                 if n > 0 {
                     out.push(b',');
@@ -182,13 +231,30 @@ impl ArgsArena {
         })
     }
 
-    /// The text of a record, keys written out again; `None` when the record is not UTF-8.
+    /// Where the record's whole args object lies in the file, `(offset, length)`, when the
+    /// record holds only some of its keys (see the module doc).
+    pub fn file_span(&self, r: (u32, u32)) -> Option<(u64, u32)> {
+        let mark = file_mark(self.get(r)?)?;
+        let hex = std::str::from_utf8(&mark[1..]).ok()?;
+        let off = u64::from_str_radix(&hex[..16], 16).ok()?;
+        let len = u32::from_str_radix(&hex[16..], 16).ok()?;
+        Some((off, len))
+    }
+
+    /// The text of a record, keys written out again; `None` when the record is not UTF-8. Only
+    /// the keys kept: [`ArgsArena::file_span`] says where the others are.
     pub fn text(&self, r: (u32, u32)) -> Option<Cow<'_, str>> {
-        let b = self.get(r)?;
-        if memchr::memchr(KEY, b).is_none() {
+        let whole = self.get(r)?;
+        // A file mark is left out: `{` and what follows the mark.
+        let (head, b) = match file_mark(whole) {
+            Some(_) => (&whole[..1], &whole[1 + FILE_MARK..]),
+            None => (&whole[..0], whole),
+        };
+        if memchr::memchr(KEY, b).is_none() && head.is_empty() {
             return std::str::from_utf8(b).ok().map(Cow::Borrowed);
         }
-        let mut out = Vec::with_capacity(b.len() * 2);
+        let mut out = Vec::with_capacity(b.len() * 2 + 1);
+        out.extend_from_slice(head);
         let mut i = 0;
         while i < b.len() {
             if b[i] == KEY && i + 2 < b.len() {
@@ -351,6 +417,34 @@ mod tests {
             let v: serde_json::Value = serde_json::from_str(&a.text(r).unwrap()).unwrap();
             assert!(v.is_object());
         }
+    }
+
+    #[test]
+    fn a_record_with_args_left_in_the_file_says_where_and_shows_only_its_keys() {
+        let mut a = ArgsArena::default();
+        let kept: [(&[u8], &[u8]); 2] = [(b"Sequence number", b"17"), (b"CallFrom", b"\"m.py:3\"")];
+        let r1 = a.push_object_from(40, kept.iter().copied(), Some((0x1_2345_6789, 513)));
+        let r2 = a.push_object_from(40, std::iter::empty(), Some((7, 2)));
+        let r3 = a.push_object(40, kept.iter().copied());
+        assert_eq!(a.file_span(r1), Some((0x1_2345_6789, 513)));
+        assert_eq!(a.file_span(r2), Some((7, 2)));
+        assert_eq!(a.file_span(r3), None);
+        assert_eq!(
+            a.text(r1).unwrap(),
+            r#"{"Sequence number":17,"CallFrom":"m.py:3"}"#
+        );
+        assert_eq!(a.text(r2).unwrap(), "{}");
+        assert_eq!(a.int_value(r1, "Sequence number"), Some(17));
+        assert_eq!(a.str_value(r1, "CallFrom"), Some("m.py:3"));
+        assert_eq!(r1.1 as usize, r3.1 as usize + FILE_MARK);
+        // Copied into another arena (a shard merged), with its keys numbered otherwise.
+        let mut b = ArgsArena::default();
+        b.push_object(10, [(&b"other"[..], &b"1"[..])].into_iter());
+        let map = b.key_map(&a);
+        let c1 = b.copy_record(&a, r1, &map);
+        assert_eq!(b.file_span(c1), Some((0x1_2345_6789, 513)));
+        assert_eq!(b.text(c1), a.text(r1));
+        assert_eq!(b.int_value(c1, "Sequence number"), Some(17));
     }
 
     #[test]

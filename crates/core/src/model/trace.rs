@@ -432,6 +432,18 @@ impl Trace {
         self.args_text(self.slices.args[i])
     }
 
+    /// Where slice `i`'s whole args object lies in the stream it was read from, `(offset,
+    /// length)`, when the reader left some of its keys there
+    /// ([`crate::ingest::kineto::KinetoReader::leave_args_in_file`]); [`Trace::slice_args`] then
+    /// has only the others.
+    pub fn slice_args_in_file(&self, i: usize) -> Option<(u64, u32)> {
+        let r = *self.slices.args.get(i)?;
+        if r.1 == 0 {
+            return None;
+        }
+        self.args.file_span(r)
+    }
+
     /// An integer arg of slice `i` that has no column (`Sequence number`, `Python id`…).
     pub fn slice_arg_int(&self, i: usize, key: &str) -> Option<i64> {
         let r = *self.slices.args.get(i)?;

@@ -56,25 +56,32 @@ fn ancestors(t: &Trace, i: usize) -> impl Iterator<Item = u32> + '_ {
     .take(10_000)
 }
 
+/// The rows of an args object's text as the details panel lists them, key and value (a string
+/// without its quotes); none when the text is not a JSON object. For the model's args
+/// ([`Trace::slice_args`]) and for an args object read again from the file
+/// ([`Trace::slice_args_in_file`]).
+pub fn args_table(text: &str) -> Vec<(String, String)> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(m)) => m
+            .into_iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, text)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 pub fn details(t: &Trace, i: usize) -> Option<SliceDetails> {
     let s = &t.slices;
     if i >= s.len() {
         return None;
     }
-    let args: Vec<(String, String)> =
-        match serde_json::from_str::<serde_json::Value>(&t.slice_args(i)) {
-            Ok(serde_json::Value::Object(m)) => m
-                .into_iter()
-                .map(|(k, v)| {
-                    let text = match v {
-                        serde_json::Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (k, text)
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+    let args = args_table(&t.slice_args(i));
     let gpu_row = t.gpu.row(i as u32);
     let launch = gpu_row
         .and_then(|r| t.gpu.launch.get(r).copied())

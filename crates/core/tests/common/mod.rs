@@ -36,6 +36,11 @@ pub fn assert_same_model(a: &Trace, b: &Trace, what: &str) {
             b.slice_args_stored(i),
             "{what}: args of slice {i}"
         );
+        assert_eq!(
+            a.slice_args_in_file(i),
+            b.slice_args_in_file(i),
+            "{what}: args in the file of slice {i}"
+        );
     }
     let parts = |t: &Trace| {
         [

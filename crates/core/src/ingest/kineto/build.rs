@@ -8,6 +8,24 @@ use crate::model::*;
 use crate::warnings::WarningKind;
 use rustc_hash::FxHashMap;
 
+/// The args keys without a column that an analysis reads from a slice (`Trace::slice_arg_int`,
+/// `slice_arg_str`, `slice_args_stored`): kept in the model when the others are left in the
+/// file. `tests/args_in_file.rs` checks that every analysis gives the same answer either way.
+const ANALYSED_KEYS: &[&[u8]] = &[
+    crate::analysis::autograd::SEQUENCE_NUMBER.as_bytes(),
+    crate::analysis::autograd::FWD_THREAD_ID.as_bytes(),
+    crate::analysis::source::CALL_FROM.as_bytes(),
+    crate::analysis::graphs::GRAPH_ID.as_bytes(),
+    crate::analysis::graphs::GRAPH_NODE_ID.as_bytes(),
+    crate::model::arg_keys::bytes::STREAM,
+    // Stride, padding and dilation of a convolution, a cast's dtype: flops and the roofline.
+    b"Concrete Inputs",
+];
+
+/// A slice whose args have this key is a collective: all its args are kept (the collectives'
+/// matching reads several, `analysis/comm_calls.rs`), and collectives are few.
+const COLLECTIVE_KEY: &[u8] = b"Collective name";
+
 /// A flow endpoint as read; resolved to a slice in `finish`.
 pub(super) struct FlowEnd {
     pub cat: StrId,
@@ -72,6 +90,10 @@ pub(super) struct Builder {
     /// an `E` with no open `B` on its track is kept in [`Builder::unmatched_ends`] rather than
     /// warned about, since a `B` of an earlier shard may close it.
     pub shard: bool,
+    /// Slices keep only the args keys an analysis reads ([`ANALYSED_KEYS`]; every key of a
+    /// collective's), and where the whole object lies in the file for the rest
+    /// ([`super::KinetoReader::leave_args_in_file`]).
+    pub args_in_file: bool,
     pub unmatched_ends: Vec<UnmatchedEnd>,
     /// Which top-level keys were assigned ([`top`]).
     pub top_set: u8,
@@ -168,25 +190,40 @@ impl Builder {
     /// Appends the args object in compact form, built from the key/value spans the scanner
     /// recorded (values are copied as written).
     /// Keys whose values live in columns are left out: `Trace::slice_args` puts them back, and the
-    /// args text (a third of a trace's bytes) shrinks by half.
+    /// args text (a third of a trace's bytes) shrinks by half. With [`Builder::args_in_file`], a
+    /// slice's keys that no analysis reads are left out too, and the record says where the whole
+    /// object is (`at`: the event's offset in the stream).
     fn store_args(
         &mut self,
-        args: Option<&[u8]>,
+        ev: &Ev<'_>,
         buf: &[u8],
         pairs: &[ArgPair],
         kind: Option<SliceKind>,
+        at: u64,
     ) -> (u32, u32) {
-        let Some(a) = args else { return (0, 0) };
-        let keep =
-            |p: &ArgPair| kind.is_none_or(|k| !is_columnar(&buf[p[0]..p[1]], &buf[p[2]..p[3]], k));
-        if !pairs.iter().any(keep) {
+        let Some(a) = ev.args else { return (0, 0) };
+        let key = |p: &ArgPair| &buf[p[0]..p[1]];
+        let columnar = |p: &ArgPair| kind.is_some_and(|k| is_columnar(key(p), &buf[p[2]..p[3]], k));
+        let span = u32::try_from(a.len())
+            .ok()
+            .filter(|_| ev.args_rel != u32::MAX)
+            .map(|len| (at + u64::from(ev.args_rel), len));
+        let elsewhere = self.args_in_file
+            && kind.is_some()
+            && span.is_some()
+            && !pairs.iter().any(|p| key(p) == COLLECTIVE_KEY);
+        let analysed = |p: &ArgPair| !elsewhere || ANALYSED_KEYS.contains(&key(p));
+        let keep = |p: &ArgPair| !columnar(p) && analysed(p);
+        let left = elsewhere && pairs.iter().any(|p| !columnar(p) && !analysed(p));
+        let file = span.filter(|_| left);
+        if file.is_none() && !pairs.iter().any(keep) {
             return (0, 0);
         }
         let pairs = pairs
             .iter()
             .filter(move |p| keep(p))
             .map(|p| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
-        self.trace.args.push_object(a.len(), pairs)
+        self.trace.args.push_object_from(a.len(), pairs, file)
     }
 
     pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
@@ -322,7 +359,7 @@ impl Builder {
         let idx = self.staged.len() as u32;
         let input_dims = a.input_dims.map_or(StrId::EMPTY, |v| self.intern_json(v));
         let input_types = a.input_types.map_or(StrId::EMPTY, |v| self.intern_json(v));
-        let args = self.store_args(ev.args, buf, pairs, Some(kind));
+        let args = self.store_args(ev, buf, pairs, Some(kind), at);
         let s = &mut self.staged;
         s.start.push(start);
         s.dur.push(dur);
@@ -407,7 +444,7 @@ impl Builder {
         }
         let name = ev.name.map_or(StrId::EMPTY, |n| self.intern_raw(n));
         let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
-        let args = self.store_args(ev.args, buf, pairs, None);
+        let args = self.store_args(ev, buf, pairs, None, self.at);
         let i = &mut self.trace.instants;
         i.ts.push(ts);
         i.track.push(track);

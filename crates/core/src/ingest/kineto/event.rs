@@ -118,6 +118,9 @@ pub(super) struct Ev<'a> {
     pub bp: Option<RawStr<'a>>,
     /// The whole `args` object, raw.
     pub args: Option<&'a [u8]>,
+    /// Where `args` starts, counted from the event's `{`: with the event's offset, its place in
+    /// the file (for args left there, `model/args.rs`).
+    pub args_rel: u32,
     pub a: ArgSpans<'a>,
     /// A key read above appeared twice (the last value is kept, as `JSON.parse` does).
     pub dup: bool,
@@ -137,6 +140,7 @@ pub(super) struct EvAt {
     id: Option<Span>,
     bp: Option<(Span, bool)>,
     args: Option<Span>,
+    args_rel: u32,
     dup: bool,
 }
 
@@ -155,6 +159,7 @@ macro_rules! convert_ev {
             id: $sp($e.id),
             bp: $raw($e.bp),
             args: $sp($e.args),
+            args_rel: $e.args_rel,
             dup: $e.dup,
             $($k: $v,)*
         }
@@ -192,6 +197,7 @@ pub(super) type ArgPair = [usize; 4];
 pub(super) fn scan_event<'a>(c: &mut Cursor<'a>, pairs: &mut Vec<ArgPair>) -> Scan<Ev<'a>> {
     pairs.clear();
     let mut ev = Ev::default();
+    let event_start = c.i;
     c.expect(b'{', "expected an event object")?;
     if c.peek()? == b'}' {
         c.i += 1;
@@ -247,6 +253,7 @@ pub(super) fn scan_event<'a>(c: &mut Cursor<'a>, pairs: &mut Vec<ArgPair>) -> Sc
                 let start = c.i;
                 scan_args(c, &mut ev.a, pairs)?;
                 ev.args = Some(&c.b[start..c.i]);
+                ev.args_rel = u32::try_from(start - event_start).unwrap_or(u32::MAX);
                 512
             }
             _ => {

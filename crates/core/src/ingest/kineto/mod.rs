@@ -31,7 +31,7 @@ use crate::model::Trace;
 use crate::warnings::WarningKind;
 use build::Builder;
 pub use parallel::{ParallelReader, SHARD_BYTES};
-pub use shard::{first_byte, read_in_shards, IncomingShard, Merge, Shard};
+pub use shard::{first_byte, read_in_shards, read_in_shards_with, IncomingShard, Merge, Shard};
 use threaded::Pipe;
 
 /// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a
@@ -129,6 +129,18 @@ impl KinetoReader {
             r.sink = Sink::Threaded(p);
         }
         r
+    }
+
+    /// Keeps in the model only the args of a slice that an analysis reads, and where in the
+    /// stream its whole args object lies (`Trace::slice_args_in_file`), for a reader whose caller
+    /// can read the stream again by offset (the page's workers read a `File` or `Blob`): the rest
+    /// was only ever shown, and can be most of a trace's args (Python call stacks). Every
+    /// analysis gives the same answer. Only the one-thread reader ([`KinetoReader::new`],
+    /// [`KinetoReader::shard`]) does this; the two-thread one keeps every arg.
+    pub fn leave_args_in_file(&mut self) {
+        if let Sink::Direct(b) = &mut self.sink {
+            b.args_in_file = true;
+        }
     }
 
     /// Decoded bytes consumed so far.

@@ -34,19 +34,16 @@ impl Shard {
     /// Reads `bytes`, the first part of the stream (from offset 0): the reader every later shard
     /// is merged into.
     pub fn first(bytes: Vec<u8>) -> Shard {
-        let mut r = KinetoReader::new();
-        let read = r.push(&bytes).map(|()| r);
-        Shard {
-            start: 0,
-            bare: false,
-            bytes,
-            read,
-        }
+        Shard::read_by(KinetoReader::new(), 0, false, bytes)
     }
 
     /// Reads `bytes`, the stream from decoded offset `start` on, as a shard.
     pub fn read(start: u64, bare: bool, bytes: Vec<u8>) -> Shard {
-        let mut r = KinetoReader::shard(start, bare);
+        Shard::read_by(KinetoReader::shard(start, bare), start, bare, bytes)
+    }
+
+    /// Reads `bytes` with reader `r` (made for that place in the stream).
+    fn read_by(mut r: KinetoReader, start: u64, bare: bool, bytes: Vec<u8>) -> Shard {
         let read = r.push(&bytes).map(|()| r);
         Shard {
             start,
@@ -62,12 +59,28 @@ impl Shard {
 /// the one-thread reader's result wherever the cuts fall. Also returns how many cuts were event
 /// boundaries (merged rather than read again).
 pub fn read_in_shards(bytes: &[u8], cuts: &[usize]) -> (Result<Trace>, usize) {
+    read_in_shards_with(bytes, cuts, false)
+}
+
+/// [`read_in_shards`], every reader leaving args in the file with `args_in_file`
+/// ([`KinetoReader::leave_args_in_file`]), as the page's workers do.
+pub fn read_in_shards_with(
+    bytes: &[u8],
+    cuts: &[usize],
+    args_in_file: bool,
+) -> (Result<Trace>, usize) {
     let mut merged = 0;
-    let r = read_cut(bytes, cuts, &mut merged);
+    let r = read_cut(bytes, cuts, &mut merged, args_in_file);
     (r, merged)
 }
 
-fn read_cut(bytes: &[u8], cuts: &[usize], merged: &mut usize) -> Result<Trace> {
+fn read_cut(bytes: &[u8], cuts: &[usize], merged: &mut usize, args_in_file: bool) -> Result<Trace> {
+    let setup = |mut r: KinetoReader| {
+        if args_in_file {
+            r.leave_args_in_file();
+        }
+        r
+    };
     let bare = first_byte(bytes) == Some(b'[');
     let mut bounds = vec![0];
     bounds.extend(cuts.iter().copied().filter(|&c| c > 0 && c < bytes.len()));
@@ -76,16 +89,17 @@ fn read_cut(bytes: &[u8], cuts: &[usize], merged: &mut usize) -> Result<Trace> {
     for w in bounds.windows(2) {
         let part = bytes[w[0]..w[1].max(w[0])].to_vec();
         match &mut acc {
-            None => acc = Some(Shard::first(part).read?),
+            None => acc = Some(Shard::read_by(setup(KinetoReader::new()), 0, false, part).read?),
             Some(a) => {
                 *merged += usize::from(a.stopped_between_events(w[0] as u64, bare));
-                a.absorb(Shard::read(w[0] as u64, bare, part))?;
+                let r = setup(KinetoReader::shard(w[0] as u64, bare));
+                a.absorb(Shard::read_by(r, w[0] as u64, bare, part))?;
             }
         }
     }
     match acc {
         Some(a) => a.finish(),
-        None => KinetoReader::new().finish(),
+        None => setup(KinetoReader::new()).finish(),
     }
 }
 
