@@ -379,7 +379,7 @@ pub(super) async fn load_in_workers(
     let decoded_bytes = total;
     // The file's facts (a pass over every slice for the time bounds) in a task of their own.
     yield_now().await;
-    let tf = TraceFile::new(&name, trace);
+    let tf = TraceFile::new(&name, trace).with_source(&blob);
     let phase = |phase: &'static str| {
         ctx.progress.update(|p| {
             if let Some(p) = p {

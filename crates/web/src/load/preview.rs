@@ -177,7 +177,7 @@ async fn preview(
         }
     };
     let events = trace.event_count;
-    let tf = TraceFile::new(&name, trace);
+    let tf = TraceFile::new(&name, trace).with_source(&blob);
     let data = TimelineData::build_yielding(&tf.trace).await;
     if !alive.get() {
         return;

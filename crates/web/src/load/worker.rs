@@ -86,11 +86,15 @@ pub fn tl_first_byte(len: u32) -> u32 {
 #[wasm_bindgen]
 pub fn tl_begin(start: f64, bare: u32) {
     with(|s| {
-        s.reader = Some(if start < 0.0 {
+        let mut r = if start < 0.0 {
             KinetoReader::new()
         } else {
             KinetoReader::shard(start as u64, bare != 0)
-        });
+        };
+        // The page keeps the blob this worker reads, and reads a slice's other args from it
+        // when the details panel shows them (`platform::reread`).
+        r.leave_args_in_file();
+        s.reader = Some(r);
         s.error = None;
     });
 }

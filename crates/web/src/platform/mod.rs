@@ -10,6 +10,7 @@ pub mod export;
 pub mod frame;
 pub mod hash;
 pub mod inline;
+pub mod reread;
 pub mod resize;
 pub mod served;
 pub mod url;

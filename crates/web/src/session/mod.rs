@@ -17,6 +17,7 @@ pub use nav::{
 };
 pub use notice::Notice;
 
+use crate::platform::reread::Source;
 use derived::TimelineData;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +55,9 @@ pub struct TraceFile {
     et_link: OnceLock<Option<(usize, EtLink)>>,
     /// Whether a reader worker computed `analysis` (the load stats say so, for the benchmarks).
     from_worker: AtomicBool,
+    /// The bytes the trace was read from, where its reader left display-only args in them
+    /// (the reader workers do): the details panel reads a slice's args there.
+    pub source: Option<Source>,
 }
 
 impl TraceFile {
@@ -69,7 +73,14 @@ impl TraceFile {
             timeline: OnceLock::new(),
             et_link: OnceLock::new(),
             from_worker: AtomicBool::new(false),
+            source: None,
         }
+    }
+
+    /// The trace as read from `blob` by a reader that left args in it.
+    pub fn with_source(mut self, blob: &web_sys::Blob) -> Self {
+        self.source = Some(Source::keep(blob));
+        self
     }
 
     /// A trace file whose analysis is already known (a digest's: its skeleton trace would give

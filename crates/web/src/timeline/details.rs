@@ -4,7 +4,44 @@
 use super::tlstate::Ctx;
 use leptos::prelude::*;
 use tracelight_core::model::time::format_duration;
-use tracelight_core::view::details::details;
+use tracelight_core::view::details::{args_table, details};
+
+/// Args rows read again from the file for slice `.0`, or why they could not be.
+type FromFile = Option<(u32, Result<Vec<(String, String)>, String>)>;
+
+/// Reads the args the reader left in the file for the selected slice (core's
+/// `Trace::slice_args_in_file`) into `out`, once per selection.
+fn read_args_from_file(c: &Ctx, out: RwSignal<FromFile>) {
+    let c = c.clone();
+    Effect::new(move |_| {
+        let Some(i) = c.tl.selected.get() else { return };
+        let Some((off, len)) = c.trace().and_then(|t| t.slice_args_in_file(i as usize)) else {
+            return;
+        };
+        if out.with_untracked(|o| o.as_ref().is_some_and(|(j, _)| *j == i)) {
+            return;
+        }
+        let (session, file) = (c.session.clone(), c.file);
+        leptos::task::spawn_local(async move {
+            let Some(src) = session.trace(file).and_then(|f| f.source.as_ref()) else {
+                out.set(Some((
+                    i,
+                    Err("the file it was read from is not kept".into()),
+                )));
+                return;
+            };
+            let rows = src.read(off, len).await.and_then(|bytes| {
+                let rows = std::str::from_utf8(&bytes).ok().map(args_table).unwrap_or_default();
+                if rows.is_empty() {
+                    Err(format!("bytes {off}–{} of the file are no longer this slice's args (was the file changed?)", off + u64::from(len)))
+                } else {
+                    Ok(rows)
+                }
+            });
+            out.set(Some((i, rows)));
+        });
+    });
+}
 
 fn link(c: &Ctx, i: u32, testid: &'static str) -> impl IntoView {
     let name = c
@@ -55,10 +92,29 @@ fn jumps(c: &Ctx, kernel: Option<u32>, op: Option<u32>) -> impl IntoView {
 #[component]
 pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
     let c = ctx.clone();
+    let from_file = RwSignal::new(None);
+    read_args_from_file(&c, from_file);
     move || {
         let i = c.tl.selected.get()?;
         let t = c.trace()?;
         let d = details(t, i as usize)?;
+        // Where the reader left some args in the file, the rows are the file's once read.
+        let (args, args_from, args_note) = match t.slice_args_in_file(i as usize) {
+            None => (d.args.clone(), "memory", None),
+            Some(_) => from_file.with(|f: &FromFile| match f {
+                Some((j, Ok(rows))) if *j == i => (rows.clone(), "file", None),
+                Some((j, Err(e))) if *j == i => (
+                    d.args.clone(),
+                    "memory",
+                    Some(format!("Only the args kept in memory are shown: {e}.")),
+                ),
+                _ => (
+                    d.args.clone(),
+                    "reading",
+                    Some("Reading the other args from the file…".to_owned()),
+                ),
+            }),
+        };
         let origin = c.data.bounds.0;
         let links = |v: &[u32], id: &'static str| {
             v.iter().take(50).map(|&k| link(&c, k, id)).collect_view()
@@ -92,11 +148,12 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
                 </dl>
                 {super::provenance::section(&c, i)}
                 {super::et_details::et_section(&c, i)}
-                {(!d.args.is_empty()).then(|| view! {
+                {(!args.is_empty() || args_note.is_some()).then(|| view! {
                     <h4>"Args"</h4>
-                    <table class="tl-args" data-testid="details-args">
+                    {args_note.map(|n| view! { <p class="hint" data-testid="details-args-note">{n}</p> })}
+                    <table class="tl-args" data-testid="details-args" data-from=args_from>
                         <tbody>
-                            {d.args.iter().map(|(k, v)| view! { <tr><th>{k.clone()}</th><td>{v.clone()}</td></tr> }).collect_view()}
+                            {args.iter().map(|(k, v)| view! { <tr><th>{k.clone()}</th><td>{v.clone()}</td></tr> }).collect_view()}
                         </tbody>
                     </table>
                 })}

@@ -46,7 +46,7 @@ pub fn FactsPanel(session: SessionRef, file: usize) -> impl IntoView {
                 <div><dt>"Time span"</dt><dd data-testid="time-span">{format_duration(f.span_ns)}</dd></div>
                 <div><dt>"Devices"</dt><dd>{devices}</dd></div>
                 {rank.map(|r| view! { <div><dt>"Rank"</dt><dd>{r}</dd></div> })}
-                <div><dt>"Loaded"</dt><dd data-testid="load-stats" data-load-ms=loaded.load_ms.to_string() data-parse-ms=loaded.parse_ms.to_string() data-model-ms=loaded.model_ms.to_string() data-first-bytes-ms=loaded.first_bytes_ms.to_string() data-decoded-bytes=loaded.decoded_bytes.to_string() data-wasm-bytes=crate::platform::clock::wasm_memory_bytes().to_string() data-workers=loaded.workers.to_string() data-analysed-in=if tf.analysed_in_worker() { "worker" } else { "page" }>{format!("{mb:.1} MB ({decoded_mb:.1} MB decoded) in {:.0} ms, {speed:.0} MB/s{cores}", loaded.load_ms)}</dd></div>
+                <div><dt>"Loaded"</dt><dd data-testid="load-stats" data-load-ms=loaded.load_ms.to_string() data-parse-ms=loaded.parse_ms.to_string() data-model-ms=loaded.model_ms.to_string() data-first-bytes-ms=loaded.first_bytes_ms.to_string() data-decoded-bytes=loaded.decoded_bytes.to_string() data-wasm-bytes=crate::platform::clock::wasm_memory_bytes().to_string() data-workers=loaded.workers.to_string() data-analysed-in=if tf.analysed_in_worker() { "worker" } else { "page" } data-args-bytes=tf.trace.args.len().to_string()>{format!("{mb:.1} MB ({decoded_mb:.1} MB decoded) in {:.0} ms, {speed:.0} MB/s{cores}", loaded.load_ms)}</dd></div>
             </dl>
             {(!warnings.is_empty()).then(|| view! {
                 <details class="warnings" data-testid="warnings" open=true>
