@@ -25,7 +25,7 @@ const HAND: &str = r#"{"traceEvents": [
    "args": {"External id": 3, "Input Dims": [[2, 3], [3, 4]], "Sequence number": 17, "Fwd thread id": 0,
             "Call stack": "model.py(12): forward\ntrain.py(3): \"main\" {x: [1]}", "Python id": 4}},
   {"ph": "X", "cat": "python_function", "name": "model.py(12): forward", "pid": 1, "tid": 1, "ts": 9, "dur": 8,
-   "args": {"Python parent id": 1, "Python id": 2, "CallFrom": "train.py:3"}},
+   "args": {"Python parent id": 1, "Python id": 2, "CallFrom": "train.py:3", "Python module": "torch.nn.modules.linear.Linear_0"}},
   {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 11, "dur": 1,
    "args": {"Sequence number": 18}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 1,
@@ -94,6 +94,8 @@ fn check(bytes: &[u8], full: &Trace, lean: &Trace, what: &str) -> usize {
             "{what}: slice {i} left nothing"
         );
     }
+    // Never more memory than keeping them all.
+    assert!(lean.args.len() <= full.args.len(), "{what}: args text grew");
     let (a, b) = (
         format!("{:?}", Analysis::of(what, lean)),
         format!("{:?}", Analysis::of(what, full)),
@@ -115,9 +117,10 @@ fn hand_built_args_left_in_the_file_are_found_there_and_analyses_agree() {
     let bytes = HAND.as_bytes();
     let full = read_kineto(bytes).unwrap();
     let lean = lean(bytes);
-    // aten::mm (a call stack, a Python id), the python function (two Python ids), the launch
-    // (`cbid`) and the kernel (`queued`).
-    assert_eq!(check(bytes, &full, &lean, "hand"), 4);
+    // aten::mm (a call stack, a Python id) and the python function (a module name, two Python
+    // ids); not the launch (`cbid`) nor the kernel (`queued`), whose few bytes are worth less than
+    // saying where they are.
+    assert_eq!(check(bytes, &full, &lean, "hand"), 2);
     let find = |t: &Trace, name: &str| {
         (0..t.slices.len())
             .find(|&i| t.str(t.slices.name[i]) == name)
@@ -135,8 +138,13 @@ fn hand_built_args_left_in_the_file_are_found_there_and_analyses_agree() {
     );
     let py = find(&lean, "model.py(12): forward");
     assert_eq!(lean.slice_arg_str(py, "CallFrom"), Some("train.py:3"));
-    // Kept whole: only a kept key (add), a collective.
-    for name in ["aten::add", "ncclKernel_AllReduce_RING_LL_Sum_float"] {
+    // Kept whole: only a kept key (add), a few bytes (the launch, the kernel), a collective.
+    for name in [
+        "aten::add",
+        "cudaLaunchKernel",
+        "gemm",
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+    ] {
         assert_eq!(lean.slice_args_in_file(find(&lean, name)), None, "{name}");
     }
     assert!(

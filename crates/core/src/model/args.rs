@@ -30,7 +30,7 @@ const KEY: u8 = 0x01;
 const FILE: u8 = 0x02;
 
 /// Bytes of a [`FILE`] mark.
-const FILE_MARK: usize = 1 + 16 + 8;
+pub(crate) const FILE_MARK: usize = 1 + 16 + 8;
 
 #[derive(Debug, Clone, Default)]
 pub struct ArgsArena {
