@@ -65,6 +65,15 @@ test('a slice\'s call stack, left in the file by the workers, is read from it in
   assert.equal(Object.keys(w.rows).length, Object.keys(first.args).length);
   await w.p.screenshot({ path: shot('args-in-file-details.png') });
 
+  // The `.gz` itself: the workers read its bytes as the browser inflated them, and the panel
+  // reads that inflated blob again.
+  const gz = await openAt('workers=2', GZ, 'file');
+  assert.equal(gz.workers, 2);
+  assert.deepEqual(gz.rows, w.rows);
+  assert.equal(gz.argsBytes, w.argsBytes);
+  assert.deepEqual(gz.errors, []);
+  await gz.p.close();
+
   // The page's own reader keeps them all in memory: the same rows, from its model.
   const one = await openAt('workers=0', f, 'memory');
   assert.equal(one.workers, 0);
