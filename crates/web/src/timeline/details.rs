@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use tracelight_core::model::time::format_duration;
 use tracelight_core::view::details::{args_table, details};
 
-/// Args rows read again from the file for slice `.0`, or why they could not be.
-type FromFile = Option<(u32, Result<Vec<(String, String)>, String>)>;
+/// Args rows read again from the file for slice `.1` of file `.0`, or why they could not be.
+type FromFile = Option<(usize, u32, Result<Vec<(String, String)>, String>)>;
 
 /// Reads the args the reader left in the file for the selected slice (core's
 /// `Trace::slice_args_in_file`) into `out`, once per selection.
@@ -18,13 +18,14 @@ fn read_args_from_file(c: &Ctx, out: RwSignal<FromFile>) {
         let Some((off, len)) = c.trace().and_then(|t| t.slice_args_in_file(i as usize)) else {
             return;
         };
-        if out.with_untracked(|o| o.as_ref().is_some_and(|(j, _)| *j == i)) {
+        let (session, file) = (c.session.clone(), c.file);
+        if out.with_untracked(|o| o.as_ref().is_some_and(|(f, j, _)| (*f, *j) == (file, i))) {
             return;
         }
-        let (session, file) = (c.session.clone(), c.file);
         leptos::task::spawn_local(async move {
             let Some(src) = session.trace(file).and_then(|f| f.source.as_ref()) else {
                 out.set(Some((
+                    file,
                     i,
                     Err("the file it was read from is not kept".into()),
                 )));
@@ -38,7 +39,7 @@ fn read_args_from_file(c: &Ctx, out: RwSignal<FromFile>) {
                     Ok(rows)
                 }
             });
-            out.set(Some((i, rows)));
+            out.set(Some((file, i, rows)));
         });
     });
 }
@@ -102,8 +103,8 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
         let (args, args_from, args_note) = match t.slice_args_in_file(i as usize) {
             None => (d.args.clone(), "memory", None),
             Some(_) => from_file.with(|f: &FromFile| match f {
-                Some((j, Ok(rows))) if *j == i => (rows.clone(), "file", None),
-                Some((j, Err(e))) if *j == i => (
+                Some((k, j, Ok(rows))) if (*k, *j) == (c.file, i) => (rows.clone(), "file", None),
+                Some((k, j, Err(e))) if (*k, *j) == (c.file, i) => (
                     d.args.clone(),
                     "memory",
                     Some(format!("Only the args kept in memory are shown: {e}.")),
