@@ -87,6 +87,19 @@ test('a slice\'s call stack, left in the file by the workers, is read from it in
   await one.p.close();
 });
 
+test('a trace fetched by ?url= keeps the fetched bytes, and the panel reads its args from them', { skip: corpusSkip(GZ) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  const rel = path.relative(CORPUS, GZ).split(path.sep).map(encodeURIComponent).join('/');
+  await p.goto(`${srv.base}/?workers=2&url=${encodeURIComponent('/corpus/' + rel)}#tab=timeline&op=${encodeURIComponent(OP)}&n=1`);
+  await p.locator('[data-testid=details-args][data-from=file]').waitFor({ timeout: 120_000 });
+  const rows = await p.locator('[data-testid=details-args] th').allTextContents();
+  assert.ok(rows.includes('Call stack'), rows.join(', '));
+  assert.equal(await p.getByTestId('details-name').textContent(), OP);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 test('a file changed after the load: the panel says so and shows the args kept in memory', { skip: corpusSkip(GZ) }, async () => {
   const f = path.join(TMP, 'changed.pt.trace.json');
   const bytes = zlib.gunzipSync(fs.readFileSync(GZ));
