@@ -89,7 +89,12 @@ const OPS: [&str; 10] = [
     "nccl:send 9->-1",
 ];
 const STATES: [&str; 4] = ["scheduled", "started", "completed", "odd"];
-const PGS: [(&str, &str); 4] = [("0", "default_pg"), ("1", "dp"), ("2", "undefined"), ("", "")];
+const PGS: [(&str, &str); 4] = [
+    ("0", "default_pg"),
+    ("1", "dp"),
+    ("2", "undefined"),
+    ("", ""),
+];
 
 fn dump(r: &mut Recipe<'_>, rank: i64) -> Vec<u8> {
     let mut p = Pickler::default();
@@ -112,7 +117,10 @@ fn dump(r: &mut Recipe<'_>, rank: i64) -> Vec<u8> {
             p.open(true);
             p.key_str("name", name);
             p.key_str("desc", desc);
-            p.key_str("ranks", ["[0, 1, 2, 3]", "[0, 1]", "[x]", "[]"][usize::from(r.byte() % 4)]);
+            p.key_str(
+                "ranks",
+                ["[0, 1, 2, 3]", "[0, 1]", "[x]", "[]"][usize::from(r.byte() % 4)],
+            );
             p.close(true);
         }
     }

@@ -3,14 +3,17 @@
 //! whole and in small pushes (sizes drawn from the first byte), and with the two-thread reader the
 //! CLI uses, and requires the same outcome; then reads it in shards cut at places drawn from the
 //! first byte (event boundaries and arbitrary bytes: a wrong cut must be noticed by the merge) and
-//! requires the same model, every column and warning, or the same error.
+//! requires the same model, every column and warning, or the same error. The same again with
+//! display-only args left in the input (`leave_args_in_file`, what the page's workers do): the
+//! sharded model equals the one-thread one, and every span it leaves points at an args object
+//! (`{` … `}`) inside the input.
 //! Run: `cargo +nightly fuzz run kineto_reader fuzz/corpus/kineto -- -dict=fuzz/kineto.dict`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::mem::discriminant;
 use tracelight_core::ingest::kineto::cut::find_cut;
-use tracelight_core::ingest::kineto::{read_in_shards, KinetoReader};
+use tracelight_core::ingest::kineto::{read_in_shards, read_in_shards_with, KinetoReader};
 use tracelight_core::model::Trace;
 use tracelight_core::{Error, ErrorKind};
 
@@ -68,8 +71,8 @@ fn model(r: Result<Trace, Error>) -> Result<String, String> {
     let strings: Vec<&str> = (0..t.strings.len() as u32)
         .map(|i| t.str(tracelight_core::model::StrId(i)))
         .collect();
-    let args: Vec<String> = (0..t.slices.len())
-        .map(|i| t.slice_args_stored(i).into_owned())
+    let args: Vec<(String, Option<(u64, u32)>)> = (0..t.slices.len())
+        .map(|i| (t.slice_args_stored(i).into_owned(), t.slice_args_in_file(i)))
         .collect();
     Ok(format!(
         "{strings:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{args:?}{} {}",
@@ -121,5 +124,29 @@ fuzz_target!(|data: &[u8]| {
     let mut r = KinetoReader::new();
     let one = r.push(data).and_then(|()| r.finish());
     let (sharded, _) = read_in_shards(data, &cuts);
-    assert_eq!(model(one), model(sharded), "the sharded reader disagrees at {cuts:?}");
+    assert_eq!(
+        model(one),
+        model(sharded),
+        "the sharded reader disagrees at {cuts:?}"
+    );
+    let mut r = KinetoReader::new();
+    r.leave_args_in_file();
+    let lean = r.push(data).and_then(|()| r.finish());
+    if let Ok(t) = &lean {
+        for i in 0..t.slices.len() {
+            if let Some((off, len)) = t.slice_args_in_file(i) {
+                let span = data.get(off as usize..off as usize + len as usize);
+                assert!(
+                    span.is_some_and(|b| b.first() == Some(&b'{') && b.last() == Some(&b'}')),
+                    "slice {i}: args left at {off}+{len} are not an object there"
+                );
+            }
+        }
+    }
+    let (sharded, _) = read_in_shards_with(data, &cuts, true);
+    assert_eq!(
+        model(lean),
+        model(sharded),
+        "args left in the input: the sharded reader disagrees at {cuts:?}"
+    );
 });

@@ -30,7 +30,12 @@ impl Recipe<'_> {
             0 => i64::from(self.byte()) * 512,
             1 => -i64::from(self.byte()),
             2 => i64::MAX - i64::from(self.byte()),
-            3 => i64::from(u32::from_le_bytes([self.byte(), self.byte(), self.byte(), 0])),
+            3 => i64::from(u32::from_le_bytes([
+                self.byte(),
+                self.byte(),
+                self.byte(),
+                0,
+            ])),
             _ => i64::from(self.byte() % 16) * 4096,
         }
     }
@@ -92,7 +97,12 @@ const ACTIONS: [&str; 11] = [
     "free",
     "bogus",
 ];
-const STATES: [&str; 4] = ["active_allocated", "active_pending_free", "inactive", "weird"];
+const STATES: [&str; 4] = [
+    "active_allocated",
+    "active_pending_free",
+    "inactive",
+    "weird",
+];
 
 fn frames(r: &mut Recipe<'_>, p: &mut Pickler) {
     p.str("frames");
@@ -133,7 +143,15 @@ fn snapshot(r: &mut Recipe<'_>) -> Vec<u8> {
     p.open_list();
     for _ in 0..r.byte() % 4 {
         p.open_dict();
-        for key in ["device", "address", "total_size", "allocated_size", "active_size", "requested_size", "stream"] {
+        for key in [
+            "device",
+            "address",
+            "total_size",
+            "allocated_size",
+            "active_size",
+            "requested_size",
+            "stream",
+        ] {
             field(r, &mut p, key);
         }
         p.str("segment_type");
@@ -193,7 +211,10 @@ fuzz_target!(|data: &[u8]| {
     let loaded = l.push(&bytes).and_then(|()| l.finish());
     let Ok(Loaded::Snapshot(s)) = loaded else {
         // Every recipe is a well-formed snapshot dict: it must load.
-        panic!("a well-formed snapshot did not load: {:?}", loaded.map(|l| l.format()))
+        panic!(
+            "a well-formed snapshot did not load: {:?}",
+            loaded.map(|l| l.format())
+        )
     };
     let _ = summarize(&s);
     for d in s.devices() {
