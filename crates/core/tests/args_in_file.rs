@@ -10,8 +10,9 @@
 
 mod common;
 
+use common::kineto_corpus as corpus;
+
 use serde_json::{Map, Value};
-use std::io::Read;
 use tracelight_core::ingest::kineto::{read_in_shards_with, read_kineto, KinetoReader};
 use tracelight_core::model::arg_keys;
 use tracelight_core::model::Trace;
@@ -160,34 +161,6 @@ fn hand_built_args_left_in_the_file_are_found_there_and_analyses_agree() {
     };
     assert_eq!(texts(&lean), texts(&full));
     assert_eq!(texts(&lean), [r#"{"note":"kept","Ev Idx":3}"#]);
-}
-
-/// Every Kineto trace of the corpus, decompressed (2 MB of each in a debug build, as
-/// `tests/sharded.rs` reads them).
-fn corpus() -> Vec<(String, Vec<u8>)> {
-    let list: Value =
-        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
-    let mut out = Vec::new();
-    for rel in list["files"].as_object().unwrap().keys() {
-        let path = tracelight_testkit::root().join(rel);
-        let raw = std::fs::read(&path).expect(rel);
-        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            let mut v = Vec::new();
-            flate2::read::MultiGzDecoder::new(&raw[..])
-                .read_to_end(&mut v)
-                .expect(rel);
-            v
-        } else {
-            raw
-        };
-        let keep = if cfg!(debug_assertions) {
-            2 << 20
-        } else {
-            usize::MAX
-        };
-        out.push((rel.clone(), bytes[..bytes.len().min(keep)].to_vec()));
-    }
-    out
 }
 
 #[test]

@@ -11,18 +11,12 @@
 
 mod common;
 
-use common::assert_same_model;
-use std::io::Read;
+use common::{assert_same_model, kineto_corpus as corpus};
 use tracelight_core::ingest::kineto::cut::find_cut;
 use tracelight_core::ingest::kineto::{read_in_shards, read_kineto};
 use tracelight_core::ingest::{Loaded, Loader};
 use tracelight_core::model::Trace;
 use tracelight_core::Result;
-
-/// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
-fn corpus_dir() -> String {
-    tracelight_testkit::root().to_string_lossy().into_owned()
-}
 
 /// B/E pairs and a flow with a string id across cuts, counters, memory and plain instants,
 /// metadata given twice (the later wins), top-level keys after `traceEvents`, and warnings whose
@@ -208,34 +202,6 @@ fn many_cuts_at_once_give_the_one_thread_model() {
             assert_eq!(merged, cuts.len(), "every boundary merged");
         }
     }
-}
-
-/// Every Kineto trace of the corpus, decompressed. A debug build (CI's `cargo test`) reads 2 MB
-/// at most of each (a cut file: what precedes the cut is kept, with a warning), since the
-/// unoptimized reader takes ~90 s for the whole 444 MB; `cargo test --release` reads them whole.
-fn corpus() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let list: serde_json::Value =
-        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
-    for rel in list["files"].as_object().unwrap().keys() {
-        let raw = std::fs::read(format!("{}/{rel}", corpus_dir())).expect(rel);
-        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            let mut v = Vec::new();
-            flate2::read::MultiGzDecoder::new(&raw[..])
-                .read_to_end(&mut v)
-                .expect(rel);
-            v
-        } else {
-            raw
-        };
-        let keep = if cfg!(debug_assertions) {
-            2 << 20
-        } else {
-            usize::MAX
-        };
-        out.push((rel.clone(), bytes[..bytes.len().min(keep)].to_vec()));
-    }
-    out
 }
 
 #[test]

@@ -1,6 +1,39 @@
 //! Helpers shared by the integration tests that compare two readers' models.
 
+use std::io::Read;
 use tracelight_core::model::{StrId, Trace};
+
+/// Every Kineto trace of the corpus (the list of `tests/scripts/corpus_event_counts.out.json`),
+/// decompressed, with its path under the corpus folder. A debug build (CI's `cargo test`) keeps 2 MB
+/// at most of each (a cut file: what precedes the cut is kept, with a warning), since the
+/// unoptimized reader takes ~90 s for the whole 444 MB; `cargo test --release` reads them whole.
+#[allow(dead_code)] // Each test crate compiles this module; not every one reads the corpus.
+pub fn kineto_corpus() -> Vec<(String, Vec<u8>)> {
+    let list: serde_json::Value =
+        serde_json::from_str(include_str!("../scripts/corpus_event_counts.out.json"))
+            .expect("the corpus list is JSON");
+    let files = list["files"].as_object().expect("the list has files");
+    let mut out = Vec::new();
+    for rel in files.keys() {
+        let raw = std::fs::read(tracelight_testkit::root().join(rel)).expect(rel);
+        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+            let mut v = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut v)
+                .expect(rel);
+            v
+        } else {
+            raw
+        };
+        let keep = if cfg!(debug_assertions) {
+            2 << 20
+        } else {
+            usize::MAX
+        };
+        out.push((rel.clone(), bytes[..bytes.len().min(keep)].to_vec()));
+    }
+    out
+}
 
 /// Two models are the same: every slice column, string, stored args text, and (through their
 /// `Debug` form) every other table, the metadata and the warnings.
