@@ -208,19 +208,19 @@ impl Builder {
             .ok()
             .filter(|_| ev.args_rel != u32::MAX)
             .map(|len| (at + u64::from(ev.args_rel), len));
-        let elsewhere = self.args_in_file
-            && kind.is_some()
-            && span.is_some()
-            && !pairs.iter().any(|p| key(p) == COLLECTIVE_KEY);
         let analysed = |p: &ArgPair| ANALYSED_KEYS.contains(&key(p));
         // Only where that saves memory: what is left out (a key reference, the value, a comma
         // each) must outweigh the mark that says where it is.
-        let dropped: usize = pairs
-            .iter()
-            .filter(|p| elsewhere && !columnar(p) && !analysed(p))
-            .map(|p| 4 + p[3] - p[2])
-            .sum();
-        let left = dropped > crate::model::args::FILE_MARK;
+        let left = self.args_in_file
+            && kind.is_some()
+            && span.is_some()
+            && !pairs.iter().any(|p| key(p) == COLLECTIVE_KEY)
+            && pairs
+                .iter()
+                .filter(|p| !columnar(p) && !analysed(p))
+                .map(|p| 4 + p[3] - p[2])
+                .sum::<usize>()
+                > crate::model::args::FILE_MARK;
         let keep = |p: &ArgPair| !columnar(p) && (!left || analysed(p));
         let file = span.filter(|_| left);
         if file.is_none() && !pairs.iter().any(keep) {
