@@ -107,7 +107,7 @@ pub fn DetailsPanel(ctx: Ctx) -> impl IntoView {
                 Some((k, j, Err(e))) if (*k, *j) == (c.file, i) => (
                     d.args.clone(),
                     "memory",
-                    Some(format!("Only the args kept in memory are shown: {e}.")),
+                    Some(format!("Only the args kept in memory are shown: {e}")),
                 ),
                 _ => (
                     d.args.clone(),
