@@ -146,7 +146,40 @@ fn streamed(path: &str) {
         peak_rss() as f64 / 1e6,
         peak_rss() as f64 / total.max(1) as f64
     );
+    model_sections(&s);
     views_sections(&s);
+}
+
+/// The model as the snapshot worker hands it to the page (`ingest::snapshot::wire`), made one
+/// section at a time and decoded again: the worker makes them between the decode and the views.
+fn model_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
+    use tracelight_core::ingest::snapshot::wire::{section, Decoder};
+    let t = Instant::now();
+    let mut secs = Vec::new();
+    while let Some(sec) = section(s, secs.len()) {
+        secs.push(sec);
+    }
+    let t_enc = t.elapsed();
+    let t = Instant::now();
+    let mut d = Decoder::default();
+    for (k, sec) in secs.iter().enumerate() {
+        if let Err(e) = d.push(sec) {
+            eprintln!("model section {k}: {e}");
+            return;
+        }
+    }
+    let t_push = t.elapsed();
+    let t = Instant::now();
+    if let Err(e) = d.finish() {
+        eprintln!("model sections: {e}");
+        return;
+    }
+    println!(
+        "model sections: made in {t_enc:?}, {} sections, {:.1} MB; decoded in {t_push:?}, checked in {:?}",
+        secs.len(),
+        secs.iter().map(Vec::len).sum::<usize>() as f64 / 1e6,
+        t.elapsed()
+    );
 }
 
 /// The Memory tab's views as the snapshot worker hands them to the page

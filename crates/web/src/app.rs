@@ -1,25 +1,13 @@
 //! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
-use crate::compare::view::CompareView;
 use crate::embed::Hooks;
-use crate::flame::view::FlameView;
 use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted, Preview};
-use crate::memory::lane::MemoryLane;
-use crate::memory::view::MemoryView;
-use crate::ranks::RanksView;
-use crate::roofline::RooflineView;
 use crate::session::series::{Series, SeriesRef};
 use crate::session::{
     FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
 };
-use crate::timeline::view::{LaneFn, Timeline};
-use crate::trend::view::TrendView;
-use crate::views::gpu::GpuView;
-use crate::views::kernels::KernelsView;
-use crate::views::modules::ModulesView;
+use crate::tab_body;
 use crate::views::open::OpenBar;
-use crate::views::operators::OperatorsView;
-use crate::views::overview::{Headline, Overview};
 use crate::views::scope::ScopePicker;
 use crate::views::session_bar::{SessionBar, TabBar};
 use crate::widgets::later::Later;
@@ -31,16 +19,6 @@ use tracelight_core::analysis::scope::ScopeSpec;
 /// Where the bundled demo trace is served from (copied by trunk from `web/`).
 pub const DEMO_URL: &str = "demo/demo.pt.trace.json.gz";
 const DEMO_NAME: &str = "demo.pt.trace.json.gz";
-
-/// The memory lane under the timeline (the memory feature, composed here so the timeline does not
-/// import it).
-const MEMORY_LANE: LaneFn = |session, file, window| {
-    view! { <MemoryLane session=session file=file window=window /> }.into_any()
-};
-
-/// The compare view's side-by-side timelines.
-const PAIRED: crate::session::pair::PairedFn =
-    |session, file, pair| view! { <Timeline session=session file=file pair=pair /> }.into_any();
 
 /// The notices of one kind (`Notice::is_error`, `is_warning`, `is_skipped`), one per line.
 fn notice_text(notices: RwSignal<Vec<Notice>>, kind: fn(&Notice) -> bool) -> String {
@@ -489,29 +467,25 @@ pub fn App() -> impl IntoView {
                     let s = s.clone();
                     view! { <Later after=after><ScopePicker session=s.clone() file=file /></Later> }
                 });
+                // Each tab's body is a function of its own (`tab_body`), called through a
+                // pointer the optimizers cannot see through (`black_box`): called directly,
+                // wasm-opt inlined each into this closure (its only caller), one function of
+                // 174 KB that V8 compiled at a loaded file's first render.
+                use std::hint::black_box as opaque;
                 let body = match tab {
-                    // Embed mode: the cards above the timeline, in the iframe's height.
-                    Tab::Overview if embedded => view! {
-                        <div class="embed-overview">
-                            <Headline session=s.clone() file=file />
-                            <Timeline session=s file=file lane=MEMORY_LANE />
-                        </div>
-                    }.into_any(),
-                    Tab::Overview => view! { <Overview session=s file=file /> }.into_any(),
-                    Tab::Timeline => view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any(),
-                    Tab::Operators => view! { <OperatorsView session=s file=file /> }.into_any(),
-                    Tab::Modules => view! { <ModulesView session=s file=file /> }.into_any(),
-                    Tab::Flame => view! { <FlameView session=s file=file /> }.into_any(),
-                    Tab::Kernels => view! { <KernelsView session=s file=file /> }.into_any(),
-                    Tab::Gpu => view! { <GpuView session=s file=file /> }.into_any(),
-                    Tab::Roofline => view! { <RooflineView session=s file=file /> }.into_any(),
-                    Tab::Ranks => view! { <RanksView session=s skipped=skipped.get_untracked() /> }.into_any(),
-                    Tab::Memory => view! { <MemoryView session=s /> }.into_any(),
-                    Tab::Trend => match trend.get_untracked() {
-                        Some(t) => view! { <TrendView series=t on_pair=open_pair on_pick=open_trend /> }.into_any(),
-                        None => view! { <p class="muted">"No trend open: open a folder of runs."</p> }.into_any(),
-                    },
-                    Tab::Compare => view! { <CompareView session=s compare=compare.get() on_pick=open_compare on_drop=drop_compare paired=PAIRED /> }.into_any(),
+                    Tab::Overview if embedded => opaque(tab_body::embed_overview as fn(_, _) -> _)(s, file),
+                    Tab::Overview => opaque(tab_body::overview as fn(_, _) -> _)(s, file),
+                    Tab::Timeline => opaque(tab_body::timeline as fn(_, _) -> _)(s, file),
+                    Tab::Operators => opaque(tab_body::operators as fn(_, _) -> _)(s, file),
+                    Tab::Modules => opaque(tab_body::modules as fn(_, _) -> _)(s, file),
+                    Tab::Flame => opaque(tab_body::flame as fn(_, _) -> _)(s, file),
+                    Tab::Kernels => opaque(tab_body::kernels as fn(_, _) -> _)(s, file),
+                    Tab::Gpu => opaque(tab_body::gpu as fn(_, _) -> _)(s, file),
+                    Tab::Roofline => opaque(tab_body::roofline as fn(_, _) -> _)(s, file),
+                    Tab::Ranks => opaque(tab_body::ranks as fn(_, _) -> _)(s, skipped.get_untracked()),
+                    Tab::Memory => opaque(tab_body::memory as fn(_) -> _)(s),
+                    Tab::Trend => opaque(tab_body::trend as fn(_, _, _) -> _)(trend.get_untracked(), open_pair, open_trend),
+                    Tab::Compare => opaque(tab_body::compare as fn(_, _, _, _) -> _)(s, compare.get(), open_compare, drop_compare),
                 };
                 view! { {picker} {body} }.into_any()
             };

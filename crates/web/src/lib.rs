@@ -21,6 +21,7 @@ pub mod ranks;
 pub mod rehearse;
 pub mod roofline;
 pub mod session;
+pub mod tab_body;
 pub mod timeline;
 pub mod trend;
 pub mod views;

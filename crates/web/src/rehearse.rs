@@ -18,13 +18,11 @@
 //! a few frames, or at the first frame after a load starts.
 
 use crate::memory::chart::ChartCanvas;
-use crate::memory::view::MemoryView;
 use crate::platform::clock::{after_paint, yield_now};
 use crate::session::derived::TimelineData;
 use crate::session::memory::{chart, sources_of};
 use crate::session::{Content, LoadedFile, Session, SnapshotFile};
 use crate::session::{SessionRef, TraceFile};
-use crate::views::overview::Overview;
 use crate::views::scope::ScopePicker;
 use crate::views::session_bar::{SessionBar, TabBar};
 use crate::widgets::later::Later;
@@ -79,7 +77,9 @@ pub async fn memory_tab() {
     }
     if !crate::load::stopped() {
         let tab = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
-            view! { <div class="tab-body"><MemoryView session=session /></div> }
+            // The app's own tab body (`tab_body`), so the function compiled here is the one a
+            // loaded snapshot's first render calls.
+            view! { <div class="tab-body">{crate::tab_body::memory(session)}</div> }
         });
         frames(FRAMES).await;
         drop(tab);
@@ -152,7 +152,7 @@ pub async fn overview() {
             view! {
                 <div class="tab-body">
                     <Later after=1><ScopePicker session=s.clone() file=0 /></Later>
-                    <Overview session=session file=0 />
+                    {crate::tab_body::overview(session, 0)}
                 </div>
             }
         });

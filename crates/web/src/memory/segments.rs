@@ -213,7 +213,12 @@ pub fn SegmentView(
     let info = RwSignal::new(String::new());
     let measure = move || {
         if let Some(c) = canvas.get_untracked() {
-            width.set(f64::from(c.client_width()).max(200.0));
+            // The observer's first report repeats the size measured at mount: setting it again
+            // would paint the canvas a second time in the frame after its first paint.
+            let w = f64::from(c.client_width()).max(200.0);
+            if width.get_untracked() != w {
+                width.set(w);
+            }
         }
     };
     crate::platform::resize::follow(canvas, measure);

@@ -84,6 +84,13 @@ pub trait Wire: Sized {
     fn put(&self, out: &mut Vec<u8>);
     fn get(g: &mut Get<'_>) -> Result<Self>;
 
+    /// Appends every value of `v` to `out`. Fixed-width numbers are written into bytes grown
+    /// once: value by value, each `extend_from_slice` checked the capacity again and the loop did
+    /// not vectorize (a 50 MB snapshot's model, 18.6 MB of sections, took ~10 ms to encode).
+    fn put_many(v: &[Self], out: &mut Vec<u8>) {
+        v.iter().for_each(|x| x.put(out));
+    }
+
     /// Appends `n` values read from `g` to `out`. Fixed-width numbers take their bytes in one
     /// bounds check and convert them in a loop the compiler can vectorize: value by value, the
     /// page spent ~15 ms of a 50 MB snapshot's load (and more of a big trace's) checking bounds.
@@ -118,6 +125,16 @@ macro_rules! wire_num {
             fn get(g: &mut Get<'_>) -> Result<Self> {
                 g.array().map(<$t>::from_le_bytes)
             }
+            fn put_many(v: &[Self], out: &mut Vec<u8>) {
+                const W: usize = std::mem::size_of::<$t>();
+                let at = out.len();
+                out.resize(at + v.len() * W, 0);
+                if let Some(dst) = out.get_mut(at..) {
+                    for (d, x) in dst.chunks_exact_mut(W).zip(v) {
+                        d.copy_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
             fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
                 let values = fixed::<{ std::mem::size_of::<$t>() }>(g, n)?;
                 out.extend(values.map(<$t>::from_le_bytes));
@@ -143,6 +160,15 @@ impl Wire for StrId {
     }
     fn get(g: &mut Get<'_>) -> Result<Self> {
         u32::get(g).map(StrId)
+    }
+    fn put_many(v: &[Self], out: &mut Vec<u8>) {
+        let at = out.len();
+        out.resize(at + v.len() * 4, 0);
+        if let Some(dst) = out.get_mut(at..) {
+            for (d, x) in dst.chunks_exact_mut(4).zip(v) {
+                d.copy_from_slice(&x.0.to_le_bytes());
+            }
+        }
     }
     fn get_many(g: &mut Get<'_>, n: usize, out: &mut Vec<Self>) -> Result<()> {
         out.extend(fixed::<4>(g, n)?.map(|b| StrId(u32::from_le_bytes(b))));

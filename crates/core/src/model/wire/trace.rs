@@ -113,7 +113,7 @@ pub fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
         (v.len() as u32).put(&mut out);
     }
     (part.len() as u32).put(&mut out);
-    part.iter().for_each(|x| x.put(&mut out));
+    T::put_many(part, &mut out);
     out
 }
 
