@@ -1,6 +1,7 @@
 // Import rules of crates/web/src (after Perfetto's tools/check_imports): each top-level folder is a
 // layer that may use only the layers listed for it, and feature folders never use each other;
-// only app.rs and rehearse.rs (the first render rehearsed offscreen) compose features. Reads every `crate::…` / `super::…` path
+// only app.rs, tab_body.rs (each tab's body, a function of its own) and rehearse.rs (the first
+// render rehearsed offscreen) compose features. Reads every `crate::…` / `super::…` path
 // in the sources (comments stripped) and fails naming the file, the line and the rule broken.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,9 +19,10 @@ export const ALLOWED = {
   load: ["platform", "session"],
   widgets: ["platform"],
   ...Object.fromEntries(FEATURES.map((f) => [f, ["platform", "session", "load", "widgets"]])),
-  rehearse: [...BASE, ...FEATURES],
-  app: [...BASE, ...FEATURES, "rehearse"],
-  lib: [...BASE, ...FEATURES, "app", "rehearse"],
+  tab_body: [...BASE, ...FEATURES],
+  rehearse: [...BASE, ...FEATURES, "tab_body"],
+  app: [...BASE, ...FEATURES, "rehearse", "tab_body"],
+  lib: [...BASE, ...FEATURES, "app", "rehearse", "tab_body"],
   main: [...BASE, ...FEATURES, "app"],
 };
 
