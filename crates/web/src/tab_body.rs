@@ -35,9 +35,24 @@ const MEMORY_LANE: LaneFn = |session, file, window| {
 const PAIRED: crate::session::pair::PairedFn =
     |session, file, pair| view! { <Timeline session=session file=file pair=pair /> }.into_any();
 
-#[inline(never)]
-pub fn overview(s: SessionRef, file: usize) -> AnyView {
-    view! { <Overview session=s file=file /> }.into_any()
+/// A tab that shows one file: `$view` of (`session`, `file`).
+macro_rules! file_tab {
+    ($($name:ident => $view:ident),* $(,)?) => {$(
+        #[inline(never)]
+        pub fn $name(s: SessionRef, file: usize) -> AnyView {
+            view! { <$view session=s file=file /> }.into_any()
+        }
+    )*};
+}
+
+file_tab! {
+    overview => Overview,
+    operators => OperatorsView,
+    modules => ModulesView,
+    flame => FlameView,
+    kernels => KernelsView,
+    gpu => GpuView,
+    roofline => RooflineView,
 }
 
 /// Embed mode's Overview: the cards above the timeline, in the iframe's height.
@@ -55,36 +70,6 @@ pub fn embed_overview(s: SessionRef, file: usize) -> AnyView {
 #[inline(never)]
 pub fn timeline(s: SessionRef, file: usize) -> AnyView {
     view! { <Timeline session=s file=file lane=MEMORY_LANE /> }.into_any()
-}
-
-#[inline(never)]
-pub fn operators(s: SessionRef, file: usize) -> AnyView {
-    view! { <OperatorsView session=s file=file /> }.into_any()
-}
-
-#[inline(never)]
-pub fn modules(s: SessionRef, file: usize) -> AnyView {
-    view! { <ModulesView session=s file=file /> }.into_any()
-}
-
-#[inline(never)]
-pub fn flame(s: SessionRef, file: usize) -> AnyView {
-    view! { <FlameView session=s file=file /> }.into_any()
-}
-
-#[inline(never)]
-pub fn kernels(s: SessionRef, file: usize) -> AnyView {
-    view! { <KernelsView session=s file=file /> }.into_any()
-}
-
-#[inline(never)]
-pub fn gpu(s: SessionRef, file: usize) -> AnyView {
-    view! { <GpuView session=s file=file /> }.into_any()
-}
-
-#[inline(never)]
-pub fn roofline(s: SessionRef, file: usize) -> AnyView {
-    view! { <RooflineView session=s file=file /> }.into_any()
 }
 
 #[inline(never)]
