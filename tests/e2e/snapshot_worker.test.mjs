@@ -88,6 +88,58 @@ for (const file of [SNAP, CPP]) {
   });
 }
 
+// The worker sends the snapshot's views (summary, charts) before its model's sections: the page
+// draws the chart from them at once, with the figures, and the whole file replaces that view when
+// the model is in (load/snapshot_worker.rs `show_views`). A MutationObserver set before the pick
+// records every chart drawn, with what surrounded it at that moment.
+test('the chart is drawn from the worker\'s views before the model arrives, then the whole file replaces it', { skip: corpusSkip(SNAP) }, async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await p.addInitScript(() => {
+    window.__drawn = [];
+    const seen = new WeakSet();
+    new MutationObserver(() => {
+      for (const c of document.querySelectorAll('[data-testid=mem-chart][data-drawn="1"]')) {
+        if (seen.has(c)) continue;
+        seen.add(c);
+        const v = c.closest('[data-testid=memory-view]');
+        window.__drawn.push({
+          model: v?.getAttribute('data-model'),
+          polygons: Number(c.getAttribute('data-polygons')),
+          peak: Number(document.querySelector('[data-testid=mem-peak-active]')?.getAttribute('data-bytes')),
+          compareTab: !!document.querySelector('[data-testid=tab-compare]'),
+          waiting: !!document.querySelector('[data-testid=mem-model-pending]'),
+          segmentMap: !!document.querySelector('[data-testid=mem-segment-view]'),
+        });
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-drawn'] });
+  });
+  await p.goto(`${srv.base}/?workers=1`);
+  await p.getByTestId('empty').waitFor();
+  await p.getByTestId('file-input').setInputFiles(SNAP);
+  await p.waitForFunction(() => document.querySelector('[data-testid=memory-view]')?.getAttribute('data-model') === 'whole'
+    && document.querySelector('[data-testid=mem-segment-view]'), null, { timeout: 120_000 });
+  await p.waitForFunction(() => window.__drawn.length >= 2);
+  const drawn = await p.evaluate(() => window.__drawn);
+  const [first, last] = [drawn[0], drawn[drawn.length - 1]];
+  // First from the views alone: figures and chart, what needs the model not yet there.
+  assert.equal(first.model, 'pending', JSON.stringify(drawn));
+  assert.equal(first.compareTab, false);
+  assert.equal(first.segmentMap, false);
+  // Then the whole file: the same chart and figures (the views are shared, not rebuilt).
+  assert.equal(last.model, 'whole');
+  assert.equal(last.polygons, first.polygons);
+  assert.equal(last.peak, first.peak);
+  assert.ok(first.polygons > 1);
+  const d = cli(SNAP).snapshot.devices.find((x) => x.peak_active_bytes === first.peak);
+  assert.ok(d, `a CLI device with peak active ${first.peak}, drawn before the model`);
+  assert.equal(await p.getByTestId('mem-model-pending').count(), 0);
+  assert.equal(await p.getByTestId('tab-compare').count(), 1);
+  assert.equal(Number(await attr(p, 'mem-segment-view', 'data-segments')), d.segments);
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 test('a broken pickle is an error and a snapshot cut short a warning, from the worker as from the page\'s own reader', { skip: corpusSkip(SNAP) }, async () => {
   // An unknown opcode (0xff) right after the `segments` list opens: a syntax error at byte 18.
   const bad = path.join(TMP, 'bad.pickle');

@@ -1,7 +1,7 @@
 //! The page: open bar, error banner, then the session: its files, the tab bar and the active view.
 
 use crate::embed::Hooks;
-use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted, Preview};
+use crate::load::{load_files, load_posted, load_url, LoadCtx, Posted, Preview, PreviewOf};
 use crate::session::series::{Series, SeriesRef};
 use crate::session::{
     FineRules, LoadedFile, Nav, Notice, Progress, Session, SessionRef, Tab, TimeWindow,
@@ -524,7 +524,7 @@ pub fn App() -> impl IntoView {
                     <button class="button" on:click=move |_| notices.update(|n| n.retain(|x| !x.is_warning()))>"Dismiss"</button>
                 </div>
             </Show>
-            <Show when=move || preview.with(|p| p.as_ref().is_some_and(|(g, _)| *g == generation.get_value()))>
+            <Show when=move || preview.with(|p| p.as_ref().is_some_and(|(g, p)| *g == generation.get_value() && p.of == PreviewOf::TraceHead))>
                 {move || preview.with(|p| p.as_ref().map(|(_, p)| {
                     let pct = 100.0 * p.bytes as f64 / p.total.max(1) as f64;
                     view! {

@@ -13,7 +13,7 @@ mod warm;
 pub mod worker;
 
 pub use feed::SLICE_BYTES;
-pub use preview::{Preview, PreviewSink};
+pub use preview::{Preview, PreviewOf, PreviewSink};
 pub use warm::{prepare, rehearsal_snapshot, rehearsal_trace, stopped, warm_up};
 
 use crate::platform::clock::now_ms;

@@ -27,6 +27,17 @@ const MIN_FILE_BYTES: u64 = 128_000_000;
 /// The head read for the preview: ~0.2 s of one core, a few of a 1 GB trace's steps.
 const HEAD_BYTES: u64 = 32 << 20;
 
+/// What a preview is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PreviewOf {
+    /// A big trace's head, read while the whole trace loads: a banner says the figures are the
+    /// head's.
+    TraceHead,
+    /// A memory snapshot's views (summary, charts, flame graphs), sent by its worker ahead of the
+    /// model: every figure is the whole snapshot's; the Memory tab says what waits for the model.
+    SnapshotViews,
+}
+
 /// What a preview shows, and of what.
 #[derive(Clone)]
 pub struct Preview {
@@ -38,6 +49,7 @@ pub struct Preview {
     pub events: u64,
     /// From the pick to the head's model being handed over, ms.
     pub ready_ms: f64,
+    pub of: PreviewOf,
 }
 
 /// Where a load puts its preview, with the number of the load (a preview of an older load that
@@ -223,6 +235,7 @@ async fn preview(
             total: blob.size() as u64,
             events,
             ready_ms,
+            of: PreviewOf::TraceHead,
         },
     )));
     // The whole load goes on once the page has drawn the preview (idle), 0.5 s at most.

@@ -5,17 +5,19 @@
 //! (`tracelight_core::ingest::snapshot::wire`), which the page decodes one per task. The pickle
 //! is never decoded on the page's thread, and no task there grows with the file.
 
-use super::pool::{receive_after, AfterModel, Outcome};
+use super::pool::Outcome;
+use super::preview::{Preview, PreviewOf};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, yield_now};
 use crate::platform::url::query_param;
-use crate::session::{Content, LoadedFile, Progress, SnapshotFile};
+use crate::session::{Content, LoadedFile, Progress, Session, SnapshotFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
+use std::sync::Arc;
 use tracelight_core::ingest::snapshot::wire as snapshot_model_wire;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
-use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
+use tracelight_core::report::snapshot_wire;
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -47,6 +49,10 @@ const MIN_BYTES: f64 = 4e6;
 
 /// Work on the page's thread between yields.
 const BUDGET_MS: f64 = 30.0;
+
+/// Work on the page's thread between yields once the views are on screen: the chart is being
+/// looked at (and its first frame shown) while the model's sections are decoded.
+const SHOWN_BUDGET_MS: f64 = 8.0;
 
 /// How long the page waits for the worker's word before it looks at Cancel again.
 const TICK_MS: f64 = 100.0;
@@ -113,6 +119,11 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     let mut decoder = snapshot_model_wire::Decoder::default();
     let mut buf: Vec<u8> = Vec::new();
     let (mut first_bytes, mut busy_ms, mut last_yield) = (0.0, 0.0, now_ms());
+    // The views come before the model's sections: `(expected, got, decoder)` while they arrive,
+    // then the file they make, shown while the model arrives.
+    let mut views_in: Option<(i32, i32, snapshot_wire::Decoder)> = None;
+    let mut views: Option<Box<SnapshotFile>> = None;
+    let mut budget = BUDGET_MS;
     loop {
         let m = match JsFuture::from(pool.0.next_within(TICK_MS)).await {
             Ok(m) => m,
@@ -132,6 +143,45 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 progress(total, "receiving model");
                 pool.0.credit();
             }
+            Some("analysis") => {
+                let n = get(&m, "sections").as_f64().unwrap_or(-1.0) as i32;
+                if n > 0 {
+                    views_in = Some((n, 0, snapshot_wire::Decoder::default()));
+                } else {
+                    views_off("none");
+                }
+            }
+            Some("asection") => {
+                let Some((n, got, dec)) = views_in.as_mut() else {
+                    continue;
+                };
+                let ok = match get(&m, "bytes").dyn_into::<Uint8Array>() {
+                    Ok(arr) => {
+                        buf.resize(arr.length() as usize, 0);
+                        arr.copy_to(&mut buf);
+                        dec.push(&buf).map_err(|e| e.to_string())
+                    }
+                    Err(_) => Err("a section that is not bytes".into()),
+                };
+                *got += 1;
+                if let Err(why) = ok {
+                    views_off(&why);
+                    views_in = None;
+                } else if *got == *n {
+                    if let Some((_, _, dec)) = views_in.take() {
+                        match dec.finish() {
+                            Ok(v) => {
+                                let f = SnapshotFile::awaiting_model(v);
+                                if show_views(&f, &name, total, started, &ctx) {
+                                    budget = SHOWN_BUDGET_MS;
+                                }
+                                views = Some(f);
+                            }
+                            Err(e) => views_off(&e.to_string()),
+                        }
+                    }
+                }
+            }
             Some("section") => {
                 let arr: Uint8Array = get(&m, "bytes")
                     .dyn_into()
@@ -142,7 +192,7 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 decoder.push(&buf).map_err(|e| e.in_file(&name))?;
                 let now = now_ms();
                 busy_ms += now - t0;
-                if now - last_yield >= BUDGET_MS {
+                if now - last_yield >= budget {
                     yield_now().await;
                     last_yield = now_ms();
                 }
@@ -173,29 +223,15 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         }
     }
     let snap = decoder.finish().map_err(|e| e.in_file(&name))?;
-    // Then the views the worker builds meanwhile (summary, charts): the page's thread only
-    // decodes them. Without them (an old worker, a failure) the Memory tab computes its own.
-    ctx.progress.update(|p| {
-        if let Some(p) = p {
-            p.phase = "receiving summary and chart";
-        }
-    });
-    let views = receive_after::<snapshot_wire::Decoder>(
-        |ms| pool.0.next_within(ms),
-        || pool.0.credit(),
-        &ctx,
-    )
-    .await;
-    let views = match views {
-        Ok(v) => Some(v),
-        Err(Some(e)) => return Err(e.in_file(&name)),
-        Err(None) => None,
-    };
     super::pool::stop_when_idle(pool);
-    // The last section's decode, the file's indexes and the Memory tab's first render each in a
-    // task of their own: together they were one of 200 ms on a 1 GB snapshot.
+    // The last section's decode, the file's indexes and the Memory tab's render each in a task of
+    // their own: together they were one of 200 ms on a 1 GB snapshot. Without the worker's views
+    // (a failure) the Memory tab computes its own.
     crate::platform::clock::yield_now().await;
-    let content = Content::Snapshot(SnapshotFile::new(snap, views));
+    let content = Content::Snapshot(match views {
+        Some(v) => v.with_model(snap),
+        None => SnapshotFile::new(snap, None),
+    });
     let end = now_ms();
     crate::platform::clock::yield_now().await;
     Ok(Outcome::Loaded(LoadedFile {
@@ -212,13 +248,45 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     }))
 }
 
-impl AfterModel for snapshot_wire::Decoder {
-    type Out = SnapshotViews;
-    const WHAT: &'static str = "the snapshot worker's summary and charts";
-    fn push(&mut self, section: &[u8]) -> Result<(), Error> {
-        snapshot_wire::Decoder::push(self, section)
-    }
-    fn finish(self) -> Result<SnapshotViews, Error> {
-        snapshot_wire::Decoder::finish(self)
-    }
+/// Why the worker's views will not come: the Memory tab computes its own from the model.
+fn views_off(why: &str) {
+    web_sys::console::warn_1(&JsValue::from_str(&format!(
+        "the snapshot worker's summary and charts: {why}; computing them on the page"
+    )));
+}
+
+/// Puts the worker's views `f` on screen while the model arrives, where the load may show a
+/// preview (the user's own open of one file): the chart, figures and tables are drawn from them;
+/// what needs the model waits for the whole file, which replaces this one. Whether it did.
+fn show_views(f: &SnapshotFile, name: &str, total: u64, started: f64, ctx: &LoadCtx) -> bool {
+    let Some((signal, generation)) = ctx.preview else {
+        return false;
+    };
+    let mut shown = f.with_model(Default::default());
+    shown.pending = true;
+    let ready_ms = now_ms() - started;
+    let file = LoadedFile {
+        name: name.to_owned(),
+        bytes: total,
+        decoded_bytes: total,
+        load_ms: ready_ms,
+        parse_ms: 0.0,
+        first_bytes_ms: 0.0,
+        model_ms: ready_ms,
+        workers: 1,
+        preview: false,
+        content: Content::Snapshot(shown),
+    };
+    signal.set(Some((
+        generation,
+        Preview {
+            session: Arc::new(Session { files: vec![file] }),
+            bytes: total,
+            total,
+            events: 0,
+            ready_ms,
+            of: PreviewOf::SnapshotViews,
+        },
+    )));
+    true
 }

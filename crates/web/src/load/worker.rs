@@ -389,24 +389,27 @@ pub fn tl_snap_next_section() -> i32 {
                 s.out = vec![v];
                 n
             }
-            None => -1,
+            None => {
+                // The last one: the model is the page's now.
+                s.snapshot = None;
+                -1
+            }
         }
     })
 }
 
-/// After the snapshot's last section: builds its views (summary and charts,
-/// `report::snapshot_wire`: what the page would otherwise compute on its own thread for seconds)
-/// and drops the model. Returns how many sections they take (handed out by
-/// [`tl_next_analysis_section`]), or -1 (no snapshot, or they could not be encoded: the page
-/// computes them itself).
+/// After the snapshot is built, before its sections: builds its views (summary and charts,
+/// `report::snapshot_wire`: what the page would otherwise compute on its own thread for seconds),
+/// which the page draws while the model's sections follow. Returns how many sections they take
+/// (handed out by [`tl_next_analysis_section`]), or -1 (no snapshot, or they could not be
+/// encoded: the page computes them itself).
 #[wasm_bindgen]
 pub fn tl_snap_views() -> i32 {
     with(|s| {
-        let Some(snap) = s.snapshot.take() else {
-            return -1;
+        let sections = match &s.snapshot {
+            Some(snap) => snapshot_wire::sections(&SnapshotViews::of(snap)),
+            None => return -1,
         };
-        let v = SnapshotViews::of(&snap);
-        drop(snap);
-        hand_out(s, snapshot_wire::sections(&v))
+        hand_out(s, sections)
     })
 }

@@ -179,9 +179,17 @@ pub fn ChartCanvas(
         let chart = chart.clone();
         move |t: i64| chart.entry_at(t)
     };
+    // Drawn from a snapshot worker's views while the model arrives, the chart only shows: a pin,
+    // a zoom or a scrub would be lost when the whole file replaces it (hover still describes).
+    let pending = matches!(
+        session.files.get(source.file).map(|f| &f.content),
+        Some(crate::session::Content::Snapshot(s)) if s.pending
+    );
     let drag = StoredValue::new(None::<f64>);
     let on_down = move |ev: web_sys::MouseEvent| {
-        drag.set_value(Some(f64::from(ev.offset_x()) - AXIS_LEFT_PX));
+        if !pending {
+            drag.set_value(Some(f64::from(ev.offset_x()) - AXIS_LEFT_PX));
+        }
     };
     let hit_move = hit_at.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
@@ -231,13 +239,20 @@ pub fn ChartCanvas(
         brush.set(None);
     };
     let on_wheel = move |ev: web_sys::WheelEvent| {
+        if pending {
+            return;
+        }
         ev.prevent_default();
         let f = frame(width.get_untracked());
         let px = f64::from(ev.offset_x()) - f.left;
         let factor = (ev.delta_y() * 0.002).exp();
         view.update(|v| *v = zoom_window(*v, f.width, px, factor, bounds));
     };
-    let reset = move |_| view.set(bounds);
+    let reset = move |_| {
+        if !pending {
+            view.set(bounds);
+        }
+    };
 
     let tip_session = session.clone();
     let tip_source = source.clone();
@@ -281,7 +296,7 @@ pub fn ChartCanvas(
     view! {
         <div class="mem-chart">
             <div class="mem-chart-bar">
-                <span class="hint">{if scrub.is_some() { "hover: details · click: pin, and show the allocator state there below (on the peak marker: at the peak) · drag: zoom to range · wheel: zoom · double-click: reset" } else { "hover: details · click: pin · drag: zoom to range · wheel: zoom · double-click: reset" }}</span>
+                <span class="hint">{if pending { "hover: details · pin, zoom and the allocator state once the snapshot's model is here" } else if scrub.is_some() { "hover: details · click: pin, and show the allocator state there below (on the peak marker: at the peak) · drag: zoom to range · wheel: zoom · double-click: reset" } else { "hover: details · click: pin · drag: zoom to range · wheel: zoom · double-click: reset" }}</span>
                 <button class="button" data-testid="mem-reset" disabled=move || !zoomed() on:click=reset>"Reset zoom"</button>
             </div>
             <div class="mem-canvas-wrap">
@@ -294,7 +309,7 @@ pub fn ChartCanvas(
                     on:mouseup=on_up
                     on:mouseleave=on_leave
                     on:wheel=on_wheel
-                    on:dblclick=move |_| view.set(bounds)
+                    on:dblclick=reset
                 />
                 {tooltip}
             </div>

@@ -58,7 +58,11 @@ pub fn describe(
                 format_bytes(hi)
             ));
             if let Some(Content::Snapshot(s)) = session.files.get(src.file).map(|f| &f.content) {
-                d.frames = top_frames(s, *stack);
+                d.frames = if s.pending {
+                    vec!["(the stack comes with the snapshot's model, still on its way)".into()]
+                } else {
+                    top_frames(s, *stack)
+                };
                 if d.frames.is_empty() {
                     d.frames.push("(no stack recorded)".into());
                 }

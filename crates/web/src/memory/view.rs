@@ -48,6 +48,9 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
         }
     };
     let s2 = session.clone();
+    // Another device's chart waits for the model: a pick made now would be lost when the whole
+    // file replaces this view.
+    let pending = session.awaiting_model();
     let devices = move || {
         let srcs = sources_of(&s2, file.get());
         (srcs.len() > 1).then(|| {
@@ -63,7 +66,7 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
                         SourceKind::Timeline => "mem-device-all".into(),
                     };
                     view! {
-                        <button class="tab" data-testid=id class:active=move || pick.get() == k on:click=move |_| pick.set(k)>
+                        <button class="tab" data-testid=id class:active=move || pick.get() == k on:click=move |_| pick.set(k) disabled=pending>
                             {s.device_label()}
                         </button>
                     }
@@ -95,6 +98,13 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
             .map_or(0.0, |f| f.load_ms)
             .to_string()
     };
+    // "pending" while a snapshot's model is still coming from its worker (its views drawn), else
+    // "whole".
+    let s7 = session.clone();
+    let model = move || match s7.files.get(file.get()).map(|f| &f.content) {
+        Some(Content::Snapshot(s)) if s.pending => "pending",
+        _ => "whole",
+    };
     // Where the summary and charts were built: "worker" when the snapshot's worker sent them.
     let s6 = session.clone();
     let views_in = move || match s6.files.get(file.get()).map(|f| &f.content) {
@@ -103,7 +113,7 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
     };
     view! {
         <section class="memory" data-testid="memory-view" data-workers=workers data-load-ms=load_ms
-            data-views-in=views_in
+            data-views-in=views_in data-model=model
             data-wasm-bytes=move || { file.get(); crate::platform::clock::wasm_memory_bytes().to_string() }>
             <div class="mem-head">
                 <select data-testid="mem-file" on:change=on_file disabled=files.len() < 2>{file_options}</select>
@@ -216,7 +226,19 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
         }
         _ => None,
     };
+    // Drawn from a snapshot worker's views while its model arrives: the figures and the chart
+    // only. The tables, flame graph and segment map come with the whole file, which replaces this
+    // one (built here, they would be built again, and a row picked would be lost).
+    let pending = matches!(&session.files[file].content, Content::Snapshot(s) if s.pending);
     let tables = match source.kind {
+        SourceKind::Snapshot { .. } if pending => Some(
+            view! {
+                <p class="hint" data-testid="mem-model-pending">
+                    "The tables, the flame graph at the peak and the segment map come with the snapshot's model, still on its way from the worker."
+                </p>
+            }
+            .into_any(),
+        ),
         SourceKind::Snapshot { device } => snapshot_summary(&session, file)
             .and_then(|s| s.devices.iter().find(|d| d.device == device).cloned())
             .map(|d| {
@@ -255,6 +277,14 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
     };
     // A snapshot without trace entries has no history: no timeline is drawn (nor invented).
     let no_history = match (&session.files[file].content, source.kind) {
+        (Content::Snapshot(s), SourceKind::Snapshot { device }) if s.pending => {
+            snapshot_summary(&session, file).is_none_or(|sum| {
+                sum.devices
+                    .iter()
+                    .find(|d| d.device == device)
+                    .is_none_or(|d| d.trace_entries == 0)
+            })
+        }
         (Content::Snapshot(s), SourceKind::Snapshot { device }) => {
             s.trace(device).is_none_or(|t| t.is_empty())
         }

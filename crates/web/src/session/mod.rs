@@ -235,6 +235,10 @@ pub struct SnapshotFile {
     pub charts: Vec<(i64, Arc<MemoryChart>)>,
     /// `(device, peak flame graph)`, the same devices.
     pub flames: Vec<(i64, Arc<PeakFlame>)>,
+    /// The views alone, while the model is still coming from the snapshot's worker: `snap` is
+    /// then empty, and what needs the model (the segment map, an allocation's stack, Compare)
+    /// waits for the file that replaces this one ([`SnapshotFile::awaiting_model`]).
+    pub pending: bool,
 }
 
 impl SnapshotFile {
@@ -261,6 +265,27 @@ impl SnapshotFile {
             summary,
             charts,
             flames,
+            pending: false,
+        })
+    }
+
+    /// The worker's views before its model: the chart, figures and tables are drawn from them
+    /// while the model's sections arrive (`load::snapshot_worker`).
+    pub fn awaiting_model(views: SnapshotViews) -> Box<SnapshotFile> {
+        let mut f = SnapshotFile::new(Snapshot::default(), Some(views));
+        f.pending = true;
+        f
+    }
+
+    /// This file's views with the whole model: the same charts and summary (shared, not
+    /// copied), so nothing drawn from them is computed again.
+    pub fn with_model(&self, snap: Snapshot) -> Box<SnapshotFile> {
+        Box::new(SnapshotFile {
+            snap,
+            summary: self.summary.clone(),
+            charts: self.charts.clone(),
+            flames: self.flames.clone(),
+            pending: false,
         })
     }
 }
@@ -377,6 +402,13 @@ impl Session {
     }
 
     /// Tabs that have something to show for this session.
+    /// Whether a snapshot's model is still coming (its views are on screen meanwhile).
+    pub fn awaiting_model(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(&f.content, Content::Snapshot(s) if s.pending))
+    }
+
     pub fn available_tabs(&self) -> Vec<Tab> {
         let has_trace = !self.trace_indices().is_empty();
         let has_memory = !self.snapshot_indices().is_empty()
@@ -408,8 +440,10 @@ impl Session {
                         || self.has_flight_recorder()
                         || self.snapshot_indices().len() > 1
                 }
-                // Two snapshots compare too (the snapshot diff).
-                Tab::Compare => has_trace || !self.snapshot_indices().is_empty(),
+                // Two snapshots compare too (the snapshot diff), once their models are here.
+                Tab::Compare => {
+                    (has_trace || !self.snapshot_indices().is_empty()) && !self.awaiting_model()
+                }
                 Tab::Kernels | Tab::Gpu | Tab::Roofline => has_gpu,
                 // Only while a trend is open: `app.rs` adds it.
                 Tab::Trend => false,

@@ -201,17 +201,18 @@ impl DeviceTrace {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SnapshotKind {
     /// `torch.cuda.memory._dump_snapshot` (the caching allocator's own state).
+    #[default]
     Allocator,
     /// memory_viz `_profile_to_snapshot` output (built from a profile, not the allocator).
     ProfilePlot,
 }
 
-/// A decoded memory snapshot.
-#[derive(Debug, Clone)]
+/// A decoded memory snapshot (the default: an allocator snapshot with nothing in it).
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub kind: SnapshotKind,
     pub strings: Interner,

@@ -157,35 +157,13 @@ const PER_DEVICE: usize = {
 };
 
 /// Rebuilds a snapshot from the sections of [`encode`], taken one at a time.
+#[derive(Default)]
 pub struct Decoder {
     s: Snapshot,
     head: bool,
     devices: usize,
     col: usize,
     left: Option<usize>,
-}
-
-impl Default for Decoder {
-    fn default() -> Self {
-        Decoder {
-            s: Snapshot {
-                kind: SnapshotKind::Allocator,
-                strings: Interner::default(),
-                frames: Frames::default(),
-                stacks: Stacks::default(),
-                segments: Segments::default(),
-                blocks: Blocks::default(),
-                device_traces: Vec::new(),
-                allocator_settings: None,
-                external_annotations: None,
-                warnings: Warnings::default(),
-            },
-            head: false,
-            devices: 0,
-            col: 0,
-            left: None,
-        }
-    }
 }
 
 fn json_of(t: Option<String>) -> Result<Option<serde_json::Value>> {
