@@ -4,7 +4,8 @@
 // the file's size, every long task (PerformanceObserver `longtask`, > 50 ms) on the page's thread
 // from navigation to the end of the interactions (`long_tasks_list`, ms since navigation, beside
 // `picked_at`) and those from the pick on (`long_tasks_after_pick`), and the time for the chart's hover tooltip, the
-// segment map and the flame graph to answer. Then memory_viz's own offline conversion of the same
+// segment map and the flame graph to answer, once the whole model is in (`whole_model_ms`: the
+// first chart comes earlier, from the worker's views). Then memory_viz's own offline conversion of the same
 // file, in the same run: torch's `_memory_viz.py trace_plot FILE -o OUT.html` (pickle.load of the
 // whole file into Python objects, then the HTML that embeds it for MemoryViz.js), under a memory
 // cap so it fails cleanly instead of swapping the machine (its time, or how it failed).
@@ -62,6 +63,10 @@ async function once(b, srv) {
   if (drawn < 0) throw new Error(await p.getByTestId('error').textContent());
   const t0 = await p.evaluate(() => window.__t0);
   const r = { first_chart_ms: Math.round(drawn - t0) };
+  // The first chart is drawn from the worker's views; the whole file (the model) replaces that
+  // view when its sections are in: the page's memory is read then.
+  await p.waitForFunction(() => document.querySelector('[data-testid=memory-view]')?.getAttribute('data-model') === 'whole', null, { timeout: 600_000 });
+  r.whole_model_ms = Math.round(await p.evaluate(() => performance.now()) - t0);
   const view = p.getByTestId('memory-view');
   r.workers = Number(await view.getAttribute('data-workers'));
   r.page_wasm_bytes = Number(await view.getAttribute('data-wasm-bytes'));

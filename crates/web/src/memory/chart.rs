@@ -8,6 +8,8 @@ use crate::session::SessionRef;
 use crate::widgets::memory_paint::{paint_axes, paint_data_cached, ColumnCache, Frame, Overlay};
 use leptos::html;
 use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use tracelight_core::analysis::memory_chart::{
     brush_window, px_time, x_px, zoom_window, MemoryChart,
@@ -17,6 +19,14 @@ use web_sys::CanvasRenderingContext2d;
 pub const AXIS_LEFT_PX: f64 = 74.0;
 const TOP_PX: f64 = 14.0;
 const BOTTOM_PX: f64 = 22.0;
+
+thread_local! {
+    /// The columns of a chart drawn from a snapshot worker's views while its model arrives (the
+    /// chart's `Arc` as the key), for the same chart drawn again when the whole file replaces
+    /// that view: a big chart's first paint then needs no task of its own to compute them, and the
+    /// chart is never blank between the two.
+    static HANDED: RefCell<Option<(usize, Rc<RefCell<ColumnCache>>)>> = const { RefCell::new(None) };
+}
 
 /// A canvas sized for the device pixel ratio ([`crate::platform::canvas::prepare`]), cleared to
 /// the charts' white background.
@@ -78,12 +88,28 @@ pub fn ChartCanvas(
     };
     crate::platform::resize::follow(canvas, measure);
 
+    // Drawn from a snapshot worker's views while the model arrives, the chart only shows: a pin,
+    // a zoom or a scrub would be lost when the whole file replaces it (hover still describes).
+    let pending = matches!(
+        session.files.get(source.file).map(|f| &f.content),
+        Some(crate::session::Content::Snapshot(s)) if s.pending
+    );
     let painted = chart.clone();
-    let columns = StoredValue::new_local(ColumnCache::default());
+    let key = Arc::as_ptr(&chart) as usize;
+    let handed = HANDED.with(|h| match h.borrow_mut().take() {
+        Some((k, c)) if k == key => Some(c),
+        _ => None,
+    });
+    let from_views = handed.is_some();
+    let columns = handed.unwrap_or_default();
+    if pending {
+        HANDED.with(|h| *h.borrow_mut() = Some((key, columns.clone())));
+    }
     // A big file's first paint (~35 ms on a 1 GB snapshot) comes two tasks after the one that
     // builds the tab: the first computes the columns (~20 ms), the second paints them; `again`
     // asks the effect for it.
-    let defer_first = StoredValue::new(session.files.get(source.file).is_some_and(|f| f.is_big()));
+    let defer_first =
+        StoredValue::new(!from_views && session.files.get(source.file).is_some_and(|f| f.is_big()));
     let again = RwSignal::new(0u32);
     Effect::new(move |_| {
         let (w, v) = (width.get(), view.get());
@@ -99,10 +125,10 @@ pub fn ChartCanvas(
         }
         if defer_first.get_value() {
             defer_first.set_value(false);
-            let (chart, width) = (painted.clone(), frame(w).width);
+            let (chart, width, columns) = (painted.clone(), frame(w).width, columns.clone());
             leptos::task::spawn_local(async move {
                 crate::platform::clock::yield_now().await;
-                let _ = columns.try_update_value(|cache| cache.fill(&chart, v, width));
+                columns.borrow_mut().fill(&chart, v, width);
                 crate::platform::clock::yield_now().await;
                 let _ = again.try_update(|n| *n += 1);
             });
@@ -113,11 +139,15 @@ pub fn ChartCanvas(
         };
         let f = frame(w);
         paint_axes(&ctx, &painted, v, &f, y_max, bounds.0);
-        let n = columns
-            .try_update_value(|cache| {
-                paint_data_cached(&ctx, &painted, v, &f, y_max, &overlay, cache)
-            })
-            .unwrap_or(0);
+        let n = paint_data_cached(
+            &ctx,
+            &painted,
+            v,
+            &f,
+            y_max,
+            &overlay,
+            &mut columns.borrow_mut(),
+        );
         let _ = c.set_attribute("data-polygons", &n.to_string());
         let _ = c.set_attribute("data-drawn", "1");
         // The scrubber's entry: a dashed line labelled like the segment map below it.
@@ -179,12 +209,6 @@ pub fn ChartCanvas(
         let chart = chart.clone();
         move |t: i64| chart.entry_at(t)
     };
-    // Drawn from a snapshot worker's views while the model arrives, the chart only shows: a pin,
-    // a zoom or a scrub would be lost when the whole file replaces it (hover still describes).
-    let pending = matches!(
-        session.files.get(source.file).map(|f| &f.content),
-        Some(crate::session::Content::Snapshot(s)) if s.pending
-    );
     let drag = StoredValue::new(None::<f64>);
     let on_down = move |ev: web_sys::MouseEvent| {
         if !pending {

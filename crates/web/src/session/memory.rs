@@ -180,6 +180,10 @@ pub fn chart(session: &SessionRef, src: &Source) -> Option<Arc<MemoryChart>> {
         if let Some((_, c)) = s.charts.iter().find(|(d, _)| *d == device) {
             return Some(c.clone());
         }
+        // Not from a model that is still on its way (empty until then).
+        if s.pending {
+            return None;
+        }
     }
     if let Some(c) = with_cache(session, |c| c.charts.get(&(src.file, src.kind)).cloned()) {
         return Some(c);
