@@ -314,6 +314,63 @@ fn views_with_shared_replays_equal_each_view_made_alone() {
     tracelight_testkit::checked("views with shared replays", n, CORPUS_SNAPSHOTS.len());
 }
 
+/// The snapshot worker's first views (figures and charts, drawn while the model travels) hold
+/// the same charts, flame graphs and figures as the whole views, with the tables left for the
+/// summary that follows; that summary, through its section, is `summarize`'s.
+#[test]
+fn first_views_are_the_whole_views_without_their_tables() {
+    use tracelight_core::analysis::snapshot::summarize;
+    use tracelight_core::report::snapshot_wire::{summary_of, summary_section, SnapshotViews};
+    let mut n = 0;
+    for rel in CORPUS_SNAPSHOTS {
+        let Some(s) = load(rel) else { continue };
+        let (first, whole) = (SnapshotViews::first(&s), SnapshotViews::of(&s));
+        assert_eq!(
+            format!("{:?}", first.charts),
+            format!("{:?}", whole.charts),
+            "{rel}"
+        );
+        assert_eq!(
+            format!("{:?}", first.flames),
+            format!("{:?}", whole.flames),
+            "{rel}"
+        );
+        assert_eq!(
+            first.summary.devices.len(),
+            whole.summary.devices.len(),
+            "{rel}"
+        );
+        for (f, w) in first.summary.devices.iter().zip(&whole.summary.devices) {
+            assert!(
+                f.peak_blocks.is_empty() && f.by_stack.is_empty(),
+                "{rel}: no tables"
+            );
+            assert!(
+                f.dump.pools.is_empty() && f.dump.largest_blocks.is_empty(),
+                "{rel}"
+            );
+            let mut w = w.clone();
+            (w.peak_blocks, w.by_stack, w.dump) = (Vec::new(), Vec::new(), Default::default());
+            assert_eq!(
+                format!("{f:?}"),
+                format!("{w:?}"),
+                "{rel}: device {}",
+                f.device
+            );
+        }
+        let sum = summarize(&s);
+        let back = summary_of(&summary_section(&sum).unwrap()).unwrap();
+        assert_eq!(
+            format!("{back:?}"),
+            format!("{sum:?}"),
+            "{rel}: summary section"
+        );
+        assert!(summary_of(b"{").is_err());
+        n += 1;
+    }
+    tracelight_testkit::checked("first views", n, CORPUS_SNAPSHOTS.len());
+}
+
 /// A pickle written opcode by opcode, memoizing each new string and container as `pickle` does
 /// (protocol 4 `MEMOIZE`), so later uses are memo fetches.
 #[derive(Default)]

@@ -12,8 +12,8 @@
 // section per task and holds at most two in flight (the page gives two credits at first).
 //
 // A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
-// file in pieces, the model's sections sent ahead of the page's credits (up to 64 MiB not yet
-// acknowledged), then its views one section per credit.
+// file in pieces; then its views (summary, charts, flame graphs), all at once, which the page draws
+// while the model's sections follow ahead of its credits (up to 64 MiB not yet acknowledged).
 //
 // The workers are made from a Blob URL of the text below: no request leaves the page for them.
 
@@ -196,10 +196,11 @@ async function runSnapshot() {
     self.postMessage({ kind: 'error-sections', sections: secs }, secs);
     return;
   }
-  // The views (summary, charts, flame graphs) first, built here instead of in tasks of seconds on
-  // the page's thread, all at once (no credits: a few MB): the page draws the chart from them
-  // while the model's sections are made and sent (those had come first, ~15 ms of a 50 MB
-  // snapshot's drop -> chart, seconds of a gigabyte's).
+  // The views (each device's figures, chart and flame graph) first, built here instead of in
+  // tasks of seconds on the page's thread, all at once (no credits: a few MB): the page draws the
+  // chart from them while the model's sections are made and sent (those had come first, ~15 ms
+  // of a 50 MB snapshot's drop -> chart, seconds of a gigabyte's). The whole summary, with the
+  // peak's tables (~60 % of the views' time), comes after the model.
   const nv = x.tl_snap_views();
   self.postMessage({ kind: 'analysis', sections: nv, wasm: x.memory.buffer.byteLength });
   for (let i = 0; i < nv; i++) {
@@ -227,6 +228,10 @@ async function runSnapshot() {
     sizes.push(len);
     unacked += len;
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
+  }
+  if (x.tl_snap_summary() >= 0) {
+    const secs = sections(1);
+    self.postMessage({ kind: 'summary', buf: secs[0] }, secs);
   }
   self.postMessage({ kind: 'done', wasm: x.memory.buffer.byteLength });
 }
@@ -373,8 +378,9 @@ export class ShardPool {
    * `{kind: 'error', message}` when a worker itself failed. After `done`, the analysis:
    * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
    * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
-   * then 1): after `model` come its views as the analysis, every `asection` without credits, then
-   * its model's sections and `done`; anything else a
+   * then 1): after `model` come its first views as the analysis, every `asection` without
+   * credits, then its model's sections, `{kind: 'summary', bytes}` (the whole summary) and `done`;
+   * anything else a
    * Kineto trace. `previewTo` > 0 reads only the trace's head, from byte 0 to the first event
    * boundary at or after that byte, in one worker: the model of what a slower whole load will
    * show, to look at meanwhile (its end, the cut, comes as `{kind: 'parsed', end}`).
@@ -444,6 +450,7 @@ export class ShardPool {
         break;
       case 'section':
       case 'asection':
+      case 'summary':
         this.arrive({ kind: m.kind, bytes: new Uint8Array(m.buf) });
         break;
       case 'error-sections':

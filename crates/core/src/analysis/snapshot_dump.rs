@@ -179,8 +179,8 @@ pub struct MetadataGroup {
     pub bytes: u64,
 }
 
-/// One device at the dump.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One device at the dump (the default: not computed, as in a snapshot worker's first figures).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DumpState {
     /// Whether the device's trace has entries: without, there is no timeline, only this state.
     pub has_trace: bool,

@@ -14,6 +14,7 @@ use crate::session::{Content, LoadedFile, Progress, Session, SnapshotFile};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use std::sync::Arc;
+use tracelight_core::analysis::snapshot::SnapshotSummary;
 use tracelight_core::ingest::snapshot::wire as snapshot_model_wire;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
@@ -123,6 +124,8 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     // then the file they make, shown while the model arrives.
     let mut views_in: Option<(i32, i32, snapshot_wire::Decoder)> = None;
     let mut views: Option<Box<SnapshotFile>> = None;
+    // The whole summary, after the model's sections (the views' figures lack the peak's tables).
+    let mut summary: Option<SnapshotSummary> = None;
     let mut budget = BUDGET_MS;
     loop {
         let m = match JsFuture::from(pool.0.next_within(TICK_MS)).await {
@@ -198,6 +201,14 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 }
                 pool.0.credit();
             }
+            Some("summary") => {
+                summary = match get(&m, "bytes").dyn_into::<Uint8Array>() {
+                    Ok(arr) => snapshot_wire::summary_of(&arr.to_vec())
+                        .map_err(|e| views_off(&e.to_string()))
+                        .ok(),
+                    Err(_) => None,
+                };
+            }
             Some("done") => break,
             Some("error") => {
                 // The file's own error, encoded by the worker; absent when the worker itself failed.
@@ -229,7 +240,13 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     // (a failure) the Memory tab computes its own.
     crate::platform::clock::yield_now().await;
     let content = Content::Snapshot(match views {
-        Some(v) => v.with_model(snap),
+        Some(v) => {
+            let mut f = v.with_model(snap);
+            // Without the whole summary the Memory tab computes its own (the views' lacks the
+            // peak's tables).
+            f.summary = summary.map(Arc::new);
+            f
+        }
         None => SnapshotFile::new(snap, None),
     });
     let end = now_ms();

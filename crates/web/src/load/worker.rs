@@ -5,6 +5,7 @@
 //! the module is a stub that throws, so nothing here may call into JS (no DOM, no clock, no log).
 
 use std::cell::RefCell;
+use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::kineto::cut::find_cut_forward;
 use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader};
 use tracelight_core::ingest::snapshot::{self, Snapshot};
@@ -389,27 +390,45 @@ pub fn tl_snap_next_section() -> i32 {
                 s.out = vec![v];
                 n
             }
-            None => {
-                // The last one: the model is the page's now.
-                s.snapshot = None;
-                -1
-            }
+            None => -1,
         }
     })
 }
 
-/// After the snapshot is built, before its sections: builds its views (summary and charts,
-/// `report::snapshot_wire`: what the page would otherwise compute on its own thread for seconds),
-/// which the page draws while the model's sections follow. Returns how many sections they take
-/// (handed out by [`tl_next_analysis_section`]), or -1 (no snapshot, or they could not be
-/// encoded: the page computes them itself).
+/// After the snapshot is built, before its sections: builds its first views (each device's
+/// figures, chart and flame graph, `SnapshotViews::first`: what the page would otherwise compute
+/// on its own thread for seconds), which the page draws while the model's sections follow.
+/// Returns how many sections they take (handed out by [`tl_next_analysis_section`]), or -1 (no
+/// snapshot, or they could not be encoded: the page computes them itself).
 #[wasm_bindgen]
 pub fn tl_snap_views() -> i32 {
     with(|s| {
         let sections = match &s.snapshot {
-            Some(snap) => snapshot_wire::sections(&SnapshotViews::of(snap)),
+            Some(snap) => snapshot_wire::sections(&SnapshotViews::first(snap)),
             None => return -1,
         };
         hand_out(s, sections)
+    })
+}
+
+/// After the model's last section: the whole summary (the first views' figures with the peak's
+/// tables and the state at the dump) as the output, and the model dropped. Its length, or -1
+/// (the page then computes it itself).
+#[wasm_bindgen]
+pub fn tl_snap_summary() -> i32 {
+    with(|s| {
+        let Some(snap) = s.snapshot.take() else {
+            return -1;
+        };
+        let sum = summarize(&snap);
+        drop(snap);
+        match snapshot_wire::summary_section(&sum) {
+            Ok(v) => {
+                let n = v.len() as i32;
+                s.out = vec![v];
+                n
+            }
+            Err(_) => -1,
+        }
     })
 }
