@@ -66,7 +66,9 @@ pub fn App() -> impl IntoView {
         let scope = nav
             .scope
             .with(|s| (*s != ScopeSpec::Whole).then(|| s.text()));
-        if session.with(|s| s.is_some()) {
+        // Not for a snapshot's views shown while its model arrives (~4 ms before its first frame):
+        // the whole file, on the same tab and file, writes the link a moment later.
+        if session.with(|s| s.as_ref().is_some_and(|s| !s.awaiting_model())) {
             // In a task of its own: `history.replaceState` took ~40 ms in the same task as a big
             // snapshot's first render.
             leptos::task::spawn_local(async move {
