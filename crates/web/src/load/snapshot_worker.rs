@@ -3,7 +3,9 @@
 //! [`super::worker`]) reads the whole file in 4 MiB pieces through core's `Loader` (the streaming
 //! snapshot reader, bounded memory) and hands the model over as sections
 //! (`tracelight_core::ingest::snapshot::wire`), which the page decodes one per task. The pickle
-//! is never decoded on the page's thread, and no task there grows with the file.
+//! is never decoded on the page's thread, and no task there grows with the file. Before the
+//! model come its first views (figures, charts, flame graphs), which the page puts on screen at
+//! once ([`show_views`]); after it, the whole summary.
 
 use super::pool::Outcome;
 use super::preview::{Preview, PreviewOf};
