@@ -90,10 +90,10 @@ pub fn ChartCanvas(
 
     // Drawn from a snapshot worker's views while the model arrives, the chart only shows: a pin,
     // a zoom or a scrub would be lost when the whole file replaces it (hover still describes).
-    let pending = matches!(
-        session.files.get(source.file).map(|f| &f.content),
-        Some(crate::session::Content::Snapshot(s)) if s.pending
-    );
+    let pending = session
+        .files
+        .get(source.file)
+        .is_some_and(|f| f.awaiting_model());
     let painted = chart.clone();
     let key = Arc::as_ptr(&chart) as usize;
     let handed = HANDED.with(|h| match h.borrow_mut().take() {

@@ -101,9 +101,9 @@ pub fn MemoryView(session: SessionRef) -> impl IntoView {
     // "pending" while a snapshot's model is still coming from its worker (its views drawn), else
     // "whole".
     let s7 = session.clone();
-    let model = move || match s7.files.get(file.get()).map(|f| &f.content) {
-        Some(Content::Snapshot(s)) if s.pending => "pending",
-        _ => "whole",
+    let model = move || match s7.files.get(file.get()).is_some_and(|f| f.awaiting_model()) {
+        true => "pending",
+        false => "whole",
     };
     // Where the summary and charts were built: "worker" when the snapshot's worker sent them.
     let s6 = session.clone();
@@ -229,7 +229,7 @@ fn SourceView(session: SessionRef, source: Source) -> impl IntoView {
     // Drawn from a snapshot worker's views while its model arrives: the figures and the chart
     // only. The tables, flame graph and segment map come with the whole file, which replaces this
     // one (built here, they would be built again, and a row picked would be lost).
-    let pending = matches!(&session.files[file].content, Content::Snapshot(s) if s.pending);
+    let pending = session.files[file].awaiting_model();
     let tables = match source.kind {
         SourceKind::Snapshot { .. } if pending => Some(
             view! {

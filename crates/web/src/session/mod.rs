@@ -269,8 +269,8 @@ impl SnapshotFile {
         })
     }
 
-    /// The worker's views before its model: the chart, figures and tables are drawn from them
-    /// while the model's sections arrive (`load::snapshot_worker`).
+    /// The worker's views before its model: the figures and the chart are drawn from them while
+    /// the model's sections arrive (`load::snapshot_worker`).
     pub fn awaiting_model(views: SnapshotViews) -> Box<SnapshotFile> {
         let mut f = SnapshotFile::new(Snapshot::default(), Some(views));
         f.pending = true;
@@ -330,6 +330,11 @@ pub struct LoadedFile {
 }
 
 impl LoadedFile {
+    /// A snapshot whose views are shown while its model is still coming ([`SnapshotFile::pending`]).
+    pub fn awaiting_model(&self) -> bool {
+        matches!(&self.content, Content::Snapshot(s) if s.pending)
+    }
+
     /// A big trace (or a big trace's preview): its Overview renders its cards a task each
     /// (`widgets::later`), so no task of the page runs long while workers hold the other cores.
     pub fn is_big(&self) -> bool {
@@ -404,9 +409,7 @@ impl Session {
     /// Tabs that have something to show for this session.
     /// Whether a snapshot's model is still coming (its views are on screen meanwhile).
     pub fn awaiting_model(&self) -> bool {
-        self.files
-            .iter()
-            .any(|f| matches!(&f.content, Content::Snapshot(s) if s.pending))
+        self.files.iter().any(LoadedFile::awaiting_model)
     }
 
     pub fn available_tabs(&self) -> Vec<Tab> {
