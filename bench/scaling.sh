@@ -7,7 +7,10 @@
 #
 # PARSE and SYNTH name the two programs (defaults: target/release/examples/parse and
 # target/release/tracelight-synth); python3 needs pysimdjson. GB sets the large file's size (0
-# skips it). Each `parse` line is first byte → model ready in decoded MB/s; wall time and peak RSS
+# skips it); MB the first file's size. WASM (the page's module, dist/*_bg.wasm) adds the page's
+# sharded reader on K worker threads in Node (bench/node_shards.mjs; NODE names node), CLI (the
+# release `tracelight`) adds `analyze --json` on the first file, ONE_ON_BIG=0 skips the large
+# file's one-thread read. Each `parse` line is first byte → model ready in decoded MB/s; wall time and peak RSS
 # are the child's (getrusage).
 set -u
 PARSE=${PARSE:-target/release/examples/parse}
@@ -15,6 +18,11 @@ SYNTH=${SYNTH:-target/release/tracelight-synth}
 D=${D:-/tmp/tl-scale}
 GB=${GB:-10}
 KS=${KS:-1 2 4 8 16}
+MB=${MB:-1000}
+WASM=${WASM:-}
+NODE=${NODE:-node}
+CLI=${CLI:-}
+ONE_ON_BIG=${ONE_ON_BIG:-1}
 mkdir -p "$D"
 echo "== machine"; nproc; grep -m1 'model name' /proc/cpuinfo; free -g | head -2
 
@@ -28,10 +36,10 @@ print(f"  wall {time.perf_counter() - t:.2f} s, peak RSS {rss:.0f} MB", flush=Tr
 ' "$@"
 }
 
-F=$D/synth-1g.pt.trace.json
+F=$D/synth-${MB}m.pt.trace.json
 if [ ! -f "$F" ]; then
   echo "== generating $F"
-  run "$SYNTH" "$F" --target-mb 1000
+  run "$SYNTH" "$F" --target-mb "$MB"
 fi
 ls -l "$F"; cat "$F" >/dev/null
 echo "== simdjson (pysimdjson, one thread, DOM parse), same file"
@@ -45,6 +53,14 @@ for round in 1 2; do
 done
 echo "== simdjson again"
 python3 bench/simdjson_parse.py "$F" 2
+if [ -n "$WASM" ]; then
+  echo "== the page's reader: crates/web/js/shards.js and the page's wasm on K worker threads (Node)"
+  run "$NODE" bench/node_shards.mjs "$WASM" "$F" "$KS" 3
+fi
+if [ -n "$CLI" ]; then
+  echo "== tracelight analyze $F --json (every core)"
+  run sh -c '"$0" analyze "$1" --json | wc -c' "$CLI" "$F"
+fi
 if [ "$GB" != 0 ]; then
   G=$D/synth-${GB}g.pt.trace.json
   echo "== generating $G"
@@ -53,5 +69,9 @@ if [ "$GB" != 0 ]; then
   k=$(nproc)
   echo "== tracelight on $G, K=$k, then K=1"
   run "$PARSE" "$G" --threads "$k"
-  run "$PARSE" "$G" --threads 1
+  [ "$ONE_ON_BIG" = 1 ] && run "$PARSE" "$G" --threads 1
+  if [ -n "$WASM" ]; then
+    echo "== the page's reader on $G, K=$k (Node)"
+    run "$NODE" bench/node_shards.mjs "$WASM" "$G" "$k" 1
+  fi
 fi
