@@ -23,7 +23,8 @@ if (!wasmPath || !filePath) {
   console.error('usage: node bench/node_shards.mjs MODULE.wasm FILE "K1 K2 ..." [ROUNDS]');
   process.exit(2);
 }
-const src = fs.readFileSync(new URL('../crates/web/js/shards.js', import.meta.url), 'utf8');
+// SHARDS=FILE reads another copy of shards.js (an older build's, to compare).
+const src = fs.readFileSync(process.env.SHARDS || new URL('../crates/web/js/shards.js', import.meta.url), 'utf8');
 const found = src.match(/const WORKER = `([\s\S]*?)`;/);
 if (!found) throw new Error('shards.js: no WORKER text found');
 

@@ -277,10 +277,14 @@ async function run(m) {
     self.close();
     return;
   }
+  // The next shard is asked for before this one is merged: its worker copies its sections out
+  // and they travel while this one merges, not after (one shard's sections in flight more).
   let fine = ok;
+  if (m.n > 1) self.postMessage({ kind: 'want', k: 1 });
   for (let k = 1; k < m.n && fine; k++) {
-    self.postMessage({ kind: 'want', k });
-    fine = await absorb(await nextMessage());
+    const shard = await nextMessage();
+    if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
+    fine = await absorb(shard);
   }
   const finished = fine && x.tl_finish() === 0;
   self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events(), wasm: x.memory.buffer.byteLength });
