@@ -2,7 +2,7 @@
 //! markers, axes. Used by the Memory tab, the lane under the timeline and each rank's memory lane in
 //! the Ranks tab's aligned timelines (a widget, so features share it without importing each other).
 
-use crate::platform::canvas::dpr;
+use crate::platform::canvas::{dpr, Polygons};
 use tracelight_core::analysis::memory_chart::{
     band_columns, category_name, line_columns, x_px, BandKind, Column, MarkerKind, MemoryChart,
     XUnit,
@@ -80,17 +80,17 @@ pub fn nice_step(span: f64, n: f64) -> f64 {
 /// of thousands of slivers (the lane under the 1 GB timeline took ~20 ms a frame to raster).
 /// `k`: the device pixel ratio.
 fn trace_poly(
-    ctx: &CanvasRenderingContext2d,
+    out: &mut Polygons,
     f: &Frame,
     cols: &[Column],
     end: f64,
     y_max: u64,
     k: f64,
+    color: &'static str,
 ) {
     let sx = |px: f64| ((f.left + px) * k).round() / k;
-    ctx.begin_path();
     let next = |i: usize| cols.get(i + 1).map_or(end, |c| c.px).max(cols[i].px + 0.5);
-    let mut pen = Pen::start(ctx, (sx(cols[0].px), f.y(cols[0].hi, y_max)));
+    let mut pen = Pen::start(out, (sx(cols[0].px), f.y(cols[0].hi, y_max)));
     for (i, c) in cols.iter().enumerate() {
         pen.to((sx(c.px), f.y(c.hi, y_max)));
         pen.to((sx(next(i)), f.y(c.hi, y_max)));
@@ -99,16 +99,15 @@ fn trace_poly(
         pen.to((sx(next(i)), f.y(c.lo, y_max)));
         pen.to((sx(c.px), f.y(c.lo, y_max)));
     }
-    pen.close();
+    pen.close(color);
 }
 
-/// Draws a closed outline vertex by vertex, leaving out a vertex that repeats the one before and
+/// Traces a closed outline vertex by vertex, leaving out a vertex that repeats the one before and
 /// the inner vertices of a straight horizontal or vertical run in one direction: the outline is
-/// the same, with far fewer `lineTo` calls, each a call out of wasm (a band flat across a hundred
-/// pixel columns had four vertices per column; on the 50 MB bench snapshot's 2,001 bands the
-/// calls took ~4 ms of the chart's first paint).
+/// the same with far fewer vertices (a band flat across a hundred pixel columns had four per
+/// column), each a `lineTo` when drawn.
 struct Pen<'a> {
-    ctx: &'a CanvasRenderingContext2d,
+    out: &'a mut Polygons,
     /// The last vertex drawn to.
     last: (f64, f64),
     /// A vertex not drawn yet: the next one may extend its run.
@@ -116,10 +115,10 @@ struct Pen<'a> {
 }
 
 impl<'a> Pen<'a> {
-    fn start(ctx: &'a CanvasRenderingContext2d, p: (f64, f64)) -> Pen<'a> {
-        ctx.move_to(p.0, p.1);
+    fn start(out: &'a mut Polygons, p: (f64, f64)) -> Pen<'a> {
+        out.vertex(p.0, p.1);
         Pen {
-            ctx,
+            out,
             last: p,
             held: None,
         }
@@ -139,17 +138,18 @@ impl<'a> Pen<'a> {
         let run = (l.1 == h.1 && h.1 == p.1 && (h.0 - l.0) * (p.0 - h.0) > 0.0)
             || (l.0 == h.0 && h.0 == p.0 && (h.1 - l.1) * (p.1 - h.1) > 0.0);
         if !run {
-            self.ctx.line_to(h.0, h.1);
+            self.out.vertex(h.0, h.1);
             self.last = h;
         }
         self.held = Some(p);
     }
 
-    fn close(self) {
+    /// Ends the outline, to be filled with `color`.
+    fn close(self, color: &'static str) {
         if let Some(h) = self.held {
-            self.ctx.line_to(h.0, h.1);
+            self.out.vertex(h.0, h.1);
         }
-        self.ctx.close_path();
+        self.out.close(color);
     }
 }
 
@@ -227,6 +227,7 @@ pub fn paint_data_cached(
     cache.fill(chart, view, f.width);
     let columns = &cache.bands;
     let k = dpr();
+    let mut polys = Polygons::default();
     for (i, b) in chart.bands.iter().enumerate() {
         let Some((cols, end)) = columns.get(i) else {
             continue;
@@ -234,16 +235,18 @@ pub fn paint_data_cached(
         if cols.is_empty() {
             continue;
         }
-        trace_poly(ctx, f, cols, *end, y_max, k);
-        ctx.set_fill_style_str(band_color(&b.kind, i));
-        ctx.fill();
-        drawn += 1;
+        trace_poly(&mut polys, f, cols, *end, y_max, k, band_color(&b.kind, i));
     }
+    drawn += polys.len() as u32;
+    polys.fill(ctx);
     for sel in [overlay.highlight, overlay.pinned].into_iter().flatten() {
         if let Some((cols, end)) = columns.get(sel) {
             if !cols.is_empty() {
-                trace_poly(ctx, f, cols, *end, y_max, k);
-                ctx.set_fill_style_str("rgba(255,255,255,0.35)");
+                let white = "rgba(255,255,255,0.35)";
+                trace_poly(&mut polys, f, cols, *end, y_max, k, white);
+                polys.path_last(ctx);
+                polys.clear();
+                ctx.set_fill_style_str(white);
                 ctx.fill();
                 ctx.set_stroke_style_str(if Some(sel) == overlay.pinned {
                     "#cf222e"
