@@ -135,6 +135,8 @@ async function load(k) {
     } else if (m.kind === 'done') {
       out.sections_s = +t.toFixed(3);
       out.section_mb = +(sectionBytes / 1e6).toFixed(1);
+      // MODEL_ONLY=1: stop at the model (the analyses are not waited for).
+      if (process.env.MODEL_ONLY === '1') break;
     } else if (m.kind === 'analysis') {
       if (m.sections <= 0) break;
       out.analysis_sections = m.sections;
