@@ -35,7 +35,7 @@ async function flameOf(p) {
   if (!(await f.count())) return null;
   await f.scrollIntoViewIfNeeded();
   await p.waitForFunction(() => document.querySelector('[data-testid=mem-flame]')?.getAttribute('data-nodes'), null, { timeout: 60_000 });
-  return [Number(await f.getAttribute('data-nodes')), Number(await f.getAttribute('data-bytes'))];
+  return [Number(await f.getAttribute('data-nodes')), Number(await f.getAttribute('data-bytes')), await f.getAttribute('data-flame-in')];
 }
 
 /** What the Memory tab shows of the default device, once its chart is drawn. */
@@ -70,7 +70,7 @@ for (const file of [SNAP, CPP]) {
     // ones the page computes itself from the same file.
     assert.equal(a.viewsIn, 'page');
     assert.equal(c.viewsIn, 'worker');
-    assert.deepEqual({ ...c, workers: 0, viewsIn: 'page' }, a);
+    assert.deepEqual({ ...c, workers: 0, viewsIn: 'page', flame: c.flame && [...c.flame.slice(0, 2), 'page'] }, a);
     const devs = cli(file).snapshot.devices;
     const d = devs.find((x) => x.peak_active_bytes === c.peakActive);
     assert.ok(d, `a CLI device with peak active ${c.peakActive}`);
@@ -81,6 +81,9 @@ for (const file of [SNAP, CPP]) {
     // The peak flame graph (built by the worker) sums to the CLI's peak active bytes.
     assert.ok(c.flame && c.flame[0] > 0, `a flame graph: ${c.flame}`);
     assert.equal(c.flame[1], d.peak_active_bytes);
+    // It came from the worker (after the model), the page's own from the page.
+    assert.equal(c.flame[2], 'worker');
+    assert.equal(a.flame[2], 'page');
     await w.screenshot({ path: shot(`snapshot-worker-${name.replace(/\.pickle$/, '')}.png`), fullPage: true });
     assert.deepEqual(errors, []);
     await one.close();

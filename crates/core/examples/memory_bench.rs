@@ -186,19 +186,29 @@ fn model_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
 /// (`report::snapshot_wire`): the largest sections and the longest one to decode, since the page
 /// decodes one section per task.
 fn views_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
-    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
+    use tracelight_core::report::snapshot_wire::{
+        flame_sections, sections, Decoder, FlameDecoder, SnapshotViews,
+    };
     let t = Instant::now();
     let v = SnapshotViews::of(s);
     let t_views = t.elapsed();
-    let Ok(secs) = sections(&v) else {
+    let Ok(mut secs) = sections(&v) else {
         eprintln!("views could not be encoded");
         return;
     };
-    let mut d = Decoder::default();
+    // The flame graphs' sections follow the charts' (they travel after the model).
+    let charts = secs.len();
+    secs.extend(flame_sections(&v.flames));
+    let (mut d, mut fd) = (Decoder::default(), FlameDecoder::default());
     let (mut worst, mut worst_at, mut biggest) = (std::time::Duration::ZERO, 0, 0);
     for (k, sec) in secs.iter().enumerate() {
         let t = Instant::now();
-        if let Err(e) = d.push(sec) {
+        let pushed = if k < charts {
+            d.push(sec)
+        } else {
+            fd.push(sec)
+        };
+        if let Err(e) = pushed {
             eprintln!("section {k}: {e}");
             return;
         }

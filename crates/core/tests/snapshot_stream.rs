@@ -56,11 +56,13 @@ fn every_corpus_snapshot_comes_back_whole_from_its_sections() {
 
 #[test]
 fn every_corpus_snapshots_views_come_back_whole_from_their_sections() {
-    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
+    use tracelight_core::report::snapshot_wire::{
+        flame_sections, sections, Decoder, FlameDecoder, SnapshotViews,
+    };
     let mut n = 0;
     for rel in CORPUS_SNAPSHOTS {
         let Some(s) = load(rel) else { continue };
-        let v = SnapshotViews::of(&s);
+        let mut v = SnapshotViews::of(&s);
         assert!(
             !v.charts.is_empty() || v.summary.devices.is_empty(),
             "{rel}: a chart"
@@ -72,6 +74,18 @@ fn every_corpus_snapshots_views_come_back_whole_from_their_sections() {
             d.push(x).unwrap_or_else(|e| panic!("{rel}: {e}"));
         }
         let back = d.finish().unwrap_or_else(|e| panic!("{rel}: {e}"));
+        // The flame graphs travel apart, after the model.
+        let mut fd = FlameDecoder::default();
+        for x in flame_sections(&v.flames) {
+            assert!(
+                !fd.complete(),
+                "{rel}: flame graphs complete before their last section"
+            );
+            fd.push(&x).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        }
+        let flames = fd.finish().unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(format!("{flames:?}"), format!("{:?}", v.flames), "{rel}");
+        v.flames.clear();
         assert_eq!(format!("{back:?}"), format!("{v:?}"), "{rel}");
         // Damaged lists are errors, never panics: each section cut by a byte, one left out.
         for k in 0..secs.len().min(40) {
@@ -315,12 +329,15 @@ fn views_with_shared_replays_equal_each_view_made_alone() {
 }
 
 /// The snapshot worker's first views (figures and charts, drawn while the model travels) hold
-/// the same charts, flame graphs and figures as the whole views, with the tables left for the
+/// the same charts and figures as the whole views, with the flame graphs (`peak_flames`, sent
+/// after the model: the same graphs) and the tables left for the
 /// summary that follows; that summary, through its section, is `summarize`'s.
 #[test]
 fn first_views_are_the_whole_views_without_their_tables() {
     use tracelight_core::analysis::snapshot::summarize;
-    use tracelight_core::report::snapshot_wire::{summary_of, summary_section, SnapshotViews};
+    use tracelight_core::report::snapshot_wire::{
+        peak_flames, summary_of, summary_section, SnapshotViews,
+    };
     let mut n = 0;
     for rel in CORPUS_SNAPSHOTS {
         let Some(s) = load(rel) else { continue };
@@ -330,8 +347,13 @@ fn first_views_are_the_whole_views_without_their_tables() {
             format!("{:?}", whole.charts),
             "{rel}"
         );
+        assert!(
+            first.flames.is_empty(),
+            "{rel}: flame graphs in the first views"
+        );
+        let devices: Vec<i64> = first.charts.iter().map(|(d, _)| *d).collect();
         assert_eq!(
-            format!("{:?}", first.flames),
+            format!("{:?}", peak_flames(&s, &devices)),
             format!("{:?}", whole.flames),
             "{rel}"
         );

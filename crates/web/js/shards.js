@@ -12,8 +12,9 @@
 // section per task and holds at most two in flight (the page gives two credits at first).
 //
 // A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
-// file in pieces; then its views (summary, charts, flame graphs), all at once, which the page draws
-// while the model's sections follow ahead of its credits (up to 64 MiB not yet acknowledged).
+// file in pieces; then its views (figures and charts), all at once, which the page draws while the
+// model's sections follow ahead of its credits (up to 64 MiB not yet acknowledged); then the flame
+// graphs and the whole summary.
 //
 // The workers are made from a Blob URL of the text below: no request leaves the page for them.
 
@@ -207,7 +208,7 @@ async function runSnapshot() {
     self.postMessage({ kind: 'error-sections', sections: secs }, secs);
     return;
   }
-  // The views (each device's figures, chart and flame graph) first, built here instead of in
+  // The views (each device's figures and chart) first, built here instead of in
   // tasks of seconds on the page's thread, all at once (no credits: a few MB): the page draws the
   // chart from them while the model's sections are made and sent (those had come first, ~15 ms
   // of a 50 MB snapshot's drop -> chart, seconds of a gigabyte's). The whole summary, with the
@@ -239,6 +240,13 @@ async function runSnapshot() {
     sizes.push(len);
     unacked += len;
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
+  }
+  // The flame graphs (not shown before the model is in), then the whole summary.
+  const nf = x.tl_snap_flames();
+  for (let i = 0; i < nf; i++) {
+    if (x.tl_next_analysis_section() < 0) break;
+    const secs = sections(1);
+    self.postMessage({ kind: 'fsection', buf: secs[0] }, secs);
   }
   if (x.tl_snap_summary() >= 0) {
     const secs = sections(1);
@@ -394,7 +402,8 @@ export class ShardPool {
    * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
    * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
    * then 1): after `model` come its first views as the analysis, every `asection` without
-   * credits, then its model's sections, `{kind: 'summary', bytes}` (the whole summary) and `done`;
+   * credits, then its model's sections, its flame graphs' (`{kind: 'fsection', bytes}`, without
+   * credits), `{kind: 'summary', bytes}` (the whole summary) and `done`;
    * anything else a
    * Kineto trace. `previewTo` > 0 reads only the trace's head, from byte 0 to the first event
    * boundary at or after that byte, in one worker: the model of what a slower whole load will
@@ -465,6 +474,7 @@ export class ShardPool {
         break;
       case 'section':
       case 'asection':
+      case 'fsection':
       case 'summary':
         this.arrive({ kind: m.kind, bytes: new Uint8Array(m.buf) });
         break;

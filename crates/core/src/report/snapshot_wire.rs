@@ -5,14 +5,17 @@
 //! them, one section per task (issue 27: on a 1 GB snapshot the summary and the chart were single
 //! tasks of 2.6 s and 7.2 s on the page's thread).
 //!
-//! Sections: the chart count and the summary's JSON; then per chart its device and small fields
-//! ([`Head`]), its bands in groups of at most [`PIECE`] points (a band of more alone: its kind,
-//! then its x, lo and hi columns in pieces of [`PIECE`]), its entry positions in pieces of
-//! [`PIECE`], the device's peak flame graph (its sizes, its nodes [`NODE_PIECE`] a section, its
-//! blocks [`PIECE`] a section). No section grows with the snapshot: on a 5.6 M-entry snapshot one
-//! band section was 88 MB and the flame graph's JSON 26 MB, each one task of 50–130 ms on the
-//! page. Both ends are the same build; every read is checked, and bytes that do not decode are an
-//! error (the page then computes the views itself), never a panic.
+//! Sections ([`sections`]): the chart count and the summary's JSON; then per chart its device and
+//! small fields ([`Head`]), its bands in groups of at most [`PIECE`] points (a band of more alone:
+//! its kind, then its x, lo and hi columns in pieces of [`PIECE`]), its entry positions in pieces
+//! of [`PIECE`]. The flame graphs travel apart ([`flame_sections`]: their count, then each graph's
+//! sizes, its nodes [`NODE_PIECE`] a section, its blocks [`PIECE`] a section), after the model:
+//! the Memory tab draws the chart while the model arrives and shows no flame graph until it has
+//! come, so the chart need not wait for them (on the 50 MB bench snapshot they were 1.7 MB of the
+//! views' 2.9 MB). No section grows with the snapshot: on a 5.6 M-entry snapshot one band section
+//! was 88 MB and the flame graph's JSON 26 MB, each one task of 50–130 ms on the page. Both ends
+//! are the same build; every read is checked, and bytes that do not decode are an error (the page
+//! then computes the views itself), never a panic.
 
 use crate::analysis::memory_chart::wire::Head;
 use crate::analysis::memory_chart::{
@@ -32,7 +35,8 @@ pub struct SnapshotViews {
     pub summary: SnapshotSummary,
     /// `(device, chart)` for each of [`charted_devices`].
     pub charts: Vec<(i64, MemoryChart)>,
-    /// The peak flame graph of each of them, in the same order.
+    /// The peak flame graph of each of them, in the same order (none in
+    /// [`SnapshotViews::first`]'s: see [`peak_flames`]).
     pub flames: Vec<PeakFlame>,
 }
 
@@ -57,19 +61,21 @@ impl SnapshotViews {
     /// [`peak_flame`] give, with each device's two replays made once for all three (they made
     /// five), one device at a time so only one device's replays are held at once.
     pub fn of(s: &Snapshot) -> SnapshotViews {
-        SnapshotViews::made(s, device_memory_in)
+        SnapshotViews::made(s, device_memory_in, true)
     }
 
     /// [`SnapshotViews::of`] with each device's figures alone ([`device_figures_in`]: no peak
-    /// tables, no state at the dump): what the Memory tab draws first, in ~40 % of the time. The
-    /// whole summary ([`crate::analysis::snapshot::summarize`]) follows.
+    /// tables, no state at the dump) and no flame graphs: what the Memory tab draws first, in
+    /// ~40 % of the time. The flame graphs ([`peak_flames`]) and the whole summary
+    /// ([`crate::analysis::snapshot::summarize`]) follow.
     pub fn first(s: &Snapshot) -> SnapshotViews {
-        SnapshotViews::made(s, device_figures_in)
+        SnapshotViews::made(s, device_figures_in, false)
     }
 
     fn made(
         s: &Snapshot,
         figures: fn(&Snapshot, i64, &Replay, &Replay) -> DeviceMemory,
+        with_flames: bool,
     ) -> SnapshotViews {
         let mut devices = Vec::new();
         let (mut charts, mut flames) = (Vec::new(), Vec::new());
@@ -78,7 +84,9 @@ impl SnapshotViews {
             let m = figures(s, d, &active, &segs);
             if m.trace_entries > 0 || m.segments > 0 {
                 charts.push((d, snapshot_chart_in(s, d, MAX_BANDS, &active, Some(&segs))));
-                flames.push(peak_flame_in(s, d, &active));
+                if with_flames {
+                    flames.push(peak_flame_in(s, d, &active));
+                }
             }
             devices.push(m);
         }
@@ -90,7 +98,9 @@ impl SnapshotViews {
             // No busy device: every device is listed (`charted_devices`), each without a trace.
             for d in charted_devices(&summary) {
                 charts.push((d, snapshot_chart(s, d, MAX_BANDS)));
-                flames.push(peak_flame(s, d));
+                if with_flames {
+                    flames.push(peak_flame(s, d));
+                }
             }
         }
         SnapshotViews {
@@ -99,6 +109,12 @@ impl SnapshotViews {
             flames,
         }
     }
+}
+
+/// The peak flame graphs of `devices` (those of the views' charts, in their order): what
+/// [`SnapshotViews::of`] holds and [`SnapshotViews::first`] leaves out.
+pub fn peak_flames(s: &Snapshot, devices: &[i64]) -> Vec<PeakFlame> {
+    devices.iter().map(|&d| peak_flame(s, d)).collect()
 }
 
 /// The whole summary in one section, after [`SnapshotViews::first`]'s figures: bounded
@@ -112,7 +128,7 @@ pub fn summary_of(section: &[u8]) -> Result<SnapshotSummary> {
     serde_json::from_slice(section).map_err(|e| bad(&e.to_string()))
 }
 
-/// Every section of `v`, in order.
+/// Every section of `v`'s summary and charts, in order (its flame graphs: [`flame_sections`]).
 pub fn sections(v: &SnapshotViews) -> Result<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     let mut first = Vec::new();
@@ -120,7 +136,7 @@ pub fn sections(v: &SnapshotViews) -> Result<Vec<Vec<u8>>> {
     let json = serde_json::to_vec(&v.summary).map_err(|e| bad(&e.to_string()))?;
     first.extend_from_slice(&json);
     out.push(first);
-    for ((device, c), flame) in v.charts.iter().zip(&v.flames) {
+    for (device, c) in &v.charts {
         let mut head = Vec::new();
         device.put(&mut head);
         Head::of(c).put(&mut head);
@@ -165,9 +181,19 @@ pub fn sections(v: &SnapshotViews) -> Result<Vec<Vec<u8>>> {
         for i in 0..pieces(c.entry_x.len()) {
             out.push(column_piece(&c.entry_x, i));
         }
-        flame_sections(flame, &mut out);
     }
     Ok(out)
+}
+
+/// Every section of the flame graphs `flames`, in order: their count, then each graph's.
+pub fn flame_sections(flames: &[PeakFlame]) -> Vec<Vec<u8>> {
+    let mut count = Vec::new();
+    (flames.len() as u32).put(&mut count);
+    let mut out = vec![count];
+    for f in flames {
+        flame_graph_sections(f, &mut out);
+    }
+    out
 }
 
 /// Flame graph nodes a section: their labels are most of the graph's bytes (26 MB of JSON for
@@ -176,7 +202,7 @@ const NODE_PIECE: usize = 1 << 13;
 
 /// A peak flame graph: its size fields, then its nodes [`NODE_PIECE`] a section, then its
 /// blocks [`PIECE`] a section.
-fn flame_sections(f: &PeakFlame, out: &mut Vec<Vec<u8>>) {
+fn flame_graph_sections(f: &PeakFlame, out: &mut Vec<Vec<u8>>) {
     let mut head = Vec::new();
     f.total_bytes.put(&mut head);
     f.depth.put(&mut head);
@@ -215,10 +241,6 @@ enum Want {
     /// A piece of column `col` (x, lo, hi) of the band just begun alone; values still to come.
     BigBand(u8, Option<usize>),
     Entries(Option<usize>),
-    FlameHead,
-    /// Nodes, then blocks, still to come.
-    FlameNodes(usize, usize),
-    FlameBlocks(usize),
 }
 
 /// Takes [`sections`] one at a time.
@@ -227,7 +249,6 @@ pub struct Decoder {
     charts_left: usize,
     summary: Option<SnapshotSummary>,
     charts: Vec<(i64, MemoryChart)>,
-    flames: Vec<PeakFlame>,
     bands_left: usize,
 }
 
@@ -238,7 +259,6 @@ impl Default for Decoder {
             charts_left: 0,
             summary: None,
             charts: Vec::new(),
-            flames: Vec::new(),
             bands_left: 0,
         }
     }
@@ -343,27 +363,90 @@ impl Decoder {
                 };
                 let rest = read_piece(&mut c.entry_x, *left, section)?;
                 if rest == 0 {
-                    self.want = Want::FlameHead;
+                    self.charts_left -= 1;
+                    self.want = Want::Head;
                 } else {
                     *left = Some(rest);
                 }
             }
-            Want::FlameHead => {
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<SnapshotViews> {
+        if !self.complete() {
+            return Err(bad("snapshot views cut short"));
+        }
+        let summary = self.summary.ok_or_else(|| bad("no summary"))?;
+        Ok(SnapshotViews {
+            summary,
+            charts: self.charts,
+            flames: Vec::new(),
+        })
+    }
+}
+
+/// What the next flame graph section holds.
+enum FlameWant {
+    Count,
+    Head,
+    /// Nodes, then blocks, still to come.
+    Nodes(usize, usize),
+    Blocks(usize),
+}
+
+/// Takes [`flame_sections`] one at a time.
+pub struct FlameDecoder {
+    want: FlameWant,
+    /// Graphs whose head has not come yet.
+    left: usize,
+    flames: Vec<PeakFlame>,
+}
+
+impl Default for FlameDecoder {
+    fn default() -> Self {
+        FlameDecoder {
+            want: FlameWant::Count,
+            left: 0,
+            flames: Vec::new(),
+        }
+    }
+}
+
+impl FlameDecoder {
+    /// Whether every section has come.
+    pub fn complete(&self) -> bool {
+        matches!(self.want, FlameWant::Head) && self.left == 0
+    }
+
+    pub fn push(&mut self, section: &[u8]) -> Result<()> {
+        match &mut self.want {
+            FlameWant::Count => {
+                let mut g = Get::new(section);
+                self.left = u32::get(&mut g)? as usize;
+                g.done()?;
+                self.want = FlameWant::Head;
+            }
+            FlameWant::Head => {
+                if self.left == 0 {
+                    return Err(bad("a section after the last flame graph"));
+                }
                 let mut g = Get::new(section);
                 let total_bytes = u64::get(&mut g)?;
                 let depth = u32::get(&mut g)?;
                 let nodes = u32::get(&mut g)? as usize;
                 let blocks = u32::get(&mut g)? as usize;
                 g.done()?;
+                self.left -= 1;
                 self.flames.push(PeakFlame {
                     nodes: Vec::new(),
                     total_bytes,
                     depth,
                     blocks: Vec::new(),
                 });
-                self.flame_next(nodes, blocks);
+                self.next(nodes, blocks);
             }
-            Want::FlameNodes(nodes, blocks) => {
+            FlameWant::Nodes(nodes, blocks) => {
                 let (nodes, blocks) = (*nodes, *blocks);
                 let mut g = Get::new(section);
                 let n = g.count()?;
@@ -383,9 +466,9 @@ impl Decoder {
                     });
                 }
                 g.done()?;
-                self.flame_next(nodes - n, blocks);
+                self.next(nodes - n, blocks);
             }
-            Want::FlameBlocks(blocks) => {
+            FlameWant::Blocks(blocks) => {
                 let blocks = *blocks;
                 let mut g = Get::new(section);
                 let n = g.count()?;
@@ -400,34 +483,28 @@ impl Decoder {
                         .push((u64::get(&mut g)?, u64::get(&mut g)?, u32::get(&mut g)?));
                 }
                 g.done()?;
-                self.flame_next(0, blocks - n);
+                self.next(0, blocks - n);
             }
         }
         Ok(())
     }
 
-    /// After a flame graph's section: what comes next, `nodes` and `blocks` still to come.
-    fn flame_next(&mut self, nodes: usize, blocks: usize) {
+    /// After a graph's section: what comes next, `nodes` and `blocks` still to come.
+    fn next(&mut self, nodes: usize, blocks: usize) {
         self.want = if nodes > 0 {
-            Want::FlameNodes(nodes, blocks)
+            FlameWant::Nodes(nodes, blocks)
         } else if blocks > 0 {
-            Want::FlameBlocks(blocks)
+            FlameWant::Blocks(blocks)
         } else {
-            self.charts_left -= 1;
-            Want::Head
+            FlameWant::Head
         };
     }
 
-    pub fn finish(self) -> Result<SnapshotViews> {
+    pub fn finish(self) -> Result<Vec<PeakFlame>> {
         if !self.complete() {
-            return Err(bad("snapshot views cut short"));
+            return Err(bad("flame graphs cut short"));
         }
-        let summary = self.summary.ok_or_else(|| bad("no summary"))?;
-        Ok(SnapshotViews {
-            summary,
-            charts: self.charts,
-            flames: self.flames,
-        })
+        Ok(self.flames)
     }
 }
 
@@ -500,7 +577,8 @@ mod tests {
             flames: vec![flame],
         };
         let secs = sections(&v).unwrap();
-        let largest = secs.iter().map(Vec::len).max().unwrap();
+        let fsecs = flame_sections(&v.flames);
+        let largest = secs.iter().chain(&fsecs).map(Vec::len).max().unwrap();
         // A piece of one i64 column, plus its two lengths: nothing of the whole band or graph.
         assert!(largest <= PIECE * 8 + 8, "largest section {largest} B");
         let mut d = Decoder::default();
@@ -510,8 +588,17 @@ mod tests {
         }
         let back = d.finish().unwrap();
         assert_eq!(format!("{:?}", back.charts), format!("{:?}", v.charts));
-        assert_eq!(format!("{:?}", back.flames), format!("{:?}", v.flames));
-        // Cut anywhere, the views are an error, never a panic or a wrong answer.
+        assert!(back.flames.is_empty());
+        let mut fd = FlameDecoder::default();
+        for sec in &fsecs {
+            assert!(!fd.complete());
+            fd.push(sec).unwrap();
+        }
+        assert_eq!(
+            format!("{:?}", fd.finish().unwrap()),
+            format!("{:?}", v.flames)
+        );
+        // Cut anywhere, the views and the graphs are an error, never a panic or a wrong answer.
         for cut in [1, 3, secs.len() / 2, secs.len() - 1] {
             let mut d = Decoder::default();
             for sec in &secs[..cut] {
@@ -519,5 +606,18 @@ mod tests {
             }
             assert!(d.finish().is_err(), "cut after {cut} sections");
         }
+        for cut in [1, 2, fsecs.len() / 2, fsecs.len() - 1] {
+            let mut d = FlameDecoder::default();
+            for sec in &fsecs[..cut] {
+                d.push(sec).unwrap();
+            }
+            assert!(d.finish().is_err(), "flame graphs cut after {cut} sections");
+        }
+        // One section too many is an error too.
+        let mut d = FlameDecoder::default();
+        for sec in &fsecs {
+            d.push(sec).unwrap();
+        }
+        assert!(d.push(&fsecs[1]).is_err());
     }
 }

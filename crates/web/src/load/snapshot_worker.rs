@@ -126,7 +126,10 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     // then the file they make, shown while the model arrives.
     let mut views_in: Option<(i32, i32, snapshot_wire::Decoder)> = None;
     let mut views: Option<Box<SnapshotFile>> = None;
-    // The whole summary, after the model's sections (the views' figures lack the peak's tables).
+    // The flame graphs, after the model's sections (not shown before it is in); `None` once one
+    // failed to decode (the Memory tab then makes a device's graph when it shows it).
+    let mut flames_in = Some(snapshot_wire::FlameDecoder::default());
+    // The whole summary, after the flame graphs (the views' figures lack the peak's tables).
     let mut summary: Option<SnapshotSummary> = None;
     let mut budget = BUDGET_MS;
     loop {
@@ -203,6 +206,30 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 }
                 pool.0.credit();
             }
+            Some("fsection") => {
+                let Some(dec) = flames_in.as_mut() else {
+                    continue;
+                };
+                let t0 = now_ms();
+                let ok = match get(&m, "bytes").dyn_into::<Uint8Array>() {
+                    Ok(arr) => {
+                        buf.resize(arr.length() as usize, 0);
+                        arr.copy_to(&mut buf);
+                        dec.push(&buf).map_err(|e| e.to_string())
+                    }
+                    Err(_) => Err("a flame graph section that is not bytes".into()),
+                };
+                if let Err(why) = ok {
+                    views_off(&format!("flame graphs: {why}"));
+                    flames_in = None;
+                }
+                let now = now_ms();
+                busy_ms += now - t0;
+                if now - last_yield >= budget {
+                    yield_now().await;
+                    last_yield = now_ms();
+                }
+            }
             Some("summary") => {
                 summary = match get(&m, "bytes").dyn_into::<Uint8Array>() {
                     Ok(arr) => snapshot_wire::summary_of(&arr.to_vec())
@@ -245,8 +272,16 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         Some(v) => {
             let mut f = v.with_model(snap);
             // Without the whole summary the Memory tab computes its own (the views' lacks the
-            // peak's tables).
+            // peak's tables), and without a device's flame graph it makes that one.
             f.summary = summary.map(Arc::new);
+            if let Some(flames) = flames_in.and_then(|d| d.finish().ok()) {
+                f.flames = f
+                    .charts
+                    .iter()
+                    .map(|(d, _)| *d)
+                    .zip(flames.into_iter().map(Arc::new))
+                    .collect();
+            }
             f
         }
         None => SnapshotFile::new(snap, None),

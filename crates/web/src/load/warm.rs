@@ -122,6 +122,14 @@ async fn snapshot_pass(bytes: &[u8], clock: &mut Clock) -> Option<()> {
         }
     }
     let _ = back.finish();
+    let mut flames = snapshot_wire::FlameDecoder::default();
+    for section in snapshot_wire::flame_sections(&views.flames) {
+        let _ = flames.push(&section);
+        if !clock.pause().await {
+            return None;
+        }
+    }
+    let _ = flames.finish();
     Some(())
 }
 

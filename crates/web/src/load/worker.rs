@@ -35,6 +35,8 @@ struct State {
     snap_loader: Option<Loader>,
     snapshot: Option<Box<Snapshot>>,
     next_snap_section: usize,
+    /// The devices of the first views' charts, whose flame graphs follow the model.
+    charted: Vec<i64>,
     out: Vec<Vec<u8>>,
 }
 
@@ -396,18 +398,33 @@ pub fn tl_snap_next_section() -> i32 {
 }
 
 /// After the snapshot is built, before its sections: builds its first views (each device's
-/// figures, chart and flame graph, `SnapshotViews::first`: what the page would otherwise compute
-/// on its own thread for seconds), which the page draws while the model's sections follow.
+/// figures and chart, `SnapshotViews::first`: what the page would otherwise compute on its own
+/// thread for seconds), which the page draws while the model's sections follow.
 /// Returns how many sections they take (handed out by [`tl_next_analysis_section`]), or -1 (no
 /// snapshot, or they could not be encoded: the page computes them itself).
 #[wasm_bindgen]
 pub fn tl_snap_views() -> i32 {
     with(|s| {
-        let sections = match &s.snapshot {
-            Some(snap) => snapshot_wire::sections(&SnapshotViews::first(snap)),
+        let views = match &s.snapshot {
+            Some(snap) => SnapshotViews::first(snap),
             None => return -1,
         };
+        s.charted = views.charts.iter().map(|(d, _)| *d).collect();
+        let sections = snapshot_wire::sections(&views);
         hand_out(s, sections)
+    })
+}
+
+/// After the model's last section, before the whole summary: the peak flame graph of each device
+/// the first views charted (the Memory tab shows them once the model is in). Returns how many
+/// sections they take (handed out by [`tl_next_analysis_section`]), or -1 (no snapshot: the page
+/// computes a device's graph when it shows it).
+#[wasm_bindgen]
+pub fn tl_snap_flames() -> i32 {
+    with(|s| {
+        let Some(snap) = &s.snapshot else { return -1 };
+        let flames = snapshot_wire::peak_flames(snap, &s.charted);
+        hand_out(s, Ok(snapshot_wire::flame_sections(&flames)))
     })
 }
 

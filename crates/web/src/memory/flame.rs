@@ -70,10 +70,10 @@ pub fn PeakFlameView(session: SessionRef, file: usize, device: i64) -> impl Into
     let Some(Content::Snapshot(s)) = session.files.get(file).map(|f| &f.content) else {
         return ().into_any();
     };
-    // The snapshot worker's graph of this device, else built here.
-    let flame = match s.flames.iter().find(|(d, _)| *d == device) {
-        Some((_, f)) => f.clone(),
-        None => Arc::new(peak_flame(s, device)),
+    // The snapshot worker's graph of this device, else built here (`data-flame-in` says which).
+    let (flame, made_in) = match s.flames.iter().find(|(d, _)| *d == device) {
+        Some((_, f)) => (f.clone(), "worker"),
+        None => (Arc::new(peak_flame(s, device)), "page"),
     };
     if flame.nodes.is_empty() {
         return ().into_any();
@@ -164,7 +164,7 @@ pub fn PeakFlameView(session: SessionRef, file: usize, device: i64) -> impl Into
         <section class="mem-flame">
             <h3>{format!("Live at the peak by allocation stack ({})", format_bytes(flame.total_bytes))}</h3>
             <p class="hint">"Width: bytes live at the peak; outermost frame on top, largest first. Click a frame to list its blocks."</p>
-            <canvas node_ref=canvas data-testid="mem-flame" style=format!("width:100%;height:{height}px;display:block;cursor:pointer")
+            <canvas node_ref=canvas data-testid="mem-flame" data-flame-in=made_in style=format!("width:100%;height:{height}px;display:block;cursor:pointer")
                 on:mousemove=on_move on:mouseleave=move |_| hover.set(None) on:click=on_click />
             <div class="hint mono seg-info" data-testid="mem-flame-info">{line}</div>
             {list}
