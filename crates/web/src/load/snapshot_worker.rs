@@ -163,13 +163,10 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 let Some((n, got, dec)) = views_in.as_mut() else {
                     continue;
                 };
-                let ok = match get(&m, "bytes").dyn_into::<Uint8Array>() {
-                    Ok(arr) => {
-                        buf.resize(arr.length() as usize, 0);
-                        arr.copy_to(&mut buf);
-                        dec.push(&buf).map_err(|e| e.to_string())
-                    }
-                    Err(_) => Err("a section that is not bytes".into()),
+                let ok = if bytes_of(&m, &mut buf) {
+                    dec.push(&buf).map_err(|e| e.to_string())
+                } else {
+                    Err("a section that is not bytes".into())
                 };
                 *got += 1;
                 if let Err(why) = ok {
@@ -191,12 +188,10 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                 }
             }
             Some("section") => {
-                let arr: Uint8Array = get(&m, "bytes")
-                    .dyn_into()
-                    .map_err(|_| io("a model section that is not bytes".into()))?;
                 let t0 = now_ms();
-                buf.resize(arr.length() as usize, 0);
-                arr.copy_to(&mut buf);
+                if !bytes_of(&m, &mut buf) {
+                    return Err(io("a model section that is not bytes".into()));
+                }
                 decoder.push(&buf).map_err(|e| e.in_file(&name))?;
                 let now = now_ms();
                 busy_ms += now - t0;
@@ -211,13 +206,10 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
                     continue;
                 };
                 let t0 = now_ms();
-                let ok = match get(&m, "bytes").dyn_into::<Uint8Array>() {
-                    Ok(arr) => {
-                        buf.resize(arr.length() as usize, 0);
-                        arr.copy_to(&mut buf);
-                        dec.push(&buf).map_err(|e| e.to_string())
-                    }
-                    Err(_) => Err("a flame graph section that is not bytes".into()),
+                let ok = if bytes_of(&m, &mut buf) {
+                    dec.push(&buf).map_err(|e| e.to_string())
+                } else {
+                    Err("a flame graph section that is not bytes".into())
                 };
                 if let Err(why) = ok {
                     views_off(&format!("flame graphs: {why}"));
@@ -300,6 +292,16 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
         preview: false,
         content,
     }))
+}
+
+/// Copies message `m`'s `bytes` (a section) into `buf`; false when they are not bytes.
+fn bytes_of(m: &JsValue, buf: &mut Vec<u8>) -> bool {
+    let Ok(arr) = get(m, "bytes").dyn_into::<Uint8Array>() else {
+        return false;
+    };
+    buf.resize(arr.length() as usize, 0);
+    arr.copy_to(buf);
+    true
 }
 
 /// Why the worker's views will not come: the Memory tab computes its own from the model.
