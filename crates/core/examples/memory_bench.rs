@@ -186,9 +186,8 @@ fn model_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
 /// (`report::snapshot_wire`): the largest sections and the longest one to decode, since the page
 /// decodes one section per task.
 fn views_sections(s: &tracelight_core::ingest::snapshot::Snapshot) {
-    use tracelight_core::report::snapshot_wire::{
-        flame_sections, sections, Decoder, FlameDecoder, SnapshotViews,
-    };
+    use tracelight_core::report::snapshot_flame_wire::{flame_sections, FlameDecoder};
+    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
     let t = Instant::now();
     let v = SnapshotViews::of(s);
     let t_views = t.elapsed();

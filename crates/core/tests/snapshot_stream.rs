@@ -56,9 +56,8 @@ fn every_corpus_snapshot_comes_back_whole_from_its_sections() {
 
 #[test]
 fn every_corpus_snapshots_views_come_back_whole_from_their_sections() {
-    use tracelight_core::report::snapshot_wire::{
-        flame_sections, sections, Decoder, FlameDecoder, SnapshotViews,
-    };
+    use tracelight_core::report::snapshot_flame_wire::{flame_sections, FlameDecoder};
+    use tracelight_core::report::snapshot_wire::{sections, Decoder, SnapshotViews};
     let mut n = 0;
     for rel in CORPUS_SNAPSHOTS {
         let Some(s) = load(rel) else { continue };

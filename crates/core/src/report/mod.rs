@@ -16,6 +16,7 @@ pub mod run_json;
 pub mod run_steps;
 pub mod scoped;
 pub mod snapshot_diff;
+pub mod snapshot_flame_wire;
 pub mod snapshot_wire;
 pub mod straggler;
 pub mod summary;

@@ -20,7 +20,7 @@ use tracelight_core::analysis::snapshot::SnapshotSummary;
 use tracelight_core::ingest::snapshot::wire as snapshot_model_wire;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
-use tracelight_core::report::snapshot_wire;
+use tracelight_core::report::{snapshot_flame_wire, snapshot_wire};
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -128,7 +128,7 @@ pub(super) async fn load(file: web_sys::File, ctx: LoadCtx) -> Result<Outcome, E
     let mut views: Option<Box<SnapshotFile>> = None;
     // The flame graphs, after the model's sections (not shown before it is in); `None` once one
     // failed to decode (the Memory tab then makes a device's graph when it shows it).
-    let mut flames_in = Some(snapshot_wire::FlameDecoder::default());
+    let mut flames_in = Some(snapshot_flame_wire::FlameDecoder::default());
     // The whole summary, after the flame graphs (the views' figures lack the peak's tables).
     let mut summary: Option<SnapshotSummary> = None;
     let mut budget = BUDGET_MS;

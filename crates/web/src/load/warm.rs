@@ -5,6 +5,7 @@ use super::reader::prewarm;
 use crate::platform::clock::{now_ms, yield_now};
 use std::sync::OnceLock;
 use tracelight_core::ingest::{snapshot, Loaded, Loader};
+use tracelight_core::report::snapshot_flame_wire::{flame_sections, FlameDecoder};
 use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
 
 /// The demo's trace, parsed a few times before the first real load: V8 runs new wasm code
@@ -122,8 +123,8 @@ async fn snapshot_pass(bytes: &[u8], clock: &mut Clock) -> Option<()> {
         }
     }
     let _ = back.finish();
-    let mut flames = snapshot_wire::FlameDecoder::default();
-    for section in snapshot_wire::flame_sections(&views.flames) {
+    let mut flames = FlameDecoder::default();
+    for section in flame_sections(&views.flames) {
         let _ = flames.push(&section);
         if !clock.pause().await {
             return None;

@@ -14,6 +14,7 @@ use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
 use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire;
+use tracelight_core::report::snapshot_flame_wire::flame_sections;
 use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
@@ -424,7 +425,7 @@ pub fn tl_snap_flames() -> i32 {
     with(|s| {
         let Some(snap) = &s.snapshot else { return -1 };
         let flames = snapshot_wire::peak_flames(snap, &s.charted);
-        hand_out(s, Ok(snapshot_wire::flame_sections(&flames)))
+        hand_out(s, Ok(flame_sections(&flames)))
     })
 }
 
