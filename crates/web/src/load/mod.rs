@@ -14,7 +14,7 @@ pub mod worker;
 
 pub use feed::SLICE_BYTES;
 pub use preview::{Preview, PreviewOf, PreviewSink};
-pub use warm::{prepare, rehearsal_snapshot, rehearsal_trace, stopped, warm_up};
+pub use warm::{prepare, rehearsal_snapshot, rehearsal_trace, stopped, warm_up, warm_up_snapshot};
 
 use crate::platform::clock::now_ms;
 use crate::session::{Content, LoadedFile, Progress};

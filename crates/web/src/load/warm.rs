@@ -36,14 +36,21 @@ fn synth(steps: u32) -> Vec<u8> {
     out
 }
 
-/// A small snapshot (300 entries of 20 frames, 240 KB), read a few times before the first load
-/// the way a dropped snapshot is: streamed through the `Loader` (the reader worker's path), its
-/// model and views put into sections and read back (the page's). The worker runs the same module,
-/// and V8 shares optimized code between a page and its workers: without this, a 50 MB snapshot
-/// was decoded in the baseline tier for much of its first half second.
-fn warm_up_snapshot() -> &'static [u8] {
+/// A small snapshot (3,000 entries of 6 frames), read a few times before the first load the way
+/// a dropped snapshot is: streamed through the `Loader` (the reader worker's path), its model and
+/// views put into sections and read back (the page's). The worker runs the same module, and V8
+/// shares optimized code between a page and its workers: without this, a 50 MB snapshot was
+/// decoded in the baseline tier for much of its first half second.
+///
+/// V8 optimizes a function once it has run a while, whatever its calls did: 300 entries of 20
+/// frames (as before) warmed the frames' path but left the per-segment, per-entry and per-view
+/// code (`build::segment`, the devices' figures, the views' sections) to be optimized during a
+/// real load, ~45 ms of compiles on another thread beside the 50 MB bench snapshot's decode
+/// and first chart, on two cores (`--js-flags=--trace-wasm-compilation-times`). 20 frames an
+/// entry at 3,000 entries made its generation and its views tasks of 50-76 ms at start-up.
+pub fn warm_up_snapshot() -> &'static [u8] {
     static SNAPSHOT: OnceLock<Vec<u8>> = OnceLock::new();
-    SNAPSHOT.get_or_init(|| tracelight_synth::snapshot::snapshot(300, 20))
+    SNAPSHOT.get_or_init(|| tracelight_synth::snapshot::snapshot(3000, 6))
 }
 
 /// 30 entries of the same: the first passes, in the baseline tier (the big one's first pass was
