@@ -111,6 +111,14 @@ impl Build {
             ids: Vec::new(),
         }
     }
+
+    /// Room for `n` distinct stacks in the stack table. Growing it rehashes every stack's
+    /// frames again (the hash is not kept): on the 50 MB bench snapshot, 100,000 stacks of ~28
+    /// frames, each doubling hashed all of them again.
+    pub(super) fn reserve_stacks(&mut self, n: usize) {
+        let stacks = &self.s.stacks;
+        self.stack_ids.reserve(n, |&id| hash_frames(stacks.get(id)));
+    }
 }
 
 /// What a container shared through the memo became, else the value itself.

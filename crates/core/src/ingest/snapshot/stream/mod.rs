@@ -98,6 +98,13 @@ const MEMO_BYTES: u64 = 16;
 /// The most memo slots reserved ahead (32 MB); a bigger memo doubles as before.
 const MEMO_RESERVE_MAX: usize = 1 << 23;
 
+/// A snapshot holds at most about one distinct stack per this many bytes: an entry's `frames`
+/// list is a few hundred bytes (the bench snapshot: 100,000 entries, nearly all of them distinct
+/// stacks, in 50.5 MB); a real one's entries mostly share theirs.
+const STACK_BYTES: u64 = 512;
+/// The most stacks the stack table is sized for ahead (2 M: ~10 MB of table); past it, it grows.
+const STACK_RESERVE_MAX: usize = 1 << 21;
+
 /// Bytes of a new slice run together with an opcode the last one cut: more than any opcode but
 /// a long string or bytes.
 const BRIDGE: usize = 64 << 10;
@@ -246,6 +253,8 @@ impl SnapshotStream {
     pub fn expect_bytes(&mut self, bytes: u64) {
         let slots = (bytes / MEMO_BYTES).min(MEMO_RESERVE_MAX as u64) as usize;
         let _ = self.memo.try_reserve_exact(slots);
+        self.b
+            .reserve_stacks((bytes / STACK_BYTES).min(STACK_RESERVE_MAX as u64) as usize);
     }
 
     /// Frame dicts read in one step rather than opcode by opcode (tests and benchmarks: the
