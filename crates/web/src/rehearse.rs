@@ -55,21 +55,10 @@ pub async fn memory_tab() {
     if crate::load::stopped() {
         return;
     }
-    let bytes = crate::load::rehearsal_snapshot();
-    let Ok(Loaded::Snapshot(snap)) = load_bytes("warm-up", bytes) else {
-        return;
-    };
-    let views = SnapshotViews::of(&snap);
-    yield_now().await;
-    if crate::load::stopped() {
-        return;
-    }
-    let content = Content::Snapshot(SnapshotFile::new(*snap, Some(views)));
-    let Some(stage) = Stage::new(bytes.len(), false, content) else {
+    let Some(stage) = snapshot_stage(crate::load::rehearsal_snapshot()).await else {
         return;
     };
     let (session, host) = (stage.session.clone(), stage.host.clone());
-    yield_now().await;
     chart_alone(&session, &host, 1).await;
     if !crate::load::stopped() {
         let tab = leptos::mount::mount_to(host.clone().unchecked_into(), move || {
@@ -116,27 +105,28 @@ async fn chart_alone_big() {
     if crate::load::stopped() {
         return;
     }
-    let bytes = crate::load::warm_up_snapshot();
-    let Ok(Loaded::Snapshot(snap)) = load_bytes("warm-up", bytes) else {
+    let Some(stage) = snapshot_stage(crate::load::warm_up_snapshot()).await else {
         return;
+    };
+    let (session, host) = (stage.session.clone(), stage.host.clone());
+    chart_alone(&session, &host, BIG_CHART_PAINTS).await;
+}
+
+/// Warm-up snapshot `bytes` read, with its views, as a session of its own (a task for the read,
+/// one for the stage); `None` once a load has started.
+async fn snapshot_stage(bytes: &'static [u8]) -> Option<Stage> {
+    let Ok(Loaded::Snapshot(snap)) = load_bytes("warm-up", bytes) else {
+        return None;
     };
     let views = SnapshotViews::of(&snap);
     yield_now().await;
     if crate::load::stopped() {
-        return;
+        return None;
     }
     let content = Content::Snapshot(SnapshotFile::new(*snap, Some(views)));
-    let Some(stage) = Stage::new(bytes.len(), false, content) else {
-        return;
-    };
+    let stage = Stage::new(bytes.len(), false, content)?;
     yield_now().await;
-    chart_alone(
-        &stage.session.clone(),
-        &stage.host.clone(),
-        BIG_CHART_PAINTS,
-    )
-    .await;
-    drop(stage);
+    Some(stage)
 }
 
 /// Frames a trace's Overview stays mounted: a big trace's cards come a task each, the last
