@@ -102,8 +102,10 @@ const MEMO_RESERVE_MAX: usize = 1 << 23;
 /// list is a few hundred bytes (the bench snapshot: 100,000 entries, nearly all of them distinct
 /// stacks, in 50.5 MB); a real one's entries mostly share theirs.
 const STACK_BYTES: u64 = 512;
-/// The most stacks the stack table is sized for ahead (2 M: ~10 MB of table); past it, it grows.
-const STACK_RESERVE_MAX: usize = 1 << 21;
+/// The most stacks the stack table is sized for ahead (128 K: ~1.3 MB of table); past it, it
+/// grows. Not more: a table far bigger than its stacks misses the cache on every lookup (the
+/// 1 GB real-shaped snapshot, 20,000 stacks in a table sized for 2 M: first chart 5.5 -> 7.4 s).
+const STACK_RESERVE_MAX: usize = 1 << 17;
 
 /// Bytes of a new slice run together with an opcode the last one cut: more than any opcode but
 /// a long string or bytes.
