@@ -76,8 +76,7 @@ pub async fn memory_tab() {
 /// then unmounts it.
 async fn chart_alone(session: &SessionRef, host: &web_sys::Element, paints: usize) {
     let source = sources_of(session, 0).into_iter().next();
-    let Some((source, c)) = source.and_then(|src| Some((src.clone(), chart(session, &src)?)))
-    else {
+    let Some((source, c)) = source.and_then(|src| chart(session, &src).map(|c| (src, c))) else {
         return;
     };
     for _ in 0..paints {
