@@ -33,7 +33,7 @@ pub struct Autograd {
     pub fwd: Vec<u32>,
     /// Per slice: the forward op of the innermost backward node enclosing it (itself included),
     /// [`NONE`] outside backward. Kernels launched in backward are reached through their launch.
-    pub anchor: Vec<u32>,
+    pub anchor: Anchors,
     /// Backward nodes whose sequence number found no forward op (the forward ran before the
     /// profiling window, or on a thread without recorded ops).
     pub unmatched: u64,
@@ -62,7 +62,76 @@ impl Autograd {
     /// The forward op whose backward slice `i` (or the kernel launched by `i`) runs in.
     pub fn anchor_of(&self, t: &Trace, i: usize) -> u32 {
         let host = t.gpu.row(i as u32).map_or(i as u32, |r| t.gpu.launch[r]);
-        self.anchor.get(host as usize).copied().unwrap_or(NONE)
+        self.anchor.get(host as usize)
+    }
+}
+
+/// [`Autograd::anchor`] as runs of equal values over slice indices. A backward node's subtree is
+/// one contiguous range of slices (parents precede their children, a track's slices are one
+/// range), so there are about two runs per outermost backward node instead of 4 bytes per slice:
+/// the page holds this for the whole session, and a dense column was 2.4 MB on a 304 MB trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Anchors {
+    /// Run `k` covers slices `at[k] .. at[k + 1]` (the last to `len`); `at[0] == 0`, increasing.
+    at: Vec<u32>,
+    /// The value of each run; neighbours differ.
+    val: Vec<u32>,
+    len: u32,
+}
+
+impl Anchors {
+    /// The runs of `dense` (one value per slice).
+    pub fn from_dense(dense: &[u32]) -> Anchors {
+        let mut a = Anchors {
+            len: dense.len() as u32,
+            ..Anchors::default()
+        };
+        for (i, &v) in dense.iter().enumerate() {
+            if a.val.last() != Some(&v) {
+                a.at.push(i as u32);
+                a.val.push(v);
+            }
+        }
+        a.at.shrink_to_fit();
+        a.val.shrink_to_fit();
+        a
+    }
+
+    /// From [`Anchors::runs`]' parts; `None` when they do not describe runs over `len` slices.
+    pub fn from_runs(at: Vec<u32>, val: Vec<u32>, len: u32) -> Option<Anchors> {
+        let starts_at_zero = at.first().map_or(len == 0, |&f| f == 0);
+        let increasing = at.windows(2).all(|w| w[0] < w[1]);
+        let inside = at.last().is_none_or(|&l| l < len);
+        (at.len() == val.len() && starts_at_zero && increasing && inside).then_some(Anchors {
+            at,
+            val,
+            len,
+        })
+    }
+
+    /// The runs' starts, their values and the slice count (for `report::analysis_wire`).
+    pub fn runs(&self) -> (&[u32], &[u32], u32) {
+        (&self.at, &self.val, self.len)
+    }
+
+    /// Slice `i`'s anchor; [`NONE`] past the end.
+    pub fn get(&self, i: usize) -> u32 {
+        if i >= self.len as usize {
+            return NONE;
+        }
+        let k = self.at.partition_point(|&a| a as usize <= i);
+        k.checked_sub(1)
+            .and_then(|k| self.val.get(k).copied())
+            .unwrap_or(NONE)
+    }
+
+    /// Slices covered.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -121,10 +190,7 @@ pub fn autograd(t: &Trace) -> Autograd {
             thread_track.entry(f).or_insert(tr);
         }
     }
-    let mut out = Autograd {
-        anchor: vec![NONE; n],
-        ..Default::default()
-    };
+    let mut out = Autograd::default();
     let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(bwd_ops.len());
     for &(f, seq, b) in &bwd_ops {
         match thread_track
@@ -139,22 +205,24 @@ pub fn autograd(t: &Trace) -> Autograd {
     out.bwd = pairs.iter().map(|p| p.0).collect();
     out.fwd = pairs.iter().map(|p| p.1).collect();
     // Anchors top-down: parents precede children in slice order.
+    let mut anchor = vec![NONE; n];
     let mut k = 0;
     for i in 0..n {
         while k < out.bwd.len() && (out.bwd[k] as usize) < i {
             k += 1;
         }
-        out.anchor[i] = if out.bwd.get(k) == Some(&(i as u32)) {
+        anchor[i] = if out.bwd.get(k) == Some(&(i as u32)) {
             out.fwd[k]
         } else {
             let p = s.parent[i];
             if p == NONE {
                 NONE
             } else {
-                out.anchor[p as usize]
+                anchor[p as usize]
             }
         };
     }
+    out.anchor = Anchors::from_dense(&anchor);
     out
 }
 
@@ -222,7 +290,7 @@ pub fn backward_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> Vec<Ba
             continue;
         }
         let d = s.dur[g.slice[r] as usize];
-        let a = ag.anchor[l as usize];
+        let a = ag.anchor.get(l as usize);
         if a != NONE {
             *bwd_gpu.entry(a).or_default() += d;
             continue;
@@ -301,6 +369,41 @@ mod tests {
     use crate::view::testutil::trace_json;
 
     #[test]
+    fn anchor_runs_answer_as_the_dense_column() {
+        // Runs of every length, NONE between them, a change at the first and the last slice.
+        let mut x: u64 = 0x9E37_79B9;
+        let mut dense = Vec::new();
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = if x.is_multiple_of(3) {
+                NONE
+            } else {
+                (x % 5) as u32
+            };
+            dense.extend(std::iter::repeat_n(v, (x >> 8) as usize % 9 + 1));
+        }
+        let a = Anchors::from_dense(&dense);
+        assert_eq!(a.len(), dense.len());
+        for (i, &v) in dense.iter().enumerate() {
+            assert_eq!(a.get(i), v, "slice {i}");
+        }
+        assert_eq!(a.get(dense.len()), NONE);
+        let (at, val, len) = a.runs();
+        assert!(at.len() < dense.len() / 2, "{} runs", at.len());
+        let b = Anchors::from_runs(at.to_vec(), val.to_vec(), len).unwrap();
+        assert_eq!(a, b);
+        // Parts that are not runs over `len` slices.
+        assert!(Anchors::from_runs(vec![1], vec![0], 4).is_none());
+        assert!(Anchors::from_runs(vec![0, 0], vec![0, 1], 4).is_none());
+        assert!(Anchors::from_runs(vec![0, 4], vec![0, 1], 4).is_none());
+        assert!(Anchors::from_runs(vec![0], vec![], 4).is_none());
+        assert!(Anchors::from_runs(vec![], vec![], 0).is_some());
+        assert_eq!(Anchors::from_dense(&[]).get(0), NONE);
+    }
+
+    #[test]
     fn backward_nodes_pair_with_the_last_forward_op_of_their_sequence_number() {
         let t = trace_json(concat!(
             r#"{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":50,"args":{"Sequence number":7,"Fwd thread id":0}},"#,
@@ -329,8 +432,8 @@ mod tests {
         // aten::t is the last op stamped 7 (aten::linear, which encloses it, is stamped 7 too).
         assert_eq!(a.forward_of(find("TBackward0")), Some(find("aten::t")));
         assert_eq!(a.unmatched, 1, "MulBackward0's forward is not in the trace");
-        assert_eq!(a.anchor[find("aten::mm") as usize], find("aten::addmm"));
-        assert_eq!(a.anchor[find("aten::linear") as usize], NONE);
+        assert_eq!(a.anchor.get(find("aten::mm") as usize), find("aten::addmm"));
+        assert_eq!(a.anchor.get(find("aten::linear") as usize), NONE);
         assert_eq!(a.backward_of(find("aten::addmm")).len(), 2);
         let tab = backward_table(&t, &a);
         let row = |f: &str, b: &str| {

@@ -125,19 +125,25 @@ pub fn step_window(t: &Trace) -> (Ns, Ns, bool) {
 /// GPU work intervals `(start, end)` whose kind passes `keep`, optionally one device.
 fn gpu_intervals(t: &Trace, device: Option<i64>, keep: impl Fn(usize) -> bool) -> Vec<(Ns, Ns)> {
     let s = &t.slices;
-    let mut v = Vec::new();
-    for (r, &gi) in t.gpu.slice.iter().enumerate() {
-        let i = gi as usize;
-        if !s.kind[i].is_gpu_work() || !keep(i) {
-            continue;
-        }
-        if let Some(d) = device {
-            if i64::from(t.gpu.device[r]) != d && t.tracks[s.track[i] as usize].device != Some(d) {
-                continue;
-            }
-        }
-        v.push((s.start[i], s.end(i)));
-    }
+    let taken = |r: usize, i: usize| {
+        s.kind[i].is_gpu_work()
+            && keep(i)
+            && device.is_none_or(|d| {
+                i64::from(t.gpu.device[r]) == d || t.tracks[s.track[i] as usize].device == Some(d)
+            })
+    };
+    let rows = || {
+        t.gpu
+            .slice
+            .iter()
+            .enumerate()
+            .map(|(r, &gi)| (r, gi as usize))
+            .filter(|&(r, i)| taken(r, i))
+    };
+    // Counted first and made at its size: the page's utilization track makes this list, and
+    // grown by doubling it left its spare half and its copies in the page's wasm memory.
+    let mut v = Vec::with_capacity(rows().count());
+    v.extend(rows().map(|(_, i)| (s.start[i], s.end(i))));
     v
 }
 
@@ -280,13 +286,43 @@ pub fn idle_gaps(t: &Trace) -> Vec<StreamIdle> {
     out
 }
 
-/// Kernel intervals per device: what "GPU utilization" counts (docs/definitions.md), here over the
-/// step window and on the timeline's utilization counter per pixel. Kernels only (memcpy / memset
-/// are not utilization); a kernel's device is its `device` arg, else its track's, else -1 (unknown,
-/// never filed under device 0). Devices ascending; a kernel is counted on every device that claims
-/// it (arg or track).
-pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
-    // The distinct devices, without a list of every kernel's (it ran in the page's timeline index).
+/// [`kernel_intervals_by_device`]'s kernels of device `d` as sorted runs of intervals (rows of one
+/// GPU track in start order, cut wherever a start goes back), without a list of them all: the
+/// page's utilization track merges the runs ([`crate::view::counters::BusySeries::from_runs`]),
+/// where a list of every kernel and its sort's scratch grew the page's wasm memory by 7 MB on a
+/// 304 MB trace.
+pub fn kernel_runs(t: &Trace, d: i64) -> Vec<impl Iterator<Item = (Ns, Ns)> + Clone + '_> {
+    let s = &t.slices;
+    let g = &t.gpu;
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut lo = 0;
+    for r in 1..=g.slice.len() {
+        let split = g.slice.get(r).is_none_or(|&i| {
+            let (i, p) = (i as usize, g.slice[r - 1] as usize);
+            s.track[i] != s.track[p] || s.start[i] < s.start[p]
+        });
+        if split {
+            cuts.push((lo, r));
+            lo = r;
+        }
+    }
+    let claims = move |r: usize| {
+        let i = g.slice[r] as usize;
+        s.kind[i] == SliceKind::Kernel
+            && (i64::from(g.device[r]) == d || t.tracks[s.track[i] as usize].device == Some(d))
+    };
+    cuts.into_iter()
+        .map(|(a, b)| {
+            (a..b).filter(move |&r| claims(r)).map(move |r| {
+                let i = g.slice[r] as usize;
+                (s.start[i], s.end(i))
+            })
+        })
+        .collect()
+}
+
+/// The devices [`kernel_intervals_by_device`] lists, ascending.
+pub fn kernel_devices(t: &Trace) -> Vec<i64> {
     let devs: std::collections::BTreeSet<i64> = t
         .gpu
         .slice
@@ -304,7 +340,17 @@ pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
             }
         })
         .collect();
-    devs.into_iter()
+    devs.into_iter().collect()
+}
+
+/// Kernel intervals per device: what "GPU utilization" counts (docs/definitions.md), here over the
+/// step window and on the timeline's utilization counter per pixel. Kernels only (memcpy / memset
+/// are not utilization); a kernel's device is its `device` arg, else its track's, else -1 (unknown,
+/// never filed under device 0). Devices ascending; a kernel is counted on every device that claims
+/// it (arg or track).
+pub fn kernel_intervals_by_device(t: &Trace) -> Vec<(i64, Vec<(Ns, Ns)>)> {
+    kernel_devices(t)
+        .into_iter()
         .map(|d| {
             let iv = gpu_intervals(t, Some(d), |i| t.slices.kind[i] == SliceKind::Kernel);
             (d, iv)

@@ -109,7 +109,7 @@ impl ModuleIndex {
         if host == NONE {
             return NONE;
         }
-        let a = ag.anchor.get(host as usize).copied().unwrap_or(NONE);
+        let a = ag.anchor.get(host as usize);
         let at = if a != NONE { a } else { host };
         self.module_of.get(at as usize).copied().unwrap_or(NONE)
     }
@@ -252,7 +252,7 @@ pub fn module_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> ModuleTa
                 }
             }
             SliceKind::CpuOp if !op_above(i) => {
-                let fwd = ag.anchor[i];
+                let fwd = ag.anchor.get(i);
                 if fwd == NONE {
                     if k != NONE {
                         rows[k as usize].ops += 1;
@@ -284,7 +284,7 @@ pub fn module_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> ModuleTa
             table.outside_gpu_ns += d;
             continue;
         }
-        let fwd = ag.anchor[l as usize];
+        let fwd = ag.anchor.get(l as usize);
         let backward = fwd != NONE;
         let owner = if backward {
             module_of[fwd as usize]

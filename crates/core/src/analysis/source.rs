@@ -351,9 +351,13 @@ pub fn source_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> SourceTa
         if s.kind[i] != SliceKind::CpuOp || !keep.has(i) || has_op_above(i) {
             continue;
         }
-        let backward = ag.anchor[i] != NONE;
+        let backward = ag.anchor.get(i) != NONE;
         // A backward node's wrapper counts for the forward op's line.
-        let at = if backward { ag.anchor[i] as usize } else { i };
+        let at = if backward {
+            ag.anchor.get(i) as usize
+        } else {
+            i
+        };
         let Some(id) = lines.of(at) else { continue };
         let r = rows
             .entry(id)
@@ -409,7 +413,7 @@ pub fn source_slices(t: &Trace, ag: &Autograd, line: &SourceLine) -> Vec<u32> {
     let mut memo: FxHashMap<u32, bool> = FxHashMap::default();
     let mut out = Vec::new();
     for i in 0..s.len() {
-        if s.kind[i] != SliceKind::CpuOp || ag.anchor[i] != NONE {
+        if s.kind[i] != SliceKind::CpuOp || ag.anchor.get(i) != NONE {
             continue;
         }
         let mut p = s.parent[i];

@@ -57,24 +57,19 @@ const JSON_SECTIONS: usize = {
     n
 };
 
-/// The per-slice columns after the JSON, each in pieces: autograd's `bwd`, `fwd`, `anchor`.
+/// The columns after the JSON, each in pieces: autograd's `bwd`, `fwd`, and its anchors' runs
+/// (their starts, then their values).
 fn column(a: &Analysis, c: usize) -> &[u32] {
+    let (at, val, _) = a.autograd.anchor.runs();
     match c {
         0 => &a.autograd.bwd,
         1 => &a.autograd.fwd,
-        _ => &a.autograd.anchor,
+        2 => at,
+        _ => val,
     }
 }
 
-fn column_mut(a: &mut Analysis, c: usize) -> &mut Vec<u32> {
-    match c {
-        0 => &mut a.autograd.bwd,
-        1 => &mut a.autograd.fwd,
-        _ => &mut a.autograd.anchor,
-    }
-}
-
-const COLUMNS: usize = 3;
+const COLUMNS: usize = 4;
 
 /// Every section of `a`, in order: the JSON fields, then a section of the other small values
 /// (autograd's unmatched count, each module row's frames), then the columns' pieces.
@@ -88,6 +83,7 @@ pub fn sections(a: &Analysis) -> Result<Vec<Vec<u8>>> {
     json_fields!(enc);
     let mut rest = Vec::new();
     a.autograd.unmatched.put(&mut rest);
+    a.autograd.anchor.runs().2.put(&mut rest);
     let frames: Vec<&[u32]> = a.modules.rows.iter().map(|r| r.frames.as_slice()).collect();
     (frames.len() as u32).put(&mut rest);
     for f in frames {
@@ -113,10 +109,30 @@ pub fn sections(a: &Analysis) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// Cuts the lists that grow with the trace's steps and calls to their length. JSON carries no
+/// lengths, so serde grows each list by doubling: up to half of each was spare, and the page keeps
+/// the analysis for the session. Done after each section, so the next one reuses what is freed.
+fn fit(a: &mut Analysis) {
+    a.steps.shrink_to_fit();
+    a.collectives.shrink_to_fit();
+    a.idle.steps.shrink_to_fit();
+    let p = &mut a.per_step;
+    p.steps.shrink_to_fit();
+    for d in p.ops.iter_mut().chain(p.kernels.iter_mut()) {
+        d.per_step_ns.shrink_to_fit();
+    }
+    p.ops.shrink_to_fit();
+    p.kernels.shrink_to_fit();
+}
+
 /// Rebuilds an [`Analysis`] from [`sections`], one section per [`Decoder::push`].
 #[derive(Default)]
 pub struct Decoder {
     a: Analysis,
+    /// The columns as they arrive ([`column`]'s order); the anchors' runs are checked at the end.
+    cols: [Vec<u32>; COLUMNS],
+    /// How many slices the anchors cover.
+    anchor_len: u32,
     /// Sections read so far.
     k: usize,
     /// The column being read and how many of its values are still to come (`None` before its
@@ -137,6 +153,7 @@ impl Decoder {
                     if i == k {
                         self.a.$f = serde_json::from_slice(section)
                             .map_err(|e| bad(&format!("analysis {}: {e}", stringify!($f))))?;
+                        fit(&mut self.a);
                         return Ok(());
                     }
                     i += 1;
@@ -156,6 +173,7 @@ impl Decoder {
     fn rest(&mut self, section: &[u8]) -> Result<()> {
         let mut g = Get::new(section);
         self.a.autograd.unmatched = u64::get(&mut g)?;
+        self.anchor_len = u32::get(&mut g)?;
         let rows = g.count()?;
         if rows != self.a.modules.rows.len() {
             return Err(bad("module frames for another number of modules"));
@@ -175,15 +193,15 @@ impl Decoder {
         let mut g = Get::new(section);
         let left = match self.left {
             Some(l) => l,
-            None => {
-                let n = u32::get(&mut g)? as usize;
-                // No more than a piece ahead: a corrupt count must not be a huge allocation.
-                column_mut(&mut self.a, self.col).reserve_exact(n.min(PIECE));
-                n
-            }
+            None => u32::get(&mut g)? as usize,
         };
         let here = left.min(PIECE);
-        let col = column_mut(&mut self.a, self.col);
+        let Some(col) = self.cols.get_mut(self.col) else {
+            return Err(bad("more analysis sections than columns"));
+        };
+        // One piece at a time, at its size (a corrupt count is no huge allocation, and the
+        // column ends at its length, not at the next power of two).
+        col.reserve_exact(here);
         for _ in 0..here {
             col.push(u32::get(&mut g)?);
         }
@@ -203,7 +221,12 @@ impl Decoder {
         if self.k <= JSON_SECTIONS || self.col != COLUMNS {
             return Err(bad("analysis sections missing"));
         }
-        Ok(self.a)
+        let mut a = self.a;
+        let [bwd, fwd, at, val] = self.cols;
+        (a.autograd.bwd, a.autograd.fwd) = (bwd, fwd);
+        a.autograd.anchor = crate::analysis::autograd::Anchors::from_runs(at, val, self.anchor_len)
+            .ok_or_else(|| bad("autograd anchors that are not runs"))?;
+        Ok(a)
     }
 }
 
@@ -211,22 +234,25 @@ impl Decoder {
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
+    use crate::analysis::autograd::Anchors;
 
     #[test]
     fn columns_cut_in_pieces_come_back() {
         let mut a = Analysis::default();
-        a.autograd.anchor = (0..(2 * PIECE as u32 + 5)).collect();
+        let dense: Vec<u32> = (0..(2 * PIECE as u32 + 5)).collect();
+        a.autograd.anchor = Anchors::from_dense(&dense);
         a.autograd.bwd = vec![3, 9];
         a.autograd.unmatched = 7;
         let s = sections(&a).unwrap();
-        // JSON fields, the rest, bwd (1), fwd (1, empty), anchor (3 pieces).
-        assert_eq!(s.len(), JSON_SECTIONS + 1 + 1 + 1 + 3);
+        // JSON fields, the rest, bwd (1), fwd (1, empty), the runs' starts and values (3 each).
+        assert_eq!(s.len(), JSON_SECTIONS + 1 + 1 + 1 + 3 + 3);
         let mut d = Decoder::default();
         for x in &s {
             d.push(x).unwrap();
         }
         let b = d.finish().unwrap();
         assert_eq!(b.autograd.anchor, a.autograd.anchor);
+        assert_eq!(b.autograd.anchor.get(PIECE + 1), PIECE as u32 + 1);
         assert_eq!(b.autograd.bwd, vec![3, 9]);
         assert!(b.autograd.fwd.is_empty());
         assert_eq!(b.autograd.unmatched, 7);

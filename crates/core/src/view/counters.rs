@@ -5,7 +5,7 @@
 //! in O(log n), whatever the number of samples. Utilization is the busy fraction of each pixel's
 //! time range, from the union of device work with prefix sums (also O(log n) per column).
 
-use crate::analysis::gpu::kernel_intervals_by_device;
+use crate::analysis::gpu::{kernel_devices, kernel_runs};
 use crate::model::Trace;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,28 +21,44 @@ pub enum Unit {
 pub struct StepSeries {
     pub ts: Vec<i64>,
     pub value: Vec<f64>,
-    /// `pyramid[k][j]` = (min, max) of `value[j·2^k .. (j+1)·2^k]`.
+    /// `pyramid[k - 1][j]` = (min, max) of `value[j·2^k .. (j+1)·2^k]`, for k ≥ 1: level 0 is
+    /// `value` itself (stored as pairs it was a third of the page's memory tracks).
     pyramid: Vec<Vec<(f64, f64)>>,
 }
 
 impl StepSeries {
     pub fn new(ts: Vec<i64>, value: Vec<f64>) -> StepSeries {
-        let mut level: Vec<(f64, f64)> = value.iter().map(|&v| (v, v)).collect();
+        let pairs = |c: &[(f64, f64)]| {
+            c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, b| {
+                (a.0.min(b.0), a.1.max(b.1))
+            })
+        };
         let mut pyramid = Vec::new();
-        while level.len() > 1 {
-            let next = level
+        if value.len() > 1 {
+            let mut level: Vec<(f64, f64)> = value
                 .chunks(2)
                 .map(|c| {
-                    c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, b| {
-                        (a.0.min(b.0), a.1.max(b.1))
+                    c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, &b| {
+                        (a.0.min(b), a.1.max(b))
                     })
                 })
                 .collect();
+            while level.len() > 1 {
+                let next = level.chunks(2).map(pairs).collect();
+                pyramid.push(level);
+                level = next;
+            }
             pyramid.push(level);
-            level = next;
         }
-        pyramid.push(level);
         StepSeries { ts, value, pyramid }
+    }
+
+    /// (min, max) of block `j` of level `k` ([`StepSeries::pyramid`]).
+    fn block(&self, k: usize, j: usize) -> Option<(f64, f64)> {
+        match k.checked_sub(1) {
+            None => self.value.get(j).map(|&v| (v, v)),
+            Some(k) => self.pyramid.get(k)?.get(j).copied(),
+        }
     }
 
     /// Min and max of the values in effect during `[a, b)`, or `None` before the first sample.
@@ -57,19 +73,19 @@ impl StepSeries {
             r = l + 1;
         }
         let mut acc = (f64::INFINITY, f64::NEG_INFINITY);
-        for lvl in &self.pyramid {
+        for k in 0..=self.pyramid.len() {
             if l >= r {
                 break;
             }
             if l & 1 == 1 {
-                if let Some(v) = lvl.get(l) {
+                if let Some(v) = self.block(k, l) {
                     acc = (acc.0.min(v.0), acc.1.max(v.1));
                 }
                 l += 1;
             }
             if r & 1 == 1 {
                 r -= 1;
-                if let Some(v) = lvl.get(r) {
+                if let Some(v) = self.block(k, r) {
                     acc = (acc.0.min(v.0), acc.1.max(v.1));
                 }
             }
@@ -83,56 +99,53 @@ impl StepSeries {
 /// Union of busy intervals with the busy time before each, for utilization.
 #[derive(Clone, Debug, Default)]
 pub struct BusySeries {
-    pub start: Vec<i64>,
-    pub end: Vec<i64>,
+    /// Disjoint `(start, end)`, sorted.
+    iv: Vec<(i64, i64)>,
+    /// Busy ns before interval `k · BUSY_BLOCK`: one figure a block instead of one an interval (a
+    /// third of the track's memory), the rest summed at the query, under `BUSY_BLOCK` intervals.
     prefix: Vec<i64>,
 }
+
+/// Intervals per [`BusySeries::prefix`] figure.
+const BUSY_BLOCK: usize = 32;
 
 impl BusySeries {
     /// From unsorted, possibly overlapping intervals.
     pub fn new(mut iv: Vec<(i64, i64)>) -> BusySeries {
-        // Stable sort: the intervals usually come as one sorted run per stream, which it merges
-        // (O(n log runs)); the unstable sort re-sorted them whole (46 ms of a page task on 1 GB).
-        iv.sort();
-        // The union first, in place, so the three columns are made at their final size: grown by
-        // doubling beside the interval list, they held up to twice that size at once (wasm memory
-        // never shrinks; this ran in the page's timeline index on every trace).
-        let mut n = 0usize;
-        for k in 0..iv.len() {
-            let (s, e) = iv[k];
-            match n.checked_sub(1).and_then(|last| iv.get_mut(last)) {
-                Some(prev) if s <= prev.1 => prev.1 = prev.1.max(e),
-                _ => {
-                    iv[n] = (s, e);
-                    n += 1;
-                }
-            }
-        }
-        iv.truncate(n);
-        let mut b = BusySeries {
-            start: Vec::with_capacity(n),
-            end: Vec::with_capacity(n),
-            prefix: Vec::with_capacity(n),
-        };
+        iv.sort_unstable();
+        BusySeries::from_runs(&[iv.into_iter()])
+    }
+
+    /// The union of intervals that come as runs each sorted by start, merged as they come: no
+    /// list of them all and no sort's scratch, and the columns made at their final size (the
+    /// runs are read twice, to count the union first).
+    pub fn from_runs<I: Iterator<Item = (i64, i64)> + Clone>(runs: &[I]) -> BusySeries {
+        let n = union_of_runs(runs, |_| {});
+        let mut iv = Vec::with_capacity(n);
+        union_of_runs(runs, |x| iv.push(x));
+        // One figure a block, and the total after the last (a query past the end of a list of
+        // whole blocks reads it).
+        let mut prefix = Vec::with_capacity(iv.len() / BUSY_BLOCK + 2);
         let mut acc = 0i64;
-        for (s, e) in iv {
-            b.prefix.push(acc);
-            b.start.push(s);
-            b.end.push(e);
-            acc += e - s;
+        prefix.push(acc);
+        for c in iv.chunks(BUSY_BLOCK) {
+            acc += c.iter().map(|&(s, e)| e - s).sum::<i64>();
+            prefix.push(acc);
         }
-        b
+        BusySeries { iv, prefix }
     }
 
     /// Busy ns before `t`.
     pub fn busy_before(&self, t: i64) -> i64 {
-        let i = self.end.partition_point(|&e| e <= t);
-        let done = match i.checked_sub(1) {
-            Some(j) => self.prefix[j] + (self.end[j] - self.start[j]),
-            None => 0,
-        };
-        let partial = match self.start.get(i) {
-            Some(&s) if s < t => t - s,
+        let i = self.iv.partition_point(|&(_, e)| e <= t);
+        let block = i / BUSY_BLOCK;
+        let done = self.prefix.get(block).copied().unwrap_or(0)
+            + self.iv[block * BUSY_BLOCK..i]
+                .iter()
+                .map(|&(s, e)| e - s)
+                .sum::<i64>();
+        let partial = match self.iv.get(i) {
+            Some(&(s, _)) if s < t => t - s,
             _ => 0,
         };
         done + partial
@@ -145,6 +158,42 @@ impl BusySeries {
         }
         (self.busy_before(b) - self.busy_before(a)) as f64 / (b - a) as f64
     }
+}
+
+/// Merges `runs` (each sorted by start) by start and hands `out` their union's intervals in order;
+/// returns how many.
+fn union_of_runs<I: Iterator<Item = (i64, i64)> + Clone>(
+    runs: &[I],
+    mut out: impl FnMut((i64, i64)),
+) -> usize {
+    use std::cmp::Reverse;
+    let mut runs: Vec<I> = runs.to_vec();
+    let mut heads = std::collections::BinaryHeap::new();
+    for (k, r) in runs.iter_mut().enumerate() {
+        if let Some((s, e)) = r.next() {
+            heads.push(Reverse((s, e, k)));
+        }
+    }
+    let (mut n, mut cur): (usize, Option<(i64, i64)>) = (0, None);
+    while let Some(Reverse((s, e, k))) = heads.pop() {
+        if let Some(next) = runs.get_mut(k).and_then(Iterator::next) {
+            heads.push(Reverse((next.0, next.1, k)));
+        }
+        match &mut cur {
+            Some(c) if s <= c.1 => c.1 = c.1.max(e),
+            c => {
+                if let Some(done) = c.replace((s, e)) {
+                    out(done);
+                    n += 1;
+                }
+            }
+        }
+    }
+    if let Some(done) = cur {
+        out(done);
+        n += 1;
+    }
+    n
 }
 
 #[derive(Clone, Debug)]
@@ -217,11 +266,12 @@ pub fn memory_tracks(t: &Trace) -> Vec<CounterTrack> {
 }
 
 /// One "GPU N utilization" track per device: the busy fraction of each pixel's time range, with
-/// the Overview's definition ([`kernel_intervals_by_device`]: kernels only, unknown device apart).
+/// the Overview's definition ([`crate::analysis::gpu::kernel_intervals_by_device`]: kernels only,
+/// unknown device apart).
 pub fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
-    kernel_intervals_by_device(t)
+    kernel_devices(t)
         .into_iter()
-        .map(|(d, iv)| CounterTrack {
+        .map(|d| CounterTrack {
             label: if d >= 0 {
                 format!("GPU {d} utilization")
             } else {
@@ -229,7 +279,7 @@ pub fn utilization_tracks(t: &Trace) -> Vec<CounterTrack> {
             },
             unit: Unit::Fraction,
             max: 1.0,
-            data: SeriesData::Busy(BusySeries::new(iv)),
+            data: SeriesData::Busy(BusySeries::from_runs(&kernel_runs(t, d))),
         })
         .collect()
 }
@@ -270,23 +320,110 @@ mod tests {
         assert_eq!(s.range(-10, 100), Some((1.0, 9.0)));
         assert_eq!(s.range(-10, -5), None);
         assert_eq!(s.range(45, 50), Some((3.0, 3.0)));
-        // Brute force against the pyramid on a longer series.
-        let ts: Vec<i64> = (0..1000).map(|i| i * 3).collect();
-        let v: Vec<f64> = (0..1000).map(|i| ((i * 7919) % 1000) as f64).collect();
-        let s = StepSeries::new(ts.clone(), v.clone());
-        for (a, b) in [(0, 3000), (17, 400), (299, 301), (2990, 5000)] {
-            let lo = ts.partition_point(|&t| t <= a).saturating_sub(1);
-            let hi = ts.partition_point(|&t| t < b).max(lo + 1);
-            let mn = v[lo..hi].iter().copied().fold(f64::INFINITY, f64::min);
-            let mx = v[lo..hi].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            assert_eq!(s.range(a, b), Some((mn, mx)), "[{a},{b})");
+        // Brute force against the pyramid on longer series, odd lengths too.
+        for n in [1000i64, 333, 2, 1] {
+            let ts: Vec<i64> = (0..n).map(|i| i * 3).collect();
+            let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64).collect();
+            let s = StepSeries::new(ts.clone(), v.clone());
+            let windows = (0..3 * n)
+                .step_by(37)
+                .flat_map(|a| [1, 2, 5, 64, 700, 3000].map(|w| (a, a + w)));
+            for (a, b) in [(0, 3000), (17, 400), (299, 301), (2990, 5000)]
+                .into_iter()
+                .chain(windows)
+            {
+                let lo = ts.partition_point(|&t| t <= a).saturating_sub(1);
+                let hi = ts.partition_point(|&t| t < b).max(lo + 1).min(ts.len());
+                let mn = v[lo..hi].iter().copied().fold(f64::INFINITY, f64::min);
+                let mx = v[lo..hi].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                assert_eq!(s.range(a, b), Some((mn, mx)), "n {n} [{a},{b})");
+            }
+        }
+    }
+
+    #[test]
+    fn runs_merged_as_they_come_give_the_union_of_all() {
+        let mut x: u64 = 99;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as i64
+        };
+        for _ in 0..50 {
+            let runs: Vec<Vec<(i64, i64)>> = (0..next(6))
+                .map(|_| {
+                    let mut at = next(20);
+                    (0..next(30))
+                        .map(|_| {
+                            at += next(8);
+                            (at, at + next(12))
+                        })
+                        .collect()
+                })
+                .collect();
+            let all: Vec<(i64, i64)> = runs.iter().flatten().copied().collect();
+            let merged =
+                BusySeries::from_runs(&runs.iter().map(|r| r.iter().copied()).collect::<Vec<_>>());
+            let sorted = BusySeries::new(all.clone());
+            assert_eq!(merged.iv, sorted.iv, "{runs:?}");
+            assert_eq!(merged.prefix, sorted.prefix);
+            assert_eq!(merged.iv.capacity(), merged.iv.len());
+        }
+    }
+
+    /// The page's utilization track (runs per stream) against the Overview's kernel intervals
+    /// per device, on kernels of two devices over three streams, one claimed by its arg only.
+    #[test]
+    fn utilization_track_is_the_union_of_each_devices_kernels() {
+        let ev = [
+            r#"{"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":0,"dur":10,"args":{"device":0,"stream":7}}"#,
+            r#"{"ph":"X","cat":"kernel","name":"b","pid":0,"tid":7,"ts":12,"dur":10,"args":{"device":0,"stream":7}}"#,
+            r#"{"ph":"X","cat":"kernel","name":"c","pid":0,"tid":9,"ts":5,"dur":10,"args":{"device":0,"stream":9}}"#,
+            r#"{"ph":"X","cat":"kernel","name":"d","pid":0,"tid":9,"ts":40,"dur":5,"args":{"device":0,"stream":9}}"#,
+            r#"{"ph":"X","cat":"gpu_memcpy","name":"m","pid":0,"tid":9,"ts":60,"dur":50,"args":{"device":0,"stream":9}}"#,
+            r#"{"ph":"X","cat":"kernel","name":"e","pid":1,"tid":3,"ts":2,"dur":3,"args":{"device":1,"stream":3}}"#,
+            r#"{"ph":"X","cat":"kernel","name":"f","pid":0,"tid":9,"ts":100,"dur":5,"args":{"device":1,"stream":9}}"#,
+        ];
+        let t = crate::view::testutil::trace_json(&ev.join(","));
+        let tracks = utilization_tracks(&t);
+        let by_dev = crate::analysis::gpu::kernel_intervals_by_device(&t);
+        assert_eq!(tracks.len(), by_dev.len());
+        for (tr, (d, iv)) in tracks.iter().zip(by_dev) {
+            let SeriesData::Busy(b) = &tr.data else {
+                panic!("not a busy series")
+            };
+            assert_eq!(b.iv, BusySeries::new(iv).iv, "device {d}");
+        }
+        let SeriesData::Busy(b0) = &tracks[0].data else {
+            panic!("not a busy series")
+        };
+        // Device 0: a, b and c overlap into [0, 22 us), d alone, the memcpy no kernel, and f on
+        // device 0's stream 9 though its arg says 1 (claimed by both, as the Overview counts it).
+        assert_eq!(
+            b0.iv,
+            vec![(0, 22_000), (40_000, 45_000), (100_000, 105_000)]
+        );
+    }
+
+    /// Lists of whole blocks and of a block and a bit, queried at every point.
+    #[test]
+    fn busy_time_before_any_point_of_many_intervals() {
+        for n in [31i64, 32, 64, 65, 100] {
+            let iv: Vec<(i64, i64)> = (0..n).map(|k| (10 * k, 10 * k + 1 + k % 7)).collect();
+            let b = BusySeries::new(iv.clone());
+            assert_eq!(b.iv.len() as i64, n);
+            for t in -5..10 * n + 20 {
+                let want: i64 = iv.iter().map(|&(s, e)| (e.min(t) - s).max(0)).sum();
+                assert_eq!(b.busy_before(t), want, "n {n} t {t}");
+            }
         }
     }
 
     #[test]
     fn busy_fraction_unions_overlaps() {
         let b = BusySeries::new(vec![(10, 20), (15, 30), (50, 60)]);
-        assert_eq!(b.start, vec![10, 50]);
+        assert_eq!(b.iv, vec![(10, 30), (50, 60)]);
         assert_eq!(b.busy_before(100), 30);
         assert_eq!(b.fraction(0, 100), 0.3);
         assert_eq!(b.fraction(20, 25), 1.0);
@@ -313,7 +450,7 @@ mod tests {
                 })
                 .collect();
             let b = BusySeries::new(iv.clone());
-            assert!(b.start.windows(2).all(|w| w[0] < w[1]), "{iv:?}");
+            assert!(b.iv.windows(2).all(|w| w[0].1 < w[1].0), "{iv:?}");
             for t in 0..=80 {
                 let covered = (0..t)
                     .filter(|&c| iv.iter().any(|&(s, e)| s <= c && c < e))

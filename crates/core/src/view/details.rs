@@ -232,7 +232,7 @@ pub fn provenance(t: &Trace, ag: &crate::analysis::autograd::Autograd, i: usize)
             .collect();
         for r in 0..t.gpu.slice.len() {
             let l = t.gpu.launch[r];
-            if l != NONE && fwd.contains(&ag.anchor[l as usize]) {
+            if l != NONE && fwd.contains(&ag.anchor.get(l as usize)) {
                 backward_gpu_ns += s.dur[t.gpu.slice[r] as usize];
             }
         }

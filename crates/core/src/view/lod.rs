@@ -32,8 +32,20 @@ struct Level {
 }
 
 impl Level {
+    fn with_capacity(gap_ns: i64, n: usize) -> Level {
+        Level {
+            gap_ns,
+            start: Vec::with_capacity(n),
+            end: Vec::with_capacity(n),
+            rep: Vec::with_capacity(n),
+            count: Vec::with_capacity(n),
+        }
+    }
     fn len(&self) -> usize {
         self.start.len()
+    }
+    fn spans(&self) -> impl Iterator<Item = Span> + '_ {
+        (0..self.len()).map(|j| self.span(j))
     }
     fn span(&self, i: usize) -> Span {
         Span {
@@ -237,26 +249,42 @@ pub struct LodBuild {
 }
 
 impl LodBuild {
-    /// Sorts the slices into lanes (one pass over the slices); the levels come from `step`.
+    /// Sorts the slices into lanes; the levels come from `step`. Each lane is counted first and
+    /// made at its final size: grown by doubling, the lanes' spare capacity and the copies left
+    /// behind grew the page's wasm memory (which never shrinks) by twice what the index keeps.
     pub fn new(t: &Trace) -> LodBuild {
         let s = &t.slices;
         let mut first = Vec::with_capacity(t.tracks.len() + 1);
         let mut lanes: Vec<Lane> = Vec::new();
+        let mut sizes: Vec<u32> = Vec::new();
         for tr in &t.tracks {
             first.push(lanes.len() as u32);
             if tr.count == 0 {
                 continue;
             }
             let base = lanes.len();
-            lanes.resize_with(base + usize::from(tr.max_depth) + 1, Lane::default);
+            let depths = usize::from(tr.max_depth) + 1;
             let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-            for i in a..b.min(s.len()) {
+            let rows = a.min(s.len())..b.min(s.len());
+            sizes.clear();
+            sizes.resize(depths, 0);
+            for &d in &s.depth[rows.clone()] {
+                if let Some(n) = sizes.get_mut(usize::from(d)) {
+                    *n += 1;
+                }
+            }
+            lanes.extend(sizes.iter().map(|&n| Lane {
+                slices: Vec::with_capacity(n as usize),
+                levels: Vec::new(),
+            }));
+            for i in rows {
                 if let Some(l) = lanes.get_mut(base + usize::from(s.depth[i])) {
                     l.slices.push(i as u32);
                 }
             }
         }
         first.push(lanes.len() as u32);
+        lanes.shrink_to_fit();
         LodBuild {
             index: LodIndex { first, lanes },
             next: 0,
@@ -286,6 +314,11 @@ impl LodBuild {
     }
 }
 
+/// The mip levels of one lane. Merging at gap `g` chains neighbours whose gap to the run's end so
+/// far is at most `g`, so a level can be made from any finer one (or the slices) and comes out the
+/// same: each is made from the last one kept, first counted and only then, when it is kept, made
+/// at its final size. Levels not kept are never made, and nothing is grown by doubling (the page's
+/// wasm memory never shrinks: the transient copies grew it by twice what the index keeps).
 fn build_levels(t: &Trace, slices: &[u32]) -> Vec<Level> {
     let s = &t.slices;
     let n = slices.len();
@@ -301,15 +334,63 @@ fn build_levels(t: &Trace, slices: &[u32]) -> Vec<Level> {
     let extent = (hi - lo).max(1);
     let mut levels: Vec<Level> = Vec::new();
     let mut last_stored = n;
-    let mut prev: Option<Level> = None;
     let mut gap = BASE_GAP_NS;
     loop {
-        let mut next = Level {
-            gap_ns: gap,
-            ..Level::default()
+        let raw = || {
+            slices.iter().map(|&i| {
+                let iu = i as usize;
+                Span {
+                    start: s.start[iu],
+                    end: s.end(iu),
+                    rep: i,
+                    count: 1,
+                }
+            })
         };
-        let mut cur: Option<Span> = None;
-        let mut take = |sp: Span, next: &mut Level| match &mut cur {
+        let len = match levels.last() {
+            None => runs(raw(), gap),
+            Some(p) => runs(p.spans(), gap),
+        };
+        if len * 2 <= last_stored {
+            let next = match levels.last() {
+                None => merged(t, raw(), gap, len),
+                Some(p) => merged(t, p.spans(), gap, len),
+            };
+            last_stored = len;
+            levels.push(next);
+        }
+        if len <= 1 || gap > extent {
+            break;
+        }
+        gap = gap.saturating_mul(4);
+    }
+    levels.shrink_to_fit();
+    levels
+}
+
+/// How many spans merging `spans` at `gap` makes (as [`merged`] counts them).
+fn runs(spans: impl Iterator<Item = Span>, gap: i64) -> usize {
+    let mut len = 0;
+    let mut end: Option<i64> = None;
+    for sp in spans {
+        match end {
+            Some(e) if sp.start - e <= gap => end = Some(e.max(sp.end)),
+            _ => {
+                len += 1;
+                end = Some(sp.end);
+            }
+        }
+    }
+    len
+}
+
+/// `spans` merged at `gap`: a span joins the run before it when it starts at most `gap` after the
+/// run's end so far; the run's longest slice represents it. `len` is [`runs`]' count.
+fn merged(t: &Trace, spans: impl Iterator<Item = Span>, gap: i64, len: usize) -> Level {
+    let mut next = Level::with_capacity(gap, len);
+    let mut cur: Option<Span> = None;
+    for sp in spans {
+        match &mut cur {
             Some(c) if sp.start - c.end <= gap => {
                 if dur_of(t, sp.rep) > dur_of(t, c.rep) {
                     c.rep = sp.rep;
@@ -323,41 +404,12 @@ fn build_levels(t: &Trace, slices: &[u32]) -> Vec<Level> {
                 }
                 *c = Some(sp);
             }
-        };
-        match &prev {
-            None => {
-                for &i in slices {
-                    let iu = i as usize;
-                    let sp = Span {
-                        start: s.start[iu],
-                        end: s.end(iu),
-                        rep: i,
-                        count: 1,
-                    };
-                    take(sp, &mut next);
-                }
-            }
-            Some(p) => {
-                for j in 0..p.len() {
-                    take(p.span(j), &mut next);
-                }
-            }
         }
-        if let Some(c) = cur {
-            next.push(c);
-        }
-        let len = next.len();
-        if len * 2 <= last_stored {
-            last_stored = len;
-            levels.push(next.clone());
-        }
-        if len <= 1 || gap > extent {
-            break;
-        }
-        prev = Some(next);
-        gap = gap.saturating_mul(4);
     }
-    levels
+    if let Some(c) = cur {
+        next.push(c);
+    }
+    next
 }
 
 fn dur_of(t: &Trace, i: u32) -> i64 {
@@ -404,6 +456,47 @@ mod tests {
         let last = out[out.len() - 1];
         assert_eq!(last.count, 1);
         assert_eq!(t.str(t.slices.name[last.rep as usize]), "long");
+    }
+
+    /// Each stored level is the slices merged at its own gap directly, though it was made from
+    /// the coarsest level kept before it; and levels are made at their final size.
+    #[test]
+    fn levels_made_from_coarser_ones_equal_merging_the_slices() {
+        // Gaps of every size between 0.1 and 400 us, slices of 1 to 50 us, nested pairs too.
+        let mut x: u64 = 7;
+        let mut ts = 0.0;
+        let mut ev = Vec::new();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let dur = 1.0 + (x % 50) as f64;
+            ev.push(("k", "kernel", 0, ts, dur));
+            ts += dur + [0.1, 0.5, 3.0, 20.0, 400.0][(x >> 9) as usize % 5];
+        }
+        let t = trace_of(&ev);
+        let idx = LodIndex::build(&t);
+        let Some(lane) = idx.lane(0, 0) else {
+            panic!("no lane")
+        };
+        assert!(lane.levels.len() >= 3, "{} levels", lane.levels.len());
+        let s = &t.slices;
+        let raw = || {
+            lane.slices.iter().map(|&i| Span {
+                start: s.start[i as usize],
+                end: s.end(i as usize),
+                rep: i,
+                count: 1,
+            })
+        };
+        for l in &lane.levels {
+            let direct = merged(&t, raw(), l.gap_ns, runs(raw(), l.gap_ns));
+            assert_eq!(
+                l.spans().collect::<Vec<_>>(),
+                direct.spans().collect::<Vec<_>>()
+            );
+            assert_eq!(l.start.capacity(), l.len());
+        }
     }
 
     #[test]

@@ -373,6 +373,9 @@ pub(super) async fn load_in_workers(
             _ => {}
         }
     };
+    // The copy of the largest section (a piece of the widest column, up to 3 MB) is not kept
+    // through the index and the analysis: the page's wasm memory never shrinks.
+    drop(buf);
     let model = now_ms();
     // Every byte of the (inflated) file was decoded (the reader stops at the final `}`, before a
     // trailing newline, as the page's own reader counts too).
