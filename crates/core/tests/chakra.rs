@@ -321,7 +321,7 @@ fn a_kineto_op_finds_its_et_node_with_types_and_strides() {
         .collect();
     let mut seen = 0;
     for i in 0..t.slices.len() {
-        let rf = t.slices.rf_id[i];
+        let rf = t.slices.rf_id.get(i);
         if rf == NO_ID {
             continue;
         }

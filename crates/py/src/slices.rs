@@ -91,8 +91,9 @@ pub fn slices(t: &Trace) -> Vec<Column> {
     let s = &t.slices;
     let n = s.len();
     let string = |id: u32| t.strings.resolve(StrId(id));
-    let id =
-        |v: &[i64]| -> Vec<Option<i64>> { v.iter().map(|&x| (x != NO_ID).then_some(x)).collect() };
+    let id = |v: &tracelight_core::model::Ids| -> Vec<Option<i64>> {
+        v.iter().map(|x| (x != NO_ID).then_some(x)).collect()
+    };
     let (mut device, mut stream) = (vec![None; n], vec![None; n]);
     for (k, &i) in t.gpu.slice.iter().enumerate() {
         if let Some(d) = device.get_mut(i as usize) {

@@ -92,7 +92,7 @@ pub fn link(trace: &Trace, et: &ExecTrace) -> EtLink {
             continue;
         }
         r.kineto_ops += 1;
-        let rf = s.rf_id[i];
+        let rf = s.rf_id.get(i);
         if rf == NO_ID {
             r.kineto_rf_missing += 1;
             continue;

@@ -6,6 +6,7 @@
 
 use super::arg_keys::text as k;
 use super::args::ArgsArena;
+use super::ids::Ids;
 use super::strings::{Interner, StrId};
 use super::time::Ns;
 use crate::warnings::Warnings;
@@ -148,10 +149,10 @@ pub struct Slices {
     pub depth: Vec<u16>,
     /// Enclosing slice on the same track, or [`NONE`].
     pub parent: Vec<u32>,
-    pub external_id: Vec<i64>,
-    pub correlation: Vec<i64>,
+    pub external_id: Ids,
+    pub correlation: Ids,
     /// `Record function id`, for linking Chakra execution-trace nodes.
-    pub rf_id: Vec<i64>,
+    pub rf_id: Ids,
     /// `Input Dims` as compact JSON text, interned (ops with the same shapes share one id).
     pub input_dims: Vec<StrId>,
     /// `Input type` as compact JSON text, interned.
@@ -353,9 +354,9 @@ impl Trace {
             }
         };
         for (key, v) in [
-            (k::EXTERNAL_ID, s.external_id[i]),
-            (k::RECORD_FUNCTION_ID, s.rf_id[i]),
-            (k::CORRELATION, s.correlation[i]),
+            (k::EXTERNAL_ID, s.external_id.get(i)),
+            (k::RECORD_FUNCTION_ID, s.rf_id.get(i)),
+            (k::CORRELATION, s.correlation.get(i)),
         ] {
             if v != NO_ID {
                 sep(&mut out);
@@ -518,9 +519,12 @@ impl Trace {
     /// Rough heap size of the model, for the memory benchmark.
     pub fn heap_bytes(&self) -> usize {
         let s = &self.slices;
-        let per_slice = 8 + 8 + 4 + 4 + 4 + 1 + 2 + 4 + 8 + 8 + 8 + 4 + 4 + 8;
+        let per_slice = 8 + 8 + 4 + 4 + 4 + 1 + 2 + 4 + 4 + 4 + 8;
         self.strings.heap_bytes()
             + s.start.capacity() * per_slice
+            + s.external_id.capacity_bytes()
+            + s.correlation.capacity_bytes()
+            + s.rf_id.capacity_bytes()
             + self.gpu.slice.capacity() * 64
             + self.args.heap_bytes()
             + self.memory.ts.capacity() * 46

@@ -345,16 +345,19 @@ pub fn op_tree(t: &Trace) -> OpTree {
     for (e, &i) in tr.slice.iter().enumerate() {
         let i = i as usize;
         if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-            && s.external_id[i] != NO_ID
+            && s.external_id.get(i) != NO_ID
         {
-            by_ext.entry(s.external_id[i]).or_insert(e as u32);
+            by_ext.entry(s.external_id.get(i)).or_insert(e as u32);
         }
     }
     if !by_ext.is_empty() {
         for e in 0..m {
             let i = tr.slice[e] as usize;
-            if s.kind[i].is_launch() && s.external_id[i] == NO_ID && s.correlation[i] != NO_ID {
-                if let Some(&op) = by_ext.get(&s.correlation[i]) {
+            if s.kind[i].is_launch()
+                && s.external_id.get(i) == NO_ID
+                && s.correlation.get(i) != NO_ID
+            {
+                if let Some(&op) = by_ext.get(&s.correlation.get(i)) {
                     let d = tr.self_device[redirect[op as usize] as usize];
                     tr.self_device[e] += d;
                     tr.repeated_device[e] += d;

@@ -187,9 +187,9 @@ impl Builder {
         s.name = st.name.gather(&order);
         s.cat = st.cat.gather(&order);
         s.kind = st.kind.gather(&order);
-        s.external_id = st.external_id.gather(&order);
-        s.correlation = st.correlation.gather(&order);
-        s.rf_id = st.rf_id.gather(&order);
+        s.external_id = st.external_id.gather_ids(&order);
+        s.correlation = st.correlation.gather_ids(&order);
+        s.rf_id = st.rf_id.gather_ids(&order);
         s.input_dims = st.input_dims.gather(&order);
         s.input_types = st.input_types.gather(&order);
         s.args = st.args.gather(&order);
@@ -313,13 +313,13 @@ impl Builder {
         let s = &self.trace.slices;
         let mut by_corr: FxHashMap<i64, u32> = FxHashMap::default();
         for i in 0..s.len() {
-            if s.kind[i].is_launch() && s.correlation[i] != NO_ID {
-                by_corr.entry(s.correlation[i]).or_insert(i as u32);
+            if s.kind[i].is_launch() && s.correlation.get(i) != NO_ID {
+                by_corr.entry(s.correlation.get(i)).or_insert(i as u32);
             }
         }
         let g = &mut self.trace.gpu;
         for r in 0..g.slice.len() {
-            let c = s.correlation[g.slice[r] as usize];
+            let c = s.correlation.get(g.slice[r] as usize);
             if c != NO_ID {
                 if let Some(&l) = by_corr.get(&c) {
                     g.launch[r] = l;

@@ -5,7 +5,7 @@
 //! Chunks never move and waste at most one chunk per column. `finish` sorts the slices anyway, so
 //! it gathers each column straight from the chunks into an exact-size `Vec`.
 
-use crate::model::{Ns, SliceKind, StrId};
+use crate::model::{Ids, Ns, SliceKind, StrId};
 
 const SHIFT: u32 = 16;
 const CHUNK: usize = 1 << SHIFT;
@@ -62,6 +62,17 @@ impl<T: Copy> Chunked<T> {
             }
         }
         o.len = 0;
+    }
+
+    /// The column in `order`, as [`Ids`]; the chunks are freed after.
+    pub fn gather_ids(&mut self, order: &[u32]) -> Ids
+    where
+        T: Into<i64>,
+    {
+        let out = Ids::from_fn(order.len(), |k| self.get(order[k] as usize).into());
+        self.chunks = Vec::new();
+        self.len = 0;
+        out
     }
 
     /// The column in `order`, as one exact-size `Vec`; the chunks are freed as it goes.

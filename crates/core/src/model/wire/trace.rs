@@ -4,6 +4,7 @@
 use super::{bad, put_bytes, Get, Wire};
 use crate::error::Result;
 use crate::model::args::ArgsArena;
+use crate::model::ids::Ids;
 use crate::model::strings::Interner;
 use crate::model::trace::*;
 use crate::warnings::Warnings;
@@ -117,12 +118,80 @@ pub fn column_piece<T: Wire>(v: &[T], i: usize) -> Vec<u8> {
     out
 }
 
+/// A model column as pieces: a `Vec` of wire values, or an [`Ids`] column (its form and base in
+/// the first piece, then its 4- or 8-byte values).
+trait Column {
+    fn values(&self) -> usize;
+    fn piece(&self, i: usize) -> Vec<u8>;
+    /// As [`read_piece`].
+    fn read(&mut self, left: Option<usize>, section: &[u8]) -> Result<usize>;
+}
+
+impl<T: Wire> Column for Vec<T> {
+    fn values(&self) -> usize {
+        self.len()
+    }
+    fn piece(&self, i: usize) -> Vec<u8> {
+        column_piece(self, i)
+    }
+    fn read(&mut self, left: Option<usize>, section: &[u8]) -> Result<usize> {
+        read_piece(self, left, section)
+    }
+}
+
+impl Column for Ids {
+    fn values(&self) -> usize {
+        self.len()
+    }
+    fn piece(&self, i: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        if i == 0 {
+            match self {
+                Ids::Narrow { base, .. } => {
+                    0u8.put(&mut out);
+                    base.put(&mut out);
+                }
+                Ids::Wide(_) => {
+                    1u8.put(&mut out);
+                    0i64.put(&mut out);
+                }
+            }
+        }
+        out.extend(match self {
+            Ids::Narrow { v, .. } => column_piece(v, i),
+            Ids::Wide(v) => column_piece(v, i),
+        });
+        out
+    }
+    fn read(&mut self, left: Option<usize>, section: &[u8]) -> Result<usize> {
+        let mut section = section;
+        if left.is_none() {
+            let mut g = Get::new(section);
+            let wide = u8::get(&mut g)?;
+            let base = i64::get(&mut g)?;
+            *self = match wide {
+                0 => Ids::Narrow {
+                    base,
+                    v: Vec::new(),
+                },
+                1 => Ids::Wide(Vec::new()),
+                _ => return Err(bad("an id column of no known form")),
+            };
+            section = g.take(section.len() - 9)?;
+        }
+        match self {
+            Ids::Narrow { v, .. } => read_piece(v, left, section),
+            Ids::Wide(v) => read_piece(v, left, section),
+        }
+    }
+}
+
 /// How many sections [`encode`] makes of `t`, without making them.
 pub fn section_count(t: &Trace) -> usize {
     let mut n = 1;
     macro_rules! count {
         ($a:ident . $b:ident) => {
-            n += pieces(t.$a.$b.len());
+            n += pieces(Column::values(&t.$a.$b));
         };
     }
     trace_columns!(count);
@@ -138,9 +207,9 @@ pub fn section(t: &Trace, k: usize) -> Option<Vec<u8>> {
     let mut i = k - 1;
     macro_rules! enc {
         ($a:ident . $b:ident) => {
-            let n = pieces(t.$a.$b.len());
+            let n = pieces(Column::values(&t.$a.$b));
             if i < n {
-                return Some(column_piece(&t.$a.$b, i));
+                return Some(Column::piece(&t.$a.$b, i));
             }
             i -= n;
         };
@@ -265,7 +334,7 @@ impl Decoder {
         macro_rules! dec {
             ($a:ident . $b:ident) => {
                 if i == 0 {
-                    let left = read_piece(&mut t.$a.$b, self.left, section)?;
+                    let left = Column::read(&mut t.$a.$b, self.left, section)?;
                     if left == 0 {
                         self.col += 1;
                         self.left = None;
@@ -457,6 +526,58 @@ mod tests {
         assert_eq!(back.counters.ts, t.counters.ts);
         assert_eq!(back.counters.value, t.counters.value);
         assert_eq!(back.counters.series, t.counters.series);
+    }
+
+    /// Ids in both forms, over more than one piece, with and without gaps, come back as written;
+    /// a form byte that is neither is an error.
+    #[test]
+    fn id_columns_come_back_in_either_form() {
+        let n = PIECE + 3;
+        let json = br#"{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}"#;
+        let mut t = crate::ingest::kineto::read_kineto(json).unwrap();
+        let s = &mut t.slices;
+        let one = |v: i64| (0..n).map(move |_| v);
+        s.start = (0..n as i64).collect();
+        s.dur = one(1).collect();
+        s.track = vec![0; n];
+        s.name = vec![s.name[0]; n];
+        s.cat = vec![s.cat[0]; n];
+        s.kind = vec![s.kind[0]; n];
+        s.depth = vec![0; n];
+        s.parent = vec![NONE; n];
+        s.input_dims = vec![s.input_dims[0]; n];
+        s.input_types = vec![s.input_types[0]; n];
+        s.args = vec![(0, 0); n];
+        s.external_id = (0..n as i64)
+            .map(|i| if i % 3 == 0 { NO_ID } else { 1 << 40 | i })
+            .collect();
+        s.correlation = (0..n as i64)
+            .map(|i| if i == 5 { i64::MIN + 1 } else { i })
+            .collect();
+        s.rf_id = one(NO_ID).collect();
+        t.tracks[0].count = n as u32;
+        assert!(matches!(t.slices.external_id, Ids::Narrow { .. }));
+        assert!(matches!(t.slices.correlation, Ids::Wide(_)));
+        let sections = encode(&t);
+        let mut d = Decoder::default();
+        for x in &sections {
+            d.push(x).unwrap();
+        }
+        let b = d.finish().unwrap();
+        for (x, y) in [
+            (&b.slices.external_id, &t.slices.external_id),
+            (&b.slices.correlation, &t.slices.correlation),
+            (&b.slices.rf_id, &t.slices.rf_id),
+        ] {
+            assert!(x.iter().eq(y.iter()));
+            assert_eq!(std::mem::discriminant(x), std::mem::discriminant(y));
+        }
+        // The external ids' first piece with its form byte made 2.
+        let first = 1 + 8 * pieces(n);
+        let mut bad_form = sections.clone();
+        bad_form[first][0] = 2;
+        let mut d = Decoder::default();
+        assert!(bad_form.iter().try_for_each(|x| d.push(x)).is_err());
     }
 
     #[test]
