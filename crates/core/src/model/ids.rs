@@ -5,7 +5,8 @@
 //! are kept as offsets from the smallest. A trace whose values do not fit (ids from elsewhere,
 //! negative, hashed) keeps them whole; either way [`Ids::get`] answers the value as written.
 
-use super::trace::NO_ID;
+/// A missing integer arg (`External id`, `correlation`…).
+pub const NO_ID: i64 = i64::MIN;
 
 /// The offset that stands for [`NO_ID`] in the narrow form.
 const MISSING: u32 = u32::MAX;

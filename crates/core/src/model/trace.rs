@@ -21,8 +21,7 @@ pub enum IdVal {
 
 /// No parent / no link.
 pub const NONE: u32 = u32::MAX;
-/// A missing integer arg (`External id`, `correlation`…).
-pub const NO_ID: i64 = i64::MIN;
+pub use super::ids::NO_ID;
 
 /// What a slice is, from its category (old and new spellings both map here).
 #[derive(
