@@ -351,13 +351,11 @@ pub fn source_table_masked(t: &Trace, ag: &Autograd, keep: Mask<'_>) -> SourceTa
         if s.kind[i] != SliceKind::CpuOp || !keep.has(i) || has_op_above(i) {
             continue;
         }
-        let backward = ag.anchor.get(i) != NONE;
+        // Looked up once: the anchors are runs, each lookup a binary search.
+        let anchor = ag.anchor.get(i);
+        let backward = anchor != NONE;
         // A backward node's wrapper counts for the forward op's line.
-        let at = if backward {
-            ag.anchor.get(i) as usize
-        } else {
-            i
-        };
+        let at = if backward { anchor as usize } else { i };
         let Some(id) = lines.of(at) else { continue };
         let r = rows
             .entry(id)
