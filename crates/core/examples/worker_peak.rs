@@ -278,6 +278,7 @@ fn parts(t: &tracelight_core::model::Trace, n: usize) {
     let (_ops, tree, _) = one("op_table_indexed", n, || {
         ops::op_table_indexed(t, ops::OpOptions::default())
     });
+    let tree = ops::LaunchTree::from(tree);
     one("call_costs", n, || roofline::call_costs(t, &tree));
     let st = one("steps", n, || steps::steps(t));
     one("idle_causes", n, || idle::idle_causes(t, &st));

@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tracelight_core::analysis::ops::{op_table, OpOptions, OpTable};
+use tracelight_core::analysis::ops::{op_table, op_tree, tree_slices, OpOptions, OpTable};
 use tracelight_core::ingest::{load_bytes, Loaded};
 
 /// The corpus folder (`tracelight_testkit::root()`, overridable by `TRACELIGHT_CORPUS`).
@@ -244,6 +244,12 @@ fn op_table_matches_torch_key_averages_on_the_generated_corpus() {
             with_flops: pc["with_flops"].as_bool().unwrap_or(false),
         };
         let rows = r["rows"].as_array().unwrap();
+        // The per-step table's entries (the nesting alone) are the tree's, duplicates merged.
+        if tree_slices(&t) != op_tree(&t).slice {
+            errors.push(format!(
+                "{trace_file}: tree_slices differs from op_tree's entries"
+            ));
+        }
         let table = op_table(&t, OpOptions::default());
         total += check(&table, rows, &cfg, trace_file, false, &mut errors);
         let sum = r["self_cpu_time_total_sum_us"].as_f64().unwrap();

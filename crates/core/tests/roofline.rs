@@ -27,7 +27,7 @@ fn load() -> (Box<Trace>, serde_json::Value) {
 
 /// The call costs inside each `case:NAME` annotation, by case name.
 fn by_case(t: &Trace) -> BTreeMap<String, Vec<CallCost>> {
-    let tree = op_tree(t);
+    let tree = op_tree(t).into();
     let calls = call_costs(t, &tree);
     let s = &t.slices;
     let mut out: BTreeMap<String, Vec<CallCost>> = BTreeMap::new();

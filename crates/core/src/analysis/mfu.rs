@@ -121,7 +121,7 @@ fn dominant(v: &[(Math, f64)]) -> Option<Math> {
 /// device table's peak of each op's math. `window_ns` is the ProfilerStep window (see
 /// [`super::gpu`]). A trace without a known accelerator has no peak and no MFU.
 pub fn summarize(t: &Trace, window_ns: i64) -> FlopsSummary {
-    let tree = super::ops::op_tree(t);
+    let tree = super::ops::op_tree(t).into();
     summarize_calls(t, &call_costs(t, &tree), window_ns)
 }
 

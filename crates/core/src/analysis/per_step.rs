@@ -8,7 +8,7 @@
 //! is step 3's work), else by its own start. Min, median (the mean of the two middle steps for an
 //! even count) and max over the steps; only traces with two or more steps have a distribution.
 
-use super::ops::op_tree;
+use super::ops::tree_slices;
 use crate::model::{Ns, SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -100,8 +100,7 @@ pub fn per_step(t: &Trace) -> PerStep {
         (ts < steps[k].1).then_some(k)
     };
     let mut ops: FxHashMap<StrId, Vec<Ns>> = FxHashMap::default();
-    let tree = op_tree(t);
-    for &i in &tree.slice {
+    for i in tree_slices(t) {
         let i = i as usize;
         if s.kind[i] == SliceKind::PythonFunction || t.is_step(s.name[i]) {
             continue;

@@ -14,7 +14,7 @@ use crate::analysis::{
     memory_ops::{op_memory_table, OpMemoryRow},
     mfu::{summarize_calls, FlopsSummary},
     modules::{module_table, ModuleTable},
-    ops::{op_table_indexed, OpOptions, OpTable},
+    ops::{op_table_indexed, LaunchTree, OpOptions, OpTable},
     per_step::{per_step, PerStep},
     recommend::{recommend, Inputs, Recommendation},
     roofline::{call_costs, roofline, Roofline},
@@ -152,6 +152,7 @@ impl Analysis {
                     },
                     || {
                         let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
+                        let tree = LaunchTree::from(tree);
                         let costs = call_costs(t, &tree);
                         (ops, tree, costs)
                     },

@@ -12,7 +12,7 @@ use crate::analysis::{
     memory::memory_summary_in,
     mfu::summarize_calls,
     modules::module_table_masked,
-    ops::{op_table_masked, OpOptions},
+    ops::{op_table_masked, LaunchTree, OpOptions},
     roofline::{call_costs, roofline},
     scope::{Mask, ScopeSpec, TimeScope},
     source::source_table_masked,
@@ -49,6 +49,7 @@ impl Analysis {
         let keep = Mask(Some(&keep_v));
         let (mut ops, tree, _) =
             op_table_masked(t, OpOptions::default(), keep, &|ts| scope.contains(ts));
+        let tree = LaunchTree::from(tree);
         let costs: Vec<_> = call_costs(t, &tree)
             .into_iter()
             .filter(|c| keep.has(c.slice as usize))
@@ -82,7 +83,7 @@ impl Analysis {
         let mut roof = roofline(t, &tree, &costs);
         roof.launched_ns = (0..tree.slice.len())
             .filter(|&e| tree.parent[e] == NONE && keep.has(tree.slice[e] as usize))
-            .map(|e| tree.device_total[e] - tree.repeated_device[e])
+            .map(|e| tree.device_net[e])
             .sum();
         for r in &mut ops.rows {
             r.pct_of_roof = roof.op(&r.name).and_then(|x| x.rating.pct_of_roof);

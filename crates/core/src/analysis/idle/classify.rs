@@ -1,7 +1,7 @@
 //! The classifier: a device's idle gaps and, for each, the cause of every part of it (see the
 //! parent module's doc for the rules and their order).
 
-use super::host::{claim, window, Host};
+use super::host::{claim, window, ByTrack, Host};
 use super::{is_data_loading, Cause, DeviceWork, SYNC_SLACK_NS};
 use crate::model::{Ns, SliceKind, Trace, TrackKind, NONE};
 use rustc_hash::FxHashMap;
@@ -110,10 +110,10 @@ impl Ctx<'_> {
             return;
         }
         let track = (launch != NONE).then(|| s.track[launch as usize] as usize);
-        let per = |sets: &'_ [Vec<(Ns, Ns)>], all: &'_ [(Ns, Ns)]| -> Vec<(Ns, Ns)> {
+        let per = |sets: &ByTrack| -> Vec<(Ns, Ns)> {
             match track {
-                Some(k) => window(&sets[k], g.a, late_end),
-                None => window(all, g.a, late_end),
+                Some(k) => window(&sets.tracks[k], g.a, late_end),
+                None => window(sets.all(), g.a, late_end),
             }
         };
         let mut parts: Vec<(Ns, Ns, Cause)> = Vec::new();
@@ -142,12 +142,8 @@ impl Ctx<'_> {
             parts.extend(left.iter().map(|&(a, b)| (a, b, Cause::LaunchBound)));
             left.clear();
         }
-        let (launches, opt, ops, any) = (
-            per(&h.launch, &h.all_launch),
-            per(&h.optimizer, &h.all_optimizer),
-            per(&h.ops, &h.all_ops),
-            per(&h.any, &h.all_any),
-        );
+        let (launches, opt, ops, any) =
+            (per(&h.launch), per(&h.optimizer), per(&h.ops), per(&h.any));
         left = claim(
             left,
             &[

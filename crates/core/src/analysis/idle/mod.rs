@@ -386,6 +386,8 @@ pub fn idle_causes(t: &Trace, steps: &[Step]) -> IdleCauses {
             by_cause: by.into_iter().map(|(c, ns)| (c, ns / n_dev)).collect(),
         })
         .collect();
+    // The host's lists are done with: the per-stream split's working set goes where they were.
+    drop(ctx);
     out.streams = streams::stream_idle(t, &work, &dev_parts, lo, hi);
     out
 }

@@ -66,6 +66,9 @@ pub struct OpTree {
     /// The part of `device_total` that overhead events below repeat (torch counts it twice;
     /// FLOP rates subtract it).
     pub repeated_device: Vec<Ns>,
+    /// Memory columns, one per entry where the trace has `[memory]` events and empty where it
+    /// has none (most traces: `profile_memory` is off), which spares 32 bytes an entry; read
+    /// them through [`OpTree::memory`].
     pub cpu_mem: Vec<i64>,
     pub device_mem: Vec<i64>,
     pub self_cpu_mem: Vec<i64>,
@@ -76,6 +79,22 @@ pub struct OpTree {
     pub loose_memory: (u64, i64, i64),
     /// Those events (indices into `Trace::memory`), for a scoped table.
     pub loose_events: Vec<u32>,
+}
+
+impl OpTree {
+    /// Entry `e`'s CPU, device, self CPU and self device bytes (all 0 in a trace without
+    /// `[memory]` events).
+    pub fn memory(&self, e: usize) -> (i64, i64, i64, i64) {
+        if self.cpu_mem.is_empty() {
+            return (0, 0, 0, 0);
+        }
+        (
+            self.cpu_mem[e],
+            self.device_mem[e],
+            self.self_cpu_mem[e],
+            self.self_device_mem[e],
+        )
+    }
 }
 
 /// Events of torch's tree. `python_function` events (`with_stack=True`) are in it but are not
@@ -132,8 +151,263 @@ fn overhead_slices(t: &Trace) -> (Vec<u32>, u32) {
     (out, main)
 }
 
+/// Torch's nesting of the CPU events and its merges (passes 1 and 2 of [`op_tree`]): the tree's
+/// `slice`, `parent`, `is_async` and `entry_of` before the merged duplicates are dropped.
+struct Nesting {
+    tr: OpTree,
+    /// The entry each entry's figures go to (itself, or the parent it merged into).
+    redirect: Vec<u32>,
+    /// False for the duplicates merged into their parents.
+    keep: Vec<bool>,
+    overhead: Vec<u32>,
+}
+
+/// The slices of torch's tree, in slice order, after its merges: what [`op_tree`] keeps, without
+/// its figures (a third of its working memory, for the per-step table).
+pub fn tree_slices(t: &Trace) -> Vec<u32> {
+    let Nesting { tr, keep, .. } = nesting(t);
+    tr.slice
+        .into_iter()
+        .zip(keep)
+        .filter(|&(_, k)| k)
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Builds torch's event tree with device time and memory attached. O(n log n).
 pub fn op_tree(t: &Trace) -> OpTree {
+    let s = &t.slices;
+    let Nesting {
+        mut tr,
+        redirect,
+        keep,
+        overhead,
+    } = nesting(t);
+    let m = tr.slice.len();
+    // Device time: each GPU slice goes to the kept op enclosing its launch call.
+    tr.self_device = vec![0; m];
+    let g = &t.gpu;
+    for r in 0..g.slice.len() {
+        let l = g.launch[r];
+        if l == NONE {
+            continue;
+        }
+        let le = tr.entry_of[l as usize];
+        let owner = if le != NONE {
+            tr.parent[le as usize]
+        } else {
+            enclosing_entry(t, &tr, l as usize)
+        };
+        if owner != NONE {
+            let owner = redirect[owner as usize];
+            tr.self_device[owner as usize] += s.dur[g.slice[r] as usize];
+        }
+    }
+    // An overhead event carries the device time of the op it interrupted (the innermost op or
+    // annotation above it), counted again as torch does.
+    for &o in &overhead {
+        let e = tr.entry_of[o as usize];
+        if e == NONE {
+            continue;
+        }
+        let mut p = tr.parent[e as usize];
+        while p != NONE {
+            let k = s.kind[tr.slice[p as usize] as usize];
+            if matches!(k, SliceKind::CpuOp | SliceKind::UserAnnotation) {
+                break;
+            }
+            p = tr.parent[p as usize];
+        }
+        if p != NONE {
+            tr.self_device[e as usize] += tr.self_device[redirect[p as usize] as usize];
+        }
+    }
+    // Memory in [start, end] on any thread, split CPU / device, by prefix sums.
+    let mem = &t.memory;
+    let mut pre_cpu = Vec::with_capacity(mem.ts.len() + 1);
+    let mut pre_dev = Vec::with_capacity(mem.ts.len() + 1);
+    let (mut c, mut d) = (0i64, 0i64);
+    pre_cpu.push(0);
+    pre_dev.push(0);
+    for k in 0..mem.ts.len() {
+        if mem.device_type[k] == 0 {
+            c += mem.bytes[k];
+        } else {
+            d += mem.bytes[k];
+        }
+        pre_cpu.push(c);
+        pre_dev.push(d);
+    }
+    if !mem.ts.is_empty() {
+        tr.cpu_mem = vec![0; m];
+        tr.device_mem = vec![0; m];
+        for e in 0..m {
+            let i = tr.slice[e] as usize;
+            let a = mem.ts.partition_point(|&x| x < s.start[i]);
+            let b = mem.ts.partition_point(|&x| x <= s.end(i));
+            if b > a {
+                tr.cpu_mem[e] = pre_cpu[b] - pre_cpu[a];
+                tr.device_mem[e] = pre_dev[b] - pre_dev[a];
+            }
+        }
+    }
+    // Memory events inside no CPU event, on any thread: a sweep over the merged intervals.
+    if !mem.ts.is_empty() {
+        let mut iv: Vec<(Ns, Ns)> = tr
+            .slice
+            .iter()
+            .map(|&i| (s.start[i as usize], s.end(i as usize)))
+            .collect();
+        // Already in order but for ties and threads: driftsort merges the runs.
+        iv.sort();
+        let (mut k, mut reach) = (0usize, Ns::MIN);
+        for (j, &ts) in mem.ts.iter().enumerate() {
+            while k < iv.len() && iv[k].0 <= ts {
+                reach = reach.max(iv[k].1);
+                k += 1;
+            }
+            if ts > reach {
+                tr.loose_events.push(j as u32);
+                let l = &mut tr.loose_memory;
+                l.0 += 1;
+                if mem.device_type[j] == 0 {
+                    l.1 += mem.bytes[j];
+                } else {
+                    l.2 += mem.bytes[j];
+                }
+            }
+        }
+    }
+    // Children sums, bottom-up (children come after parents in slice order).
+    tr.self_cpu_mem = tr.cpu_mem.clone();
+    tr.self_device_mem = tr.device_mem.clone();
+    tr.repeated_device = vec![0; m];
+    for &o in &overhead {
+        let e = tr.entry_of[o as usize];
+        if e != NONE {
+            tr.repeated_device[e as usize] = tr.self_device[e as usize];
+        }
+    }
+    // A runtime call made outside any op (no `External id`) is keyed in torch by its CUPTI
+    // `correlation`, which is looked up among the ops' External ids: where the two numbers
+    // collide, torch gives the call that op's kernels (seen on `cudaStreamIsCapturing` in the
+    // fused optimizer, 36 µs over 60 steps of the LM). A torch quirk reproduced so the columns
+    // agree; FLOP rates leave it out.
+    // Only the correlations of such calls are looked up (usually none), so the map holds those,
+    // not every op's id.
+    let outside = |i: usize| {
+        s.kind[i].is_launch() && s.external_id.get(i) == NO_ID && s.correlation.get(i) != NO_ID
+    };
+    let mut by_ext: FxHashMap<i64, u32> = tr
+        .slice
+        .iter()
+        .filter(|&&i| outside(i as usize))
+        .map(|&i| (s.correlation.get(i as usize), NONE))
+        .collect();
+    if !by_ext.is_empty() {
+        for (e, &i) in tr.slice.iter().enumerate() {
+            let i = i as usize;
+            if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation) {
+                if let Some(op) = by_ext.get_mut(&s.external_id.get(i)) {
+                    if *op == NONE {
+                        *op = e as u32;
+                    }
+                }
+            }
+        }
+        for e in 0..m {
+            let i = tr.slice[e] as usize;
+            if !outside(i) {
+                continue;
+            }
+            if let Some(&op) = by_ext.get(&s.correlation.get(i)) {
+                if op != NONE {
+                    let d = tr.self_device[redirect[op as usize] as usize];
+                    tr.self_device[e] += d;
+                    tr.repeated_device[e] += d;
+                }
+            }
+        }
+    }
+    drop(by_ext);
+    tr.device_total = tr.self_device.clone();
+    // Self CPU starts at the duration and loses each kept child's (an async event's is 0).
+    tr.self_cpu = tr
+        .slice
+        .iter()
+        .zip(&tr.is_async)
+        .map(|(&i, &a)| if a { 0 } else { s.dur[i as usize] })
+        .collect();
+    let with_memory = !tr.cpu_mem.is_empty();
+    for e in (0..m).rev() {
+        if !keep[e] {
+            continue;
+        }
+        let p = tr.parent[e];
+        if p != NONE {
+            let p = p as usize;
+            if !tr.is_async[p] {
+                tr.self_cpu[p] -= s.dur[tr.slice[e] as usize];
+            }
+            tr.device_total[p] += tr.device_total[e];
+            tr.repeated_device[p] += tr.repeated_device[e];
+            if with_memory {
+                tr.self_cpu_mem[p] -= tr.cpu_mem[e];
+                tr.self_device_mem[p] -= tr.device_mem[e];
+            }
+        }
+    }
+    // Drop the removed duplicates.
+    if keep.iter().any(|k| !k) {
+        let mut new_of = vec![NONE; m];
+        let mut next = 0u32;
+        for e in 0..m {
+            if keep[e] {
+                new_of[e] = next;
+                next += 1;
+            }
+        }
+        let sel = |v: &mut Vec<i64>| {
+            let mut k = 0;
+            v.retain(|_| {
+                k += 1;
+                keep[k - 1]
+            });
+        };
+        sel(&mut tr.self_cpu);
+        sel(&mut tr.self_device);
+        sel(&mut tr.device_total);
+        sel(&mut tr.repeated_device);
+        sel(&mut tr.cpu_mem);
+        sel(&mut tr.device_mem);
+        sel(&mut tr.self_cpu_mem);
+        sel(&mut tr.self_device_mem);
+        let mut k = 0;
+        tr.is_async.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+        let mut slice = Vec::with_capacity(next as usize);
+        let mut parent = Vec::with_capacity(next as usize);
+        for (e, &kept) in keep.iter().enumerate() {
+            if kept {
+                slice.push(tr.slice[e]);
+                let p = tr.parent[e];
+                parent.push(if p == NONE { NONE } else { new_of[p as usize] });
+            }
+        }
+        for x in tr.entry_of.iter_mut() {
+            if *x != NONE {
+                *x = new_of[redirect[*x as usize] as usize];
+            }
+        }
+        tr.slice = slice;
+        tr.parent = parent;
+    }
+    tr
+}
+
+fn nesting(t: &Trace) -> Nesting {
     let s = &t.slices;
     let n = s.len();
     let filtered: Vec<StrId> = FILTERED.iter().filter_map(|f| t.strings.get(f)).collect();
@@ -230,212 +504,43 @@ pub fn op_tree(t: &Trace) -> OpTree {
             nchild[p as usize] = nchild[e];
         }
     }
-    // Device time: each GPU slice goes to the kept op enclosing its launch call.
-    tr.self_device = vec![0; m];
-    let g = &t.gpu;
-    for r in 0..g.slice.len() {
-        let l = g.launch[r];
-        if l == NONE {
-            continue;
-        }
-        let le = tr.entry_of[l as usize];
-        let owner = if le != NONE {
-            tr.parent[le as usize]
-        } else {
-            enclosing_entry(t, &tr, l as usize)
-        };
-        if owner != NONE {
-            let owner = redirect[owner as usize];
-            tr.self_device[owner as usize] += s.dur[g.slice[r] as usize];
-        }
+    Nesting {
+        tr,
+        redirect,
+        keep,
+        overhead,
     }
-    // An overhead event carries the device time of the op it interrupted (the innermost op or
-    // annotation above it), counted again as torch does.
-    for &o in &overhead {
-        let e = tr.entry_of[o as usize];
-        if e == NONE {
-            continue;
-        }
-        let mut p = tr.parent[e as usize];
-        while p != NONE {
-            let k = s.kind[tr.slice[p as usize] as usize];
-            if matches!(k, SliceKind::CpuOp | SliceKind::UserAnnotation) {
-                break;
-            }
-            p = tr.parent[p as usize];
-        }
-        if p != NONE {
-            tr.self_device[e as usize] += tr.self_device[redirect[p as usize] as usize];
-        }
-    }
-    // Memory in [start, end] on any thread, split CPU / device, by prefix sums.
-    let mem = &t.memory;
-    let mut pre_cpu = Vec::with_capacity(mem.ts.len() + 1);
-    let mut pre_dev = Vec::with_capacity(mem.ts.len() + 1);
-    let (mut c, mut d) = (0i64, 0i64);
-    pre_cpu.push(0);
-    pre_dev.push(0);
-    for k in 0..mem.ts.len() {
-        if mem.device_type[k] == 0 {
-            c += mem.bytes[k];
-        } else {
-            d += mem.bytes[k];
-        }
-        pre_cpu.push(c);
-        pre_dev.push(d);
-    }
-    tr.cpu_mem = vec![0; m];
-    tr.device_mem = vec![0; m];
-    if !mem.ts.is_empty() {
-        for e in 0..m {
-            let i = tr.slice[e] as usize;
-            let a = mem.ts.partition_point(|&x| x < s.start[i]);
-            let b = mem.ts.partition_point(|&x| x <= s.end(i));
-            if b > a {
-                tr.cpu_mem[e] = pre_cpu[b] - pre_cpu[a];
-                tr.device_mem[e] = pre_dev[b] - pre_dev[a];
-            }
-        }
-    }
-    // Memory events inside no CPU event, on any thread: a sweep over the merged intervals.
-    if !mem.ts.is_empty() {
-        let mut iv: Vec<(Ns, Ns)> = tr
-            .slice
-            .iter()
-            .map(|&i| (s.start[i as usize], s.end(i as usize)))
-            .collect();
-        // Already in order but for ties and threads: driftsort merges the runs.
-        iv.sort();
-        let (mut k, mut reach) = (0usize, Ns::MIN);
-        for (j, &ts) in mem.ts.iter().enumerate() {
-            while k < iv.len() && iv[k].0 <= ts {
-                reach = reach.max(iv[k].1);
-                k += 1;
-            }
-            if ts > reach {
-                tr.loose_events.push(j as u32);
-                let l = &mut tr.loose_memory;
-                l.0 += 1;
-                if mem.device_type[j] == 0 {
-                    l.1 += mem.bytes[j];
-                } else {
-                    l.2 += mem.bytes[j];
-                }
-            }
-        }
-    }
-    // Children sums, bottom-up (children come after parents in slice order).
-    tr.self_cpu = vec![0; m];
+}
 
-    tr.self_cpu_mem = tr.cpu_mem.clone();
-    tr.self_device_mem = tr.device_mem.clone();
-    tr.repeated_device = vec![0; m];
-    for &o in &overhead {
-        let e = tr.entry_of[o as usize];
-        if e != NONE {
-            tr.repeated_device[e as usize] = tr.self_device[e as usize];
+/// The part of [`OpTree`] that the call costs and the roofline read: which kept op encloses each
+/// launch, and the device time launched under each entry net of torch's repeats. A fifth of the
+/// tree's bytes (20 of 73 per entry, plus 4 per slice): the analysis keeps this, not the tree,
+/// from the op table to the roofline, where it sat under the call costs' working set at a
+/// reader worker's peak.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchTree {
+    /// As [`OpTree::slice`], [`OpTree::parent`] and [`OpTree::entry_of`].
+    pub slice: Vec<u32>,
+    pub parent: Vec<u32>,
+    pub entry_of: Vec<u32>,
+    /// `device_total - repeated_device` of each entry.
+    pub device_net: Vec<Ns>,
+}
+
+impl From<OpTree> for LaunchTree {
+    /// Keeps the tree's columns it needs in place (no copy) and lets the rest go.
+    fn from(tr: OpTree) -> LaunchTree {
+        let mut device_net = tr.device_total;
+        for (d, r) in device_net.iter_mut().zip(&tr.repeated_device) {
+            *d -= r;
+        }
+        LaunchTree {
+            slice: tr.slice,
+            parent: tr.parent,
+            entry_of: tr.entry_of,
+            device_net,
         }
     }
-    // A runtime call made outside any op (no `External id`) is keyed in torch by its CUPTI
-    // `correlation`, which is looked up among the ops' External ids: where the two numbers
-    // collide, torch gives the call that op's kernels (seen on `cudaStreamIsCapturing` in the
-    // fused optimizer, 36 µs over 60 steps of the LM). A torch quirk reproduced so the columns
-    // agree; FLOP rates leave it out.
-    let mut by_ext: FxHashMap<i64, u32> = FxHashMap::default();
-    for (e, &i) in tr.slice.iter().enumerate() {
-        let i = i as usize;
-        if matches!(s.kind[i], SliceKind::CpuOp | SliceKind::UserAnnotation)
-            && s.external_id.get(i) != NO_ID
-        {
-            by_ext.entry(s.external_id.get(i)).or_insert(e as u32);
-        }
-    }
-    if !by_ext.is_empty() {
-        for e in 0..m {
-            let i = tr.slice[e] as usize;
-            if s.kind[i].is_launch()
-                && s.external_id.get(i) == NO_ID
-                && s.correlation.get(i) != NO_ID
-            {
-                if let Some(&op) = by_ext.get(&s.correlation.get(i)) {
-                    let d = tr.self_device[redirect[op as usize] as usize];
-                    tr.self_device[e] += d;
-                    tr.repeated_device[e] += d;
-                }
-            }
-        }
-    }
-    tr.device_total = tr.self_device.clone();
-    let mut child_dur = vec![0i64; m];
-    for e in (0..m).rev() {
-        if !keep[e] {
-            continue;
-        }
-        let p = tr.parent[e];
-        if p != NONE {
-            let p = p as usize;
-            child_dur[p] += s.dur[tr.slice[e] as usize];
-            tr.device_total[p] += tr.device_total[e];
-            tr.repeated_device[p] += tr.repeated_device[e];
-            tr.self_cpu_mem[p] -= tr.cpu_mem[e];
-            tr.self_device_mem[p] -= tr.device_mem[e];
-        }
-    }
-    for (e, cd) in child_dur.iter().enumerate() {
-        tr.self_cpu[e] = if tr.is_async[e] {
-            0
-        } else {
-            s.dur[tr.slice[e] as usize] - cd
-        };
-    }
-    // Drop the removed duplicates.
-    if keep.iter().any(|k| !k) {
-        let mut new_of = vec![NONE; m];
-        let mut next = 0u32;
-        for e in 0..m {
-            if keep[e] {
-                new_of[e] = next;
-                next += 1;
-            }
-        }
-        let sel = |v: &mut Vec<i64>| {
-            let mut k = 0;
-            v.retain(|_| {
-                k += 1;
-                keep[k - 1]
-            });
-        };
-        sel(&mut tr.self_cpu);
-        sel(&mut tr.self_device);
-        sel(&mut tr.device_total);
-        sel(&mut tr.repeated_device);
-        sel(&mut tr.cpu_mem);
-        sel(&mut tr.device_mem);
-        sel(&mut tr.self_cpu_mem);
-        sel(&mut tr.self_device_mem);
-        let mut k = 0;
-        tr.is_async.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
-        let mut slice = Vec::with_capacity(next as usize);
-        let mut parent = Vec::with_capacity(next as usize);
-        for (e, &kept) in keep.iter().enumerate() {
-            if kept {
-                slice.push(tr.slice[e]);
-                let p = tr.parent[e];
-                parent.push(if p == NONE { NONE } else { new_of[p as usize] });
-            }
-        }
-        for x in tr.entry_of.iter_mut() {
-            if *x != NONE {
-                *x = new_of[redirect[*x as usize] as usize];
-            }
-        }
-        tr.slice = slice;
-        tr.parent = parent;
-    }
-    tr
 }
 
 /// For a launch call that is not itself a kept event (filtered name): the innermost kept event

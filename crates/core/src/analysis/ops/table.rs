@@ -193,10 +193,11 @@ pub fn op_table_masked(
         row.cpu_total_ns += s.dur[i];
         row.self_device_ns += tree.self_device[e];
         row.device_total_ns += tree.device_total[e];
-        row.cpu_mem_bytes += tree.cpu_mem[e];
-        row.device_mem_bytes += tree.device_mem[e];
-        row.self_cpu_mem_bytes += tree.self_cpu_mem[e];
-        row.self_device_mem_bytes += tree.self_device_mem[e];
+        let (cpu_mem, device_mem, self_cpu_mem, self_device_mem) = tree.memory(e);
+        row.cpu_mem_bytes += cpu_mem;
+        row.device_mem_bytes += device_mem;
+        row.self_cpu_mem_bytes += self_cpu_mem;
+        row.self_device_mem_bytes += self_device_mem;
         if flops.1 != FlopsSource::None {
             row.flops += flops.0;
             row.flops_source = row.flops_source.max(flops.1);

@@ -22,7 +22,7 @@ pub use calls::{call_costs, CallCost};
 use super::devices::{device_of, Device};
 use super::math_unit::{peak, Math, Unit};
 use super::op_cost::Family;
-use super::ops::OpTree;
+use super::ops::LaunchTree;
 use crate::model::{SliceKind, StrId, Trace, NONE};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -257,13 +257,18 @@ pub fn unit_slug(u: Unit) -> &'static str {
 }
 
 /// The roofline of `t` on its own device (the first `deviceProperties` entry).
-pub fn roofline(t: &Trace, tree: &OpTree, calls: &[CallCost]) -> Roofline {
+pub fn roofline(t: &Trace, tree: &LaunchTree, calls: &[CallCost]) -> Roofline {
     let dev = t.meta.devices.first().and_then(device_of);
     roofline_on(t, tree, calls, dev)
 }
 
 /// [`roofline`] against a given table row (`None`: achieved figures only).
-pub fn roofline_on(t: &Trace, tree: &OpTree, calls: &[CallCost], dev: Option<&Device>) -> Roofline {
+pub fn roofline_on(
+    t: &Trace,
+    tree: &LaunchTree,
+    calls: &[CallCost],
+    dev: Option<&Device>,
+) -> Roofline {
     let s = &t.slices;
     let mut groups: FxHashMap<(StrId, StrId), Acc> = FxHashMap::default();
     let mut names: FxHashMap<StrId, Acc> = FxHashMap::default();
@@ -314,7 +319,7 @@ pub fn roofline_on(t: &Trace, tree: &OpTree, calls: &[CallCost], dev: Option<&De
     }
     out.launched_ns = (0..tree.slice.len())
         .filter(|&e| tree.parent[e] == NONE)
-        .map(|e| tree.device_total[e] - tree.repeated_device[e])
+        .map(|e| tree.device_net[e])
         .sum();
     out.ops = groups
         .into_iter()
