@@ -6,7 +6,6 @@
 mod digest;
 mod feed;
 mod pool;
-pub(crate) use pool::MIN_BYTES as WORKER_MIN_BYTES;
 mod preview;
 mod reader;
 mod snapshot_worker;

@@ -67,7 +67,7 @@ pub(super) const MIN_GZ_BYTES: f64 = 1.5e6;
 
 /// Smaller files are read on the page's thread: they parse within a few 30 ms slices, and a
 /// worker's start (~20 ms) and the model's transfer would only add to that.
-pub(crate) const MIN_BYTES: f64 = 16e6;
+const MIN_BYTES: f64 = crate::session::BIG_FILE_BYTES as f64;
 
 /// Bytes of file per worker at least: a shard's merge costs a few thousand string lookups.
 const MIN_SHARD_BYTES: f64 = 8e6;

@@ -310,6 +310,11 @@ impl EtFile {
     }
 }
 
+/// A trace this big (decoded bytes) or bigger is read by workers (`load::pool`) and its views
+/// render in several tasks ([`LoadedFile::is_big`]); smaller ones parse within a few 30 ms slices
+/// and render at once.
+pub const BIG_FILE_BYTES: u64 = 16_000_000;
+
 /// One opened file.
 pub struct LoadedFile {
     pub name: String,
@@ -337,10 +342,10 @@ impl LoadedFile {
 
     /// A big trace (or a big trace's preview): its Overview renders its cards a task each
     /// (`widgets::later`), so no task of the page runs long while workers hold the other cores.
-    /// Big from the size the workers read (`load::pool`): at 128 MB and up only, the Overview
-    /// of a real 35 MB trace (A100, 8 ranks) was one render of 80-87 ms.
+    /// Big from [`BIG_FILE_BYTES`]: at 128 MB and up only, the Overview of a real 35 MB trace
+    /// (A100, 8 ranks) was one render of 80-87 ms.
     pub fn is_big(&self) -> bool {
-        self.preview || self.decoded_bytes as f64 >= crate::load::WORKER_MIN_BYTES
+        self.preview || self.decoded_bytes >= BIG_FILE_BYTES
     }
 }
 
