@@ -5,10 +5,11 @@
 use crate::platform::clock::{now_ms, yield_now};
 use crate::session::SessionRef;
 use std::sync::Arc;
+use tracelight_core::analysis::gpu::{kernel_devices, kernel_runs};
 use tracelight_core::analysis::scope::annotation_names;
 use tracelight_core::model::Trace;
 use tracelight_core::view::counters::{
-    counter_tracks, memory_tracks, plain_counters, utilization_tracks, CounterTrack,
+    counter_tracks, memory_tracks, plain_counters, utilization_track, BusySeries, CounterTrack,
 };
 use tracelight_core::view::layout::{groups, Group};
 use tracelight_core::view::lod::{LodBuild, LodIndex};
@@ -65,7 +66,17 @@ impl TimelineData {
         // `counter_tracks`, a piece per task.
         let mut counters = memory_tracks(t);
         yield_now().await;
-        counters.extend(utilization_tracks(t));
+        // A device's utilization in two passes over its kernels, a task each.
+        for d in kernel_devices(t) {
+            yield_now().await;
+            let runs = kernel_runs(t, d);
+            let n = BusySeries::union_len(&runs);
+            yield_now().await;
+            counters.push(utilization_track(
+                d,
+                BusySeries::from_counted_runs(&runs, n),
+            ));
+        }
         yield_now().await;
         counters.extend(plain_counters(t));
         yield_now().await;

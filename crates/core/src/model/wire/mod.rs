@@ -7,9 +7,11 @@
 //! bytes that end early or hold an impossible value are an [`ErrorKind::Syntax`] error, never a
 //! panic.
 
+mod check;
 mod tables;
 mod trace;
 
+pub use check::Checked;
 pub use trace::{column_piece, encode, pieces, read_piece, section, section_count, Decoder, PIECE};
 
 use super::strings::StrId;
