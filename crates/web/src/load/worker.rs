@@ -60,6 +60,13 @@ pub fn tl_input(len: u32) -> u32 {
     })
 }
 
+/// Lets the input buffer go once a trace's share is parsed (4 MiB): what comes next (a shard's
+/// sections, the merge, the model's finish) may reuse that memory.
+#[wasm_bindgen]
+pub fn tl_input_free() {
+    with(|s| s.input = Vec::new());
+}
+
 /// Writes `mb` MiB of this instance's memory and frees it: called by the spare worker while it
 /// waits for a load. Memory a fresh instance grows into is slow to touch the first time (page
 /// faults behind `memory.grow`: ~0.6 ms per MiB in V8); freed, it stays with the allocator, so the
