@@ -167,19 +167,7 @@ impl Builder {
     fn sort_slices(&mut self) {
         let st = &mut self.staged;
         let n = st.len();
-        // 16-byte keys (track, start, index); the rare ties on (track, start) read the durations,
-        // longer first. (24-byte keys with the duration were 5.6 MB at the peak of a 106 MB load.)
-        let mut keyed: Vec<(u32, u32, i64)> = (0..n)
-            .map(|i| (st.track.get(i), i as u32, st.start.get(i)))
-            .collect();
-        keyed.sort_unstable_by(|a, b| {
-            (a.0, a.2)
-                .cmp(&(b.0, b.2))
-                .then_with(|| st.dur.get(b.1 as usize).cmp(&st.dur.get(a.1 as usize)))
-                .then(a.1.cmp(&b.1))
-        });
-        let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
-        drop(keyed);
+        let order = st.display_order(self.trace.tracks.len());
         let s = &mut self.trace.slices;
         s.start = st.start.gather(&order);
         s.dur = st.dur.gather(&order);

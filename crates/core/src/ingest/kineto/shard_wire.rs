@@ -246,16 +246,15 @@ impl ShardDecoder {
 fn staged_column<T: Wire + Copy>(c: &Chunked<T>) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + c.len() * std::mem::size_of::<T>());
     (c.len() as u32).put(&mut out);
-    (0..c.len()).for_each(|i| c.get(i).put(&mut out));
+    c.put_all(&mut out);
     out
 }
 
 /// Appends a column's section to its staged chunks (no whole-column `Vec` in between).
 fn read_into<T: Wire + Copy>(c: &mut Chunked<T>, section: &[u8]) -> Result<()> {
     let mut g = Get::new(section);
-    for _ in 0..g.count()? {
-        c.push(T::get(&mut g)?);
-    }
+    let n = g.count()?;
+    c.extend_from_wire(&mut g, n)?;
     g.done()
 }
 

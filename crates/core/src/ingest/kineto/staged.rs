@@ -5,7 +5,9 @@
 //! Chunks never move and waste at most one chunk per column. `finish` sorts the slices anyway, so
 //! it gathers each column straight from the chunks into an exact-size `Vec`.
 
+use crate::model::wire::{Get, Wire};
 use crate::model::{Ids, Ns, SliceKind, StrId};
+use crate::Result;
 
 const SHIFT: u32 = 16;
 const CHUNK: usize = 1 << SHIFT;
@@ -53,15 +55,62 @@ impl<T: Copy> Chunked<T> {
         self.chunks.iter_mut().flat_map(|c| c.iter_mut())
     }
 
+    /// The last chunk, with room for at least one more value (a new chunk when it is full).
+    fn tail(&mut self) -> &mut Vec<T> {
+        if self.len & MASK == 0 {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let i = self.chunks.len() - 1;
+        &mut self.chunks[i]
+    }
+
     /// Appends `o`'s values through `f`, freeing each of `o`'s chunks once copied (`o` is left
-    /// empty).
+    /// empty). A run at a time, up to the end of this column's last chunk: value by value, a
+    /// check for a new chunk each, merging a shard of 1 GB took ~125 ms natively.
     pub fn append_mapped(&mut self, o: &mut Chunked<T>, f: impl Fn(T) -> T) {
         for c in std::mem::take(&mut o.chunks) {
-            for v in c {
-                self.push(f(v));
+            let mut rest = &c[..];
+            while !rest.is_empty() {
+                let room = CHUNK - (self.len & MASK);
+                let (now, later) = rest.split_at(room.min(rest.len()));
+                self.tail().extend(now.iter().map(|&v| f(v)));
+                self.len += now.len();
+                rest = later;
             }
         }
         o.len = 0;
+    }
+
+    /// Appends `n` values decoded from `g`, a run at a time as [`Self::append_mapped`].
+    pub fn extend_from_wire(&mut self, g: &mut Get<'_>, n: usize) -> Result<()>
+    where
+        T: Wire,
+    {
+        let mut left = n;
+        while left > 0 {
+            let k = (CHUNK - (self.len & MASK)).min(left);
+            let tail = self.tail();
+            let had = tail.len();
+            if let Err(e) = T::get_many(g, k, tail) {
+                // As before the call: no value half read, no empty chunk past the last.
+                tail.truncate(had);
+                if had == 0 {
+                    self.chunks.pop();
+                }
+                return Err(e);
+            }
+            self.len += k;
+            left -= k;
+        }
+        Ok(())
+    }
+
+    /// Every value written as `Wire::put_many` writes them, a chunk at a time.
+    pub fn put_all(&self, out: &mut Vec<u8>)
+    where
+        T: Wire,
+    {
+        self.chunks.iter().for_each(|c| T::put_many(c, out));
     }
 
     /// The column in `order`, as [`Ids`]; the chunks are freed after.
@@ -105,6 +154,50 @@ impl StagedSlices {
     pub fn len(&self) -> usize {
         self.start.len()
     }
+
+    /// The slices' display order, every track's slices together (`tracks`: one past the largest
+    /// track number): by track, then start, the longer first on equal starts, then as read.
+    ///
+    /// Bucketed by track (stable), then each track sorted by start with a stable sort, which
+    /// takes the runs the file wrote a track in (mostly one run: then a linear pass). One
+    /// comparison sort of the whole table by (track, start, duration, index) cost ~170 ns a slice
+    /// natively (360 ms of a 1 GB trace's 590 ms finish) and 16 bytes a slice beside the columns.
+    pub fn display_order(&self, tracks: usize) -> Vec<u32> {
+        let n = self.len();
+        let mut first = vec![0u32; tracks + 1];
+        for c in &self.track.chunks {
+            for &t in c {
+                first[t as usize + 1] += 1;
+            }
+        }
+        for t in 0..tracks {
+            first[t + 1] += first[t];
+        }
+        let mut order = vec![0u32; n];
+        let mut at = first.clone();
+        for (i, t) in self.track.chunks.iter().flatten().enumerate() {
+            let slot = &mut at[*t as usize];
+            order[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+        let mut keys: Vec<(Ns, u32)> = Vec::new();
+        for t in 0..tracks {
+            let idx = &mut order[first[t] as usize..first[t + 1] as usize];
+            if idx.len() < 2 {
+                continue;
+            }
+            keys.clear();
+            keys.extend(idx.iter().map(|&i| (self.start.get(i as usize), i)));
+            keys.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| self.dur.get(b.1 as usize).cmp(&self.dur.get(a.1 as usize)))
+            });
+            for (o, k) in idx.iter_mut().zip(&keys) {
+                *o = k.1;
+            }
+        }
+        order
+    }
 }
 
 #[cfg(test)]
@@ -120,5 +213,93 @@ mod tests {
         c.set(CHUNK + 1, 999_999);
         let order: Vec<u32> = vec![CHUNK as u32 + 1, 0, CHUNK as u32 * 2 + 6];
         assert_eq!(c.gather(&order), vec![999_999, 0, CHUNK as u32 * 2 + 6]);
+    }
+
+    /// The runs cross chunk ends where they fall: values and `get` as pushing one by one would
+    /// leave them; a section cut short leaves the column as it was.
+    #[test]
+    fn runs_across_chunk_ends_equal_pushing_one_by_one() {
+        let mut a: Chunked<u32> = Chunked::default();
+        let mut b: Chunked<u32> = Chunked::default();
+        let mut want = Vec::new();
+        for i in 0..(CHUNK as u32 / 2 + 3) {
+            a.push(i);
+            b.push(i);
+            want.push(i);
+        }
+        let mut o: Chunked<u32> = Chunked::default();
+        for i in 0..(CHUNK as u32 + 11) {
+            o.push(i * 3);
+            want.push(i * 3 + 1);
+        }
+        a.append_mapped(&mut o, |v| v + 1);
+        assert_eq!(o.len(), 0);
+        let mut wire = Vec::new();
+        let more: Vec<u32> = (0..(CHUNK as u32 * 2)).map(|i| i ^ 0x55).collect();
+        u32::put_many(&more, &mut wire);
+        want.extend(&more);
+        let mut g = Get::new(&wire);
+        assert!(a.extend_from_wire(&mut g, more.len()).is_ok());
+        for &v in &want[b.len()..] {
+            b.push(v);
+        }
+        assert_eq!(a.len(), want.len());
+        assert_eq!((0..a.len()).map(|i| a.get(i)).collect::<Vec<_>>(), want);
+        let (mut wa, mut wb) = (Vec::new(), Vec::new());
+        a.put_all(&mut wa);
+        u32::put_many(&want, &mut wb);
+        assert_eq!(wa, wb);
+        assert_eq!(a.chunks.len(), b.chunks.len());
+        // Short data: an error, and the column unchanged (the next push lands at `len`).
+        let n = a.len();
+        let mut g = Get::new(&wire[..10]);
+        assert!(a.extend_from_wire(&mut g, 5).is_err());
+        assert_eq!(a.len(), n);
+        a.push(7);
+        assert_eq!(a.get(n), 7);
+        let mut e: Chunked<u32> = Chunked::default();
+        assert!(e.extend_from_wire(&mut Get::new(&wire[..3]), 1).is_err());
+        e.push(9);
+        assert_eq!((e.len(), e.get(0), e.chunks.len()), (1, 9, 1));
+    }
+
+    /// `display_order` against its definition, one sort of every slice by (track, start, longer
+    /// first, index), on tracks interleaved across chunks, with runs, reversals and ties.
+    #[test]
+    fn display_order_is_one_sort_by_track_start_longer_first_index() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for round in 0..6 {
+            let tracks = 1 + rnd(7) as usize;
+            let n = [0, 1, 5, 300, CHUNK + 17, 2 * CHUNK + 3][round];
+            let mut st = StagedSlices::default();
+            let mut clock = vec![0i64; tracks];
+            for _ in 0..n {
+                let t = rnd(tracks as u64) as usize;
+                // Mostly forward in time, sometimes back, often the same start.
+                match rnd(10) {
+                    0 => clock[t] -= rnd(50) as i64,
+                    1..=3 => {}
+                    _ => clock[t] += rnd(20) as i64,
+                }
+                st.track.push(t as u32);
+                st.start.push(clock[t]);
+                st.dur.push(rnd(4) as i64);
+            }
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by(|&a, &b| {
+                let (a, b) = (a as usize, b as usize);
+                (st.track.get(a), st.start.get(a))
+                    .cmp(&(st.track.get(b), st.start.get(b)))
+                    .then(st.dur.get(b).cmp(&st.dur.get(a)))
+                    .then(a.cmp(&b))
+            });
+            assert_eq!(st.display_order(tracks), want, "round {round}");
+        }
     }
 }
