@@ -11,6 +11,8 @@
 // First paint: pick (or navigation) → the first Overview on screen, a preview of the head's or the
 // whole trace's (PREVIEW=MB sets the head read for it, 0 none; unset, the page decides).
 // PROFILE=FILE.cpuprofile records the page thread's CPU profile over the same span (tests/e2e/profile.mjs).
+// With a build whose workers log their steps (bench/worker_phases.sh makes a copy of dist/ that does),
+// `phases` gives each worker step's end in ms from the pick ("0 merged": worker 0 merged a shard).
 import path from 'node:path';
 import fs from 'node:fs';
 import { serve, browser, ROOT } from './harness.mjs';
@@ -24,6 +26,9 @@ for (const f of files) {
   const size = fs.statSync(f).size;
   for (let run = 0; run < Number(process.env.RUNS || 3); run++) {
     const p = await b.newPage();
+    // Worker steps as `PH <worker> <step> <Date.now()>`, and the pick as `PH pick <Date.now()>`.
+    const steps = [];
+    p.on('console', (m) => { if (m.text().startsWith('PH ')) steps.push(m.text().split(' ')); });
     await p.addInitScript(() => {
       window.__longtasks = [];
       // First paint: when a preview of the trace's head (or else the whole trace's Overview) is
@@ -50,7 +55,7 @@ for (const f of files) {
       await p.getByTestId('empty').waitFor();
       await p.waitForTimeout(Number(process.env.IDLE_MS ?? 500));
       if (prof) await prof.start();
-      await p.evaluate(() => { window.__picked = performance.now(); });
+      await p.evaluate(() => { window.__picked = performance.now(); console.log('PH pick ' + Date.now()); });
       await p.getByTestId('file-input').setInputFiles(f);
     } else {
       await p.goto(`${srv.base}/?${q}&url=${encodeURIComponent('bench-data/' + rel)}`);
@@ -84,7 +89,9 @@ for (const f of files) {
     const during = tasks.filter(([t, d]) => t + d <= loadEnd + 1).map(([, d]) => d);
     const [paintAt, previewed] = await p.evaluate(() => window.__firstPaint || [0, false]);
     const first_paint_ms = Math.round(paintAt - window_picked);
-    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]) }));
+    const pick = steps.find((x) => x[1] === 'pick');
+    const phases = pick ? Object.fromEntries(steps.filter((x) => x !== pick).map((x) => [`${x[1]} ${x[2]}`, Number(x[3]) - Number(pick[2])])) : undefined;
+    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]), phases }));
     await p.close();
   }
 }
