@@ -299,19 +299,11 @@ impl Builder {
     /// GPU work → launching runtime call, by `correlation` (CUPTI's id, written on both sides).
     fn link_launches(&mut self) {
         let s = &self.trace.slices;
-        let mut by_corr: FxHashMap<i64, u32> = FxHashMap::default();
-        for i in 0..s.len() {
-            if s.kind[i].is_launch() && s.correlation.get(i) != NO_ID {
-                by_corr.entry(s.correlation.get(i)).or_insert(i as u32);
-            }
-        }
+        let launch_of = s.correlation.first_rows(|i| s.kind[i].is_launch());
         let g = &mut self.trace.gpu;
         for r in 0..g.slice.len() {
-            let c = s.correlation.get(g.slice[r] as usize);
-            if c != NO_ID {
-                if let Some(&l) = by_corr.get(&c) {
-                    g.launch[r] = l;
-                }
+            if let Some(l) = launch_of.get(s.correlation.get(g.slice[r] as usize)) {
+                g.launch[r] = l;
             }
         }
     }
