@@ -34,6 +34,7 @@ extern "C" {
         name: &str,
         mode: &JsValue,
         preview_to: f64,
+        small_reads: bool,
     ) -> Result<ShardPool, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ShardPool) -> js_sys::Promise;
@@ -282,6 +283,7 @@ pub(super) async fn load_in_workers(
     let alive = Alive(Rc::new(Cell::new(true)));
     let held = Held::default();
     let preview_over = start_preview(&blob, total, alive.0.clone(), held.clone());
+    // While a preview reads the head, this load's reads stay small (see `shards.js`).
     let pool = match ShardPool::new(
         &wasm_bindgen::module(),
         &blob,
@@ -289,6 +291,7 @@ pub(super) async fn load_in_workers(
         &name,
         &JsValue::UNDEFINED,
         0.0,
+        !preview_over.get(),
     ) {
         Ok(p) => {
             held.set(&p);

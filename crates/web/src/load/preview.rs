@@ -144,6 +144,8 @@ async fn preview(
         &name,
         &JsValue::UNDEFINED,
         head as f64,
+        // The head (32 MiB) in 4 MiB reads, as the whole load's workers read while it is on its way.
+        true,
     ) else {
         return;
     };
