@@ -1,11 +1,11 @@
 #!/bin/bash
 # bash bench/worker_phases.sh SRC_DIST DST_DIST
 # Copies a built dist/ and makes its reader workers log each step of a trace's load to the console
-# (`PH <worker> <step> <Date.now()>`), which `node tests/e2e/bench_load.mjs` (VIA=file) turns into
+# (`PH <worker> <step> <Date.now()> <its wasm MB>`), which `node tests/e2e/bench_load.mjs` (VIA=file) turns into
 # `phases`: ms from the pick to the end of each step. The copy's shards.js integrity hash is redone.
 # Steps: begin (its share cut), parsed (its share parsed), sent (worker k > 0: its shard handed
-# over), got / merged (worker 0: the next shard arrived / was merged), finished (the model's
-# finish), handed (every model section sent to the page), analysed (the analyses run).
+# over), got / merged (the merging worker, 0 or K: the next shard arrived / was merged), finished
+# (the model's finish), handed (every model section sent to the page), analysed (the analyses run).
 set -euo pipefail
 rm -rf "$2"
 cp -a "$1" "$2"
@@ -15,21 +15,23 @@ python3 - "$f" <<'EOF'
 import sys
 p = sys.argv[1]
 s = open(p).read()
-def after(anchor, line):
+def after(anchor, line, every=False):
     global s
     assert anchor in s, anchor
-    s = s.replace(anchor, anchor + line, 1)
-log = lambda who, step: "  console.log('PH ' + %s + ' %s ' + Date.now());\n" % (who, step)
+    s = s.replace(anchor, anchor + line, -1 if every else 1)
+# Each step with the instance's memory then (MB; it only grows).
+log = lambda who, step: "  console.log('PH ' + %s + ' %s ' + Date.now() + ' ' + Math.round(x.memory.buffer.byteLength / 1e6));\n" % (who, step)
 after("  x.tl_begin(me === 0 ? -1 : start, bare ? 1 : 0);\n", log('me', 'begin'))
-after("  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok });\n", log('me', 'parsed'))
+after("  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });\n", log('me', 'parsed'))
 after("    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);\n", '  ' + log('me', 'sent'))
-after("    const shard = await nextMessage();\n", '  ' + log('0', 'got'))
-after("    fine = await absorb(shard);\n", '  ' + log('0', 'merged'))
-after("  const finished = fine && x.tl_finish() === 0;\n", log('0', 'finished'))
-after("  self.postMessage({ kind: 'done' });\n", log('0', 'handed'))
+after("    const shard = await nextMessage();\n", '  ' + log('me', 'got'), every=True)
+after("    fine = await absorb(shard);\n", '  ' + log('me', 'merged'), every=True)
+after("    fine = fine && x.tl_absorb_end() === 0;\n", '  ' + log('me', 'merged'))
+after("  const finished = fine && x.tl_finish() === 0;\n", log('me', 'finished'))
+after("  self.postMessage({ kind: 'done' });\n", log('me', 'handed'))
 anchor = "  await sendAfterModel(x.tl_analyze(put(new TextEncoder().encode(m.name))));\n"
 assert anchor in s
-s = s.replace(anchor, "  const analysed = x.tl_analyze(put(new TextEncoder().encode(m.name)));\n" + log('0', 'analysed') + "  await sendAfterModel(analysed);\n", 1)
+s = s.replace(anchor, "  const analysed = x.tl_analyze(put(new TextEncoder().encode(m.name)));\n" + log('me', 'analysed') + "  await sendAfterModel(analysed);\n", 1)
 open(p, 'w').write(s)
 EOF
 new=$(openssl dgst -sha384 -binary "$f" | base64 -w0)

@@ -12,7 +12,8 @@
 // whole trace's (PREVIEW=MB sets the head read for it, 0 none; unset, the page decides).
 // PROFILE=FILE.cpuprofile records the page thread's CPU profile over the same span (tests/e2e/profile.mjs).
 // With a build whose workers log their steps (bench/worker_phases.sh makes a copy of dist/ that does),
-// `phases` gives each worker step's end in ms from the pick ("0 merged": worker 0 merged a shard).
+// `phases` gives each worker step's end in ms from the pick ("0 merged": worker 0 merged a shard), and
+// `phase_mb` that worker's wasm memory then (MB).
 import path from 'node:path';
 import fs from 'node:fs';
 import { serve, browser, ROOT } from './harness.mjs';
@@ -28,7 +29,7 @@ for (const f of files) {
     const p = await b.newPage();
     // Worker steps as `PH <worker> <step> <Date.now()>`, and the pick as `PH pick <Date.now()>`.
     const steps = [];
-    p.on('console', (m) => { if (m.text().startsWith('PH ')) steps.push(m.text().split(' ')); });
+    p.on('console', (m) => { if (m.text().startsWith('PH ')) steps.push(m.text().split(' ')); if (process.env.ECHO_SEC && m.text().startsWith('SEC ')) console.error(m.text()); });
     await p.addInitScript(() => {
       window.__longtasks = [];
       // First paint: when a preview of the trace's head (or else the whole trace's Overview) is
@@ -48,6 +49,7 @@ for (const f of files) {
     let q = process.env.INFLATE ? `inflate=${process.env.INFLATE}` : '';
     if (process.env.WORKERS !== undefined) q += `&workers=${process.env.WORKERS}`;
     if (process.env.PREVIEW !== undefined) q += `&preview=${process.env.PREVIEW}`;
+    if (process.env.MERGER !== undefined) q += `&merger=${process.env.MERGER}`;
     if (process.env.VIA === 'file') {
       await p.goto(`${srv.base}/?${q}`);
       // As a user would: the app is up (and its reader warmed, see load::warm_up) before a file
@@ -91,7 +93,9 @@ for (const f of files) {
     const first_paint_ms = Math.round(paintAt - window_picked);
     const pick = steps.find((x) => x[1] === 'pick');
     const phases = pick ? Object.fromEntries(steps.filter((x) => x !== pick).map((x) => [`${x[1]} ${x[2]}`, Number(x[3]) - Number(pick[2])])) : undefined;
-    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]), phases }));
+    // The worker's wasm memory (MB) after each step, where the build logs it.
+    const phaseMb = pick ? Object.fromEntries(steps.filter((x) => x !== pick && x[4] !== undefined).map((x) => [`${x[1]} ${x[2]}`, Number(x[4])])) : undefined;
+    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]), phases, phase_mb: phaseMb }));
     await p.close();
   }
 }

@@ -10,7 +10,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tracelight_core::ingest::kineto::cut::find_cut_forward;
-use tracelight_core::ingest::kineto::{first_byte, KinetoReader};
+use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader};
 use tracelight_core::model::wire::{self, Wire};
 
 struct Counting;
@@ -93,13 +93,25 @@ fn main() {
         .map(|i| if i == k { n } else { cut(n * i / k) })
         .collect();
 
-    // Workers k > 0, one after the other (each its own instance: its peak printed alone).
+    // `MERGER=1`: as the page does for a big file, every worker (worker 0 too) hands its shard
+    // to a worker that read nothing, which merges them all into one block per staged column.
+    let merger = std::env::var_os("MERGER").is_some();
+    // Workers k > 0 (and 0 for MERGER), one after the other (each its own instance: its peak
+    // printed alone).
     let mut shards = Vec::new();
-    for i in 1..k {
+    let mut slices = 0;
+    for i in usize::from(!merger)..k {
         reset_peak();
         let at = LIVE.load(Ordering::Relaxed);
-        let mut r = KinetoReader::shard(cuts[i] as u64, bare);
+        let mut r = if i == 0 {
+            KinetoReader::new()
+        } else {
+            KinetoReader::shard(cuts[i] as u64, bare)
+        };
+        // As the page's workers read: the args stay in the file.
+        r.leave_args_in_file();
         read(&mut r, &bytes[cuts[i]..cuts[i + 1]]);
+        slices += r.slices();
         // The status section first (no error), then the reader's, as `tl_shard_sections` makes them.
         let mut status = Vec::new();
         None::<tracelight_core::Error>.put(&mut status);
@@ -144,14 +156,36 @@ fn main() {
         reset_peak();
     };
     reset_peak();
-    let mut r = KinetoReader::new();
-    read(&mut r, &bytes[..cuts[1]]);
-    phase("its own shard read");
-    for (start, sections) in shards {
-        let fail = |e: tracelight_core::Error| -> ! {
-            eprintln!("merge: {e}");
-            std::process::exit(1)
+    let fail = |e: tracelight_core::Error| -> ! {
+        eprintln!("merge: {e}");
+        std::process::exit(1)
+    };
+    let mut shards = shards.into_iter();
+    let mut r = if merger {
+        let Some((_, sections)) = shards.next() else {
+            fail(tracelight_core::Error::new(
+                tracelight_core::ErrorKind::Syntax("no shard".into()),
+                0,
+            ))
         };
+        let mut inc = IncomingShard::first(sections.len(), slices).unwrap_or_else(|e| fail(e));
+        for section in sections {
+            let copy = section.clone();
+            LIVE.fetch_add(section.len(), Ordering::Relaxed);
+            drop(section);
+            inc.push(&copy).unwrap_or_else(|e| fail(e));
+        }
+        let r = inc.into_reader().unwrap_or_else(|e| fail(e));
+        phase("took the first shard");
+        r
+    } else {
+        let mut r = KinetoReader::new();
+        r.leave_args_in_file();
+        read(&mut r, &bytes[..cuts[1]]);
+        phase("its own shard read");
+        r
+    };
+    for (start, sections) in shards {
         // As the worker does: each section copied into its instance, read, and let go.
         let mut inc = match r.incoming(start, bare, sections.len()) {
             Ok(Some(inc)) => inc,
@@ -165,7 +199,16 @@ fn main() {
             let copy = section.clone();
             LIVE.fetch_add(section.len(), Ordering::Relaxed);
             drop(section);
-            inc.push(&copy).unwrap_or_else(|e| fail(e));
+            r.absorb_section(&mut inc, &copy)
+                .unwrap_or_else(|e| fail(e));
+            if std::env::var_os("SECTIONS").is_some() {
+                eprintln!(
+                    "  section {:>9} B: live {:.1} MB, peak {:.1} MB",
+                    copy.len(),
+                    LIVE.load(Ordering::Relaxed) as f64 / 1e6,
+                    PEAK.load(Ordering::Relaxed) as f64 / 1e6
+                );
+            }
         }
         r.merge_incoming(inc).unwrap_or_else(|e| fail(e));
         phase("merged a shard");

@@ -471,3 +471,130 @@ fn damaged_shard_sections_are_errors_not_panics() {
     }
     assert!(errors > 1000, "{errors} of 3000 damaged shards refused");
 }
+
+/// The page's merging worker for a big file reads nothing itself: the first shard reaches it as
+/// sections too (`IncomingShard::first`), its staged columns made one block each of `reserve`
+/// slices (the slices of every shard, as the workers count them), then the next shard merges as
+/// in [`merged_through_sections`].
+fn merged_by_a_merger(bytes: &[u8], cut: usize, reserve: usize) -> (Result<Trace>, bool) {
+    use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader, Merge};
+    use tracelight_core::model::wire::Wire;
+    let sections = |r: &mut KinetoReader, part: &[u8]| {
+        let status = r.push(part).err();
+        let mut s = Vec::new();
+        status.put(&mut s);
+        let mut all = vec![s];
+        if status.is_none() {
+            all.extend(r.to_sections().unwrap());
+        }
+        all
+    };
+    let bare = first_byte(bytes) == Some(b'[');
+    let head = sections(&mut KinetoReader::new(), &bytes[..cut]);
+    let first = IncomingShard::first(head.len(), reserve).and_then(|mut inc| {
+        head.iter().try_for_each(|s| inc.push(s))?;
+        inc.into_reader()
+    });
+    let mut acc = match first {
+        Ok(r) => r,
+        Err(e) => return (Err(e), false),
+    };
+    let tail = sections(&mut KinetoReader::shard(cut as u64, bare), &bytes[cut..]);
+    let refs: Vec<&[u8]> = tail.iter().map(Vec::as_slice).collect();
+    let merged = match acc.merge_sections(cut as u64, bare, &refs) {
+        Ok(Merge::Merged) => true,
+        Ok(Merge::NotABoundary) => {
+            if let Err(e) = acc.push(&bytes[cut..]) {
+                return (Err(e), false);
+            }
+            false
+        }
+        Err(e) => return (Err(e), true),
+    };
+    (acc.finish(), merged)
+}
+
+/// A trace of `n` CPU ops on two threads, each launching a kernel on one of two streams (its
+/// correlation, and an `ac2g` flow for every tenth), with a `B`/`E` pair per 1000 ops; one event a line, as
+/// Kineto writes them.
+fn many_slices(n: usize) -> String {
+    let mut s = String::from("{\"schemaVersion\": 1,\n  \"traceEvents\": [\n");
+    for i in 0..n {
+        let (tid, ts) = (1 + i % 2, 10 * i as u64);
+        s += &format!(
+            "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op{}\", \"pid\": 1, \"tid\": {tid}, \"ts\": {ts}.000, \"dur\": 8.500, \"args\": {{\"External id\": {i}, \"Input Dims\": [[{}]]}}}},\n",
+            i % 7,
+            i % 5
+        );
+        s += &format!(
+            "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": {tid}, \"ts\": {}.000, \"dur\": 1.000, \"args\": {{\"correlation\": {i}}}}},\n",
+            ts + 2
+        );
+        s += &format!(
+            "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": {}, \"ts\": {}.000, \"dur\": 3.000, \"args\": {{\"device\": 0, \"stream\": {}, \"correlation\": {i}, \"grid\": [1, 2, 3]}}}},\n",
+            i % 3,
+            7 + i % 2,
+            ts + 5,
+            7 + i % 2
+        );
+        if i % 10 == 0 {
+            s += &format!(
+            "  {{\"ph\": \"s\", \"id\": {i}, \"pid\": 1, \"tid\": {tid}, \"ts\": {}.000, \"cat\": \"ac2g\", \"name\": \"ac2g\"}},\n  {{\"ph\": \"f\", \"id\": {i}, \"pid\": 0, \"tid\": {}, \"ts\": {}.000, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}},\n",
+            ts + 2,
+            7 + i % 2,
+            ts + 5
+        );
+        }
+        if i % 1000 == 0 {
+            s += &format!("  {{\"ph\": \"B\", \"name\": \"span\", \"pid\": 1, \"tid\": 3, \"ts\": {ts}.000}},\n");
+        }
+        if i % 1000 == 999 {
+            s += &format!("  {{\"ph\": \"E\", \"pid\": 1, \"tid\": 3, \"ts\": {ts}.000}},\n");
+        }
+    }
+    s += "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"s\": \"t\"}\n]}\n";
+    s
+}
+
+/// The merging worker that read nothing builds the one-thread model: on the hand-built traces at
+/// every cut, and on a trace of 75,000 slices (each staged column then one block) cut where the
+/// workers cut it, in a `B`/`E` pair, and blind, with the block short, exact and long (and
+/// chunks, for a reservation under a chunk).
+#[test]
+fn a_merger_that_read_nothing_builds_the_one_thread_model() {
+    use tracelight_core::ingest::kineto::cut::find_cut_forward;
+    for text in [TRICKY, WARNING_ORDER_2, BARE, RAW_NEWLINE] {
+        let bytes = text.as_bytes();
+        let one = one_thread(bytes);
+        for c in 1..bytes.len() {
+            let (r, _) = merged_by_a_merger(bytes, c, 0);
+            match (&one, &r) {
+                (Ok(a), Ok(b)) => assert_same_model(b, a, &format!("cut {c}")),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "cut {c}"),
+                _ => panic!("cut {c}: one thread and the merger disagree"),
+            }
+        }
+    }
+    let text = many_slices(25_000);
+    let bytes = text.as_bytes();
+    let one = one_thread(bytes).unwrap();
+    let n = one.slices.len();
+    assert!(n > 75_000, "{n} slices");
+    let worker = |at: usize| at + find_cut_forward(&bytes[at..], 0).unwrap();
+    let in_span = worker(text.find("\"ts\": 125000.000").unwrap());
+    for (cut, what) in [
+        (worker(bytes.len() / 2), "the workers' cut"),
+        (in_span, "inside a B/E span"),
+        (bytes.len() / 2 + 17, "blind"),
+    ] {
+        for reserve in [0, n / 2, n - 10, n, n * 2] {
+            let (r, merged) = merged_by_a_merger(bytes, cut, reserve);
+            assert_same_model(
+                &r.unwrap(),
+                &one,
+                &format!("{what} {cut}, reserve {reserve}"),
+            );
+            assert_eq!(merged, what != "blind", "{what}");
+        }
+    }
+}

@@ -301,6 +301,10 @@ async function run(m) {
   startReader();
   if (reader) reader.postMessage({ file });
   if (m.mode === 'snapshot') return runSnapshot();
+  if (m.role === 'merger') {
+    me = m.n;
+    return runMerger(m);
+  }
   const head = await read(0, Math.min(file.size, 64 << 10));
   const bare = x.tl_first_byte(put(head)) === 0x5b;
   start = await cutAt(m.from);
@@ -308,8 +312,8 @@ async function run(m) {
   x.tl_begin(me === 0 ? -1 : start, bare ? 1 : 0);
   const ok = await parse(start, end);
   x.tl_input_free();
-  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok });
-  if (me !== 0) {
+  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });
+  if (me !== 0 || m.merger) {
     // Send the shard when worker 0 asks for it.
     await nextMessage();
     // One section at a time out of the instance, each into its own buffer.
@@ -331,6 +335,36 @@ async function run(m) {
     if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
     fine = await absorb(shard);
   }
+  return finishAndSend(m, fine);
+}
+// The merging worker of a big file: it parses nothing (its instance holds no shard's leftovers).
+// Once every worker has parsed its share ('plan': their slices together), it asks for each shard
+// in order; the first becomes the reader the others merge into, its staged columns one block each
+// of the plan's slices, which the model's finish then reuses (tl_merge_first). In worker 0 the
+// finish's columns found no hole among its own shard's chunks and grew the instance beside them.
+async function runMerger(m) {
+  const plan = await nextMessage();
+  let fine = true;
+  self.postMessage({ kind: 'want', k: 0 });
+  for (let k = 0; k < m.n && fine; k++) {
+    const shard = await nextMessage();
+    if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
+    if (k > 0) {
+      fine = await absorb(shard);
+      continue;
+    }
+    fine = x.tl_merge_first(shard.sections.length, plan.slices) === 0;
+    for (let i = 0; i < shard.sections.length && fine; i++) {
+      fine = x.tl_absorb_section(put(new Uint8Array(shard.sections[i]))) === 1;
+      shard.sections[i] = null;
+    }
+    fine = fine && x.tl_absorb_end() === 0;
+  }
+  return finishAndSend(m, fine);
+}
+// The merging worker, after the last shard: the model finished, handed to the page a section per
+// credit, then analysed.
+async function finishAndSend(m, fine) {
   const finished = fine && x.tl_finish() === 0;
   self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events(), wasm: x.memory.buffer.byteLength });
   if (!finished) {
@@ -437,11 +471,19 @@ export class ShardPool {
    * Kineto trace. `previewTo` > 0 reads only the trace's head, from byte 0 to the first event
    * boundary at or after that byte, in one worker: the model of what a slower whole load will
    * show, to look at meanwhile (its end, the cut, comes as `{kind: 'parsed', end}`). `small`: a
-   * preview is on its way, keep reads short until `go()`.
+   * preview is on its way, keep reads short until `go()`. `merger`: one more worker, which parses
+   * nothing, merges the k shards (worker 0's included) and finishes the model: its instance then
+   * holds no shard's chunks beside the model's columns (a big file's peak).
    */
-  constructor(module, file, k, name, mode, previewTo, small) {
+  constructor(module, file, k, name, mode, previewTo, small, merger) {
     const preview = previewTo > 0;
     if (preview) k = 1;
+    merger = !!merger && !preview && mode !== 'snapshot';
+    // The worker that merges the shards and hands out the model: worker 0, or with `merger` one
+    // more that parses nothing.
+    this.head = merger ? k : 0;
+    this.slices = 0;
+    this.shardsParsed = 0;
     this.queue = [];
     this.waiter = null;
     this.workers = [];
@@ -461,7 +503,17 @@ export class ShardPool {
       const from = Math.floor((file.size * i) / k);
       const to = preview ? previewTo : Math.floor((file.size * (i + 1)) / k);
       const last = !preview && i === k - 1;
-      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small });
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small, merger });
+      this.workers.push(w);
+    }
+    if (merger) {
+      const w = new Worker(workerUrl());
+      w.onmessage = (e) => this.onWorker(k, e.data);
+      w.onerror = (e) => {
+        e.preventDefault();
+        this.arrive({ kind: 'error', message: e.message || 'a reader worker failed' });
+      };
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k, n: k, role: 'merger', mode, small: !!small, merger });
       this.workers.push(w);
     }
   }
@@ -479,6 +531,11 @@ export class ShardPool {
       case 'parsed':
         // A preview's cut: where its head ends in the file.
         if (this.preview) this.arrive({ kind: 'parsed', end: m.end, ok: m.ok });
+        // The merging worker reserves for every shard's slices once all are parsed.
+        this.slices += m.slices || 0;
+        if (this.head !== 0 && ++this.shardsParsed === this.head) {
+          this.workers[this.head].postMessage({ kind: 'plan', slices: this.slices });
+        }
         break;
       case 'want':
         // Worker 0 merges shard m.k next: ask that worker for it.
@@ -486,7 +543,7 @@ export class ShardPool {
         break;
       case 'shard':
         this.peak(m.wasm, 'shardWorkerWasmBytes');
-        this.workers[0].postMessage(m, m.sections);
+        this.workers[this.head].postMessage(m, m.sections);
         this.workers[i] = null;
         break;
       case 'model':
@@ -567,9 +624,9 @@ export class ShardPool {
     for (const w of this.workers) if (w) w.postMessage({ kind: 'go' });
   }
 
-  /** Asks worker 0 for the model's next section. */
+  /** Asks the merging worker for the model's next section. */
   credit() {
-    if (this.workers[0]) this.workers[0].postMessage({ kind: 'credit' });
+    if (this.workers[this.head]) this.workers[this.head].postMessage({ kind: 'credit' });
   }
 
   /** Stops every worker (also on cancel and on an error). */

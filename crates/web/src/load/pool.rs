@@ -35,6 +35,7 @@ extern "C" {
         mode: &JsValue,
         preview_to: f64,
         small_reads: bool,
+        merger: bool,
     ) -> Result<ShardPool, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ShardPool) -> js_sys::Promise;
@@ -91,6 +92,23 @@ fn workers_for(size: f64) -> u32 {
     }
     let by_size = (size / MIN_SHARD_BYTES).floor().max(1.0) as u32;
     cores().clamp(1, 16).min(by_size)
+}
+
+/// Files this big or bigger are merged by a worker that parses nothing (`js/shards.js`): worker 0
+/// holds its own shard's chunks, whose holes none of the model's columns fit, so it peaked at
+/// 0.44x a 1 GB file, past wasm32's 4 GiB for a 10 GB one; the merger, whose staged columns are one
+/// block each that the finish reuses, peaks at NNN (BENCHMARKS.md). Below this, the first shard's
+/// trip through the wire costs more than the memory is worth.
+const MERGER_BYTES: f64 = 2e9;
+
+/// Whether a worker that parses nothing merges the `k` shards of `size` bytes; `?merger=1` (or 0)
+/// says (tests, benchmarks).
+fn merger_for(size: f64, k: u32) -> bool {
+    match query_param("merger").as_deref() {
+        Some("1") => k > 0,
+        Some("0") => false,
+        _ => k > 0 && size >= MERGER_BYTES,
+    }
 }
 
 /// What the workers read: the file itself, or (a `.gz`) its bytes inflated by the platform.
@@ -292,6 +310,7 @@ pub(super) async fn load_in_workers(
         &JsValue::UNDEFINED,
         0.0,
         !preview_over.get(),
+        merger_for(total as f64, k),
     ) {
         Ok(p) => {
             held.set(&p);

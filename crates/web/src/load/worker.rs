@@ -1,5 +1,6 @@
 //! What a reader worker's own instance of this module runs (`js/shards.js`): it parses one shard of
-//! a trace file and, in worker 0, merges the others and finishes the model. Only numbers cross the
+//! a trace file and, in worker 0, merges the others and finishes the model (for a big file, a
+//! worker that parses nothing merges every shard instead). Only numbers cross the
 //! boundary (bytes go through this instance's memory: the worker writes into the input buffer
 //! and copies sections out), because the worker has none of wasm-bindgen's glue: every import of
 //! the module is a stub that throws, so nothing here may call into JS (no DOM, no clock, no log).
@@ -26,6 +27,8 @@ struct State {
     error: Option<Error>,
     /// The shard being merged, its sections read as they arrive.
     incoming: Option<IncomingShard>,
+    /// `incoming` is the first shard of a worker that read nothing ([`tl_merge_first`]).
+    incoming_first: bool,
     /// The finished model, handed out one section at a time, then analysed.
     trace: Option<Trace>,
     next_section: usize,
@@ -183,7 +186,35 @@ pub fn tl_sections_clear() {
     with(|s| s.out = Vec::new());
 }
 
-/// Worker 0: the next shard to merge starts at `start` and comes as `count` sections. 0: send
+/// Slices this worker's shard holds: the merging worker reserves for all of them
+/// ([`tl_merge_first`]).
+#[wasm_bindgen]
+pub fn tl_slices() -> f64 {
+    with(|s| s.reader.as_ref().map_or(0.0, |r| r.slices() as f64))
+}
+
+/// The merging worker of a big file, which read nothing: the first shard (from byte 0) comes as
+/// `count` sections, its staged columns made one block each of `slices` (every shard's slices
+/// together), so the model's finish reuses them (`IncomingShard::first`). Its sections then go
+/// through [`tl_absorb_section`] and [`tl_absorb_end`], as the next shards' do. 0, or 2 (failed,
+/// the error kept).
+#[wasm_bindgen]
+pub fn tl_merge_first(count: u32, slices: f64) -> i32 {
+    with(
+        |s| match IncomingShard::first(count as usize, slices.max(0.0) as usize) {
+            Ok(inc) => {
+                s.reader = None;
+                s.error = None;
+                s.incoming = Some(inc);
+                s.incoming_first = true;
+                0
+            }
+            Err(e) => fail(s, e),
+        },
+    )
+}
+
+/// The next shard to merge starts at `start` and comes as `count` sections. 0: send
 /// them; 1: the cut was not an event boundary (push the shard's bytes instead); 2: failed (the
 /// error is kept for `tl_error_sections`).
 #[wasm_bindgen]
@@ -207,10 +238,20 @@ pub fn tl_absorb_begin(start: f64, bare: u32, count: u32) -> i32 {
 pub fn tl_absorb_section(len: u32) -> u32 {
     with(|s| {
         let State {
-            input, incoming, ..
+            input,
+            incoming,
+            reader,
+            incoming_first,
+            ..
         } = s;
         let Some(inc) = incoming else { return 0 };
-        match inc.push(input.get(..len as usize).unwrap_or_default()) {
+        let section = input.get(..len as usize).unwrap_or_default();
+        let read = match reader {
+            // A shard merged as it comes, its columns decoded onto the reader's.
+            Some(r) if !*incoming_first => r.absorb_section(inc, section),
+            _ => inc.push(section),
+        };
+        match read {
             Ok(()) => 1,
             Err(e) => {
                 fail(s, e);
@@ -220,10 +261,23 @@ pub fn tl_absorb_section(len: u32) -> u32 {
     })
 }
 
-/// Merges the shard: 0 merged, 2 failed (the error is kept).
+/// Merges the shard (or, after [`tl_merge_first`], makes it the reader the next are merged
+/// into): 0 merged, 2 failed (the error is kept).
 #[wasm_bindgen]
 pub fn tl_absorb_end() -> i32 {
     with(|s| {
+        if std::mem::take(&mut s.incoming_first) {
+            let Some(inc) = s.incoming.take() else {
+                return 2;
+            };
+            return match inc.into_reader() {
+                Ok(r) => {
+                    s.reader = Some(r);
+                    0
+                }
+                Err(e) => fail(s, e),
+            };
+        }
         let (Some(inc), Some(r)) = (s.incoming.take(), s.reader.as_mut()) else {
             return 2;
         };
@@ -239,6 +293,7 @@ fn fail(s: &mut State, e: Error) -> i32 {
     s.error = Some(e);
     s.reader = None;
     s.incoming = None;
+    s.incoming_first = false;
     2
 }
 

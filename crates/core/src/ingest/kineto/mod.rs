@@ -19,6 +19,7 @@ mod columns;
 pub mod cut;
 mod event;
 mod finish;
+mod incoming;
 mod parallel;
 mod shard;
 mod shard_wire;
@@ -30,8 +31,9 @@ use crate::ingest::json::{Cursor, Stop};
 use crate::model::Trace;
 use crate::warnings::WarningKind;
 use build::Builder;
+pub use incoming::{IncomingShard, Merge};
 pub use parallel::{ParallelReader, SHARD_BYTES};
-pub use shard::{first_byte, read_in_shards, read_in_shards_with, IncomingShard, Merge, Shard};
+pub use shard::{first_byte, read_in_shards, read_in_shards_with, Shard};
 use threaded::Pipe;
 
 /// One JSON value (an event, a metadata block) may not be larger than this: protects the tab from a
@@ -151,6 +153,15 @@ impl KinetoReader {
     /// Events read so far.
     pub fn events(&self) -> u64 {
         self.event_count
+    }
+
+    /// Slices read so far (0 for the two-thread reader): what a merging worker reserves for,
+    /// summed over every shard ([`IncomingShard::first`]).
+    pub fn slices(&self) -> usize {
+        match &self.sink {
+            Sink::Direct(b) => b.staged.len(),
+            Sink::Threaded(_) => 0,
+        }
     }
 
     /// Feeds the next slice of the decoded stream. Events are parsed straight from `data`; only the

@@ -12,7 +12,6 @@
 //! shard's bytes itself, so a wrong cut costs time, never a wrong model.
 
 use super::build::{top, Builder};
-use super::shard_wire::ShardDecoder;
 use super::{KinetoReader, Sink, State};
 use crate::error::Result;
 use crate::model::{IdVal, StrId, Trace};
@@ -128,7 +127,7 @@ impl KinetoReader {
 
     /// Whether this reader stopped exactly at decoded offset `at`, between two entries of an
     /// events array of the given kind: where a shard starting there assumed it would be.
-    fn stopped_between_events(&self, at: u64, bare: bool) -> bool {
+    pub(super) fn stopped_between_events(&self, at: u64, bare: bool) -> bool {
         self.base == at
             && self.buf.is_empty()
             && self.state == State::Events { bare }
@@ -148,59 +147,17 @@ impl KinetoReader {
         Ok(true)
     }
 
-    /// [`KinetoReader::absorb`] for a shard read in another wasm instance, as its sections
-    /// (`shard_wire.rs`) after a status section (`None`, or the error that stopped it). When the cut
-    /// was not an event boundary the caller must push the shard's bytes itself.
-    pub fn merge_sections(&mut self, start: u64, bare: bool, sections: &[&[u8]]) -> Result<Merge> {
-        let Some(mut inc) = self.incoming(start, bare, sections.len())? else {
-            return Ok(Merge::NotABoundary);
-        };
-        for s in sections {
-            inc.push(s)?;
-        }
-        self.merge_incoming(inc)?;
-        Ok(Merge::Merged)
-    }
-
-    /// [`KinetoReader::merge_sections`] one section at a time: the shard that starts at `start`,
-    /// `count` sections with its status section; `None` when the cut was not an event boundary
-    /// (push the shard's bytes instead). Give it the sections in order, then
-    /// [`KinetoReader::merge_incoming`].
-    pub fn incoming(&self, start: u64, bare: bool, count: usize) -> Result<Option<IncomingShard>> {
-        if !self.stopped_between_events(start, bare) {
-            return Ok(None);
-        }
-        if count == 0 {
-            return Err(crate::model::wire::bad("shard sections missing"));
-        }
-        Ok(Some(IncomingShard {
-            start,
-            count,
-            decoder: None,
-        }))
-    }
-
-    /// Merges a shard whose sections were all given to `inc`.
-    pub fn merge_incoming(&mut self, inc: IncomingShard) -> Result<()> {
-        let Some(d) = inc.decoder else {
-            return Err(crate::model::wire::bad("shard sections missing"));
-        };
-        let n = d.finish()?;
-        if n.base < inc.start {
-            return Err(crate::model::wire::bad(
-                "a shard that ends before it starts",
-            ));
-        }
-        self.merge(n);
-        Ok(())
-    }
-
     /// Takes over `n`, a shard that starts exactly where this reader stopped.
-    fn merge(&mut self, n: KinetoReader) {
+    fn merge(&mut self, mut n: KinetoReader) {
+        self.take_parse_state(&mut n);
         if let (Sink::Direct(a), Sink::Direct(b)) = (&mut self.sink, n.sink) {
             a.absorb(b);
         }
-        self.buf = n.buf;
+    }
+
+    /// Continues from where `n`, the shard that started where this reader stopped, stopped.
+    pub(super) fn take_parse_state(&mut self, n: &mut KinetoReader) {
+        self.buf = std::mem::take(&mut n.buf);
         self.base = n.base;
         self.state = n.state;
         self.saw_trace_events |= n.saw_trace_events;
@@ -209,58 +166,105 @@ impl KinetoReader {
     }
 }
 
-/// A shard arriving section by section ([`KinetoReader::incoming`]).
-pub struct IncomingShard {
-    start: u64,
-    /// Its sections, the status section included.
-    count: usize,
-    /// The shard's decoder, once its status section said it has no error.
-    decoder: Option<ShardDecoder>,
+/// Appends `s` to `d` and frees `s`. `d` grows by what `s` holds, or by half if that is more (many
+/// shards): `Vec::append` doubled `d` and kept `s`'s memory until the shard was dropped, most of
+/// the rest of a 304 MB trace's merge transient.
+fn append_all<T>(d: &mut Vec<T>, s: &mut Vec<T>) {
+    grow(d, s.len());
+    d.append(s);
+    *s = Vec::new();
 }
 
-impl IncomingShard {
-    /// Takes the next section: the status first (the shard's own error, returned here), then the
-    /// shard's.
-    pub fn push(&mut self, section: &[u8]) -> Result<()> {
-        if let Some(d) = &mut self.decoder {
-            return d.push(section);
-        }
-        let mut g = crate::model::wire::Get::new(section);
-        if let Some(e) = <Option<crate::Error> as crate::model::wire::Wire>::get(&mut g)? {
-            return Err(e);
-        }
-        self.decoder = Some(ShardDecoder::new(self.count - 1)?);
-        Ok(())
+/// [`append_all`], each value through `f`.
+fn extend_all<T: Copy>(d: &mut Vec<T>, s: &mut Vec<T>, f: impl Fn(T) -> T) {
+    grow(d, s.len());
+    d.extend(s.iter().map(|&x| f(x)));
+    *s = Vec::new();
+}
+
+/// Room in `d` for `more` values: exactly, or half `d`'s length if that is more.
+fn grow<T>(d: &mut Vec<T>, more: usize) {
+    let len = d.len();
+    if d.capacity() - len < more {
+        d.reserve_exact(more.max(len / 2));
     }
 }
 
-/// What [`KinetoReader::merge_sections`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Merge {
-    Merged,
-    /// The cut was not an event boundary: the shard's bytes must be read here instead.
-    NotABoundary,
+/// What a merged shard's ids map to in the reader it is merged into, made from its strings and
+/// tracks before its slices are appended.
+pub(super) struct MergeMaps {
+    smap: Vec<StrId>,
+    tmap: Vec<u32>,
+    /// The shard's first slice's index in the merged reader.
+    pub first: u32,
+}
+
+impl MergeMaps {
+    pub fn s(&self, id: StrId) -> StrId {
+        self.smap.get(id.index()).copied().unwrap_or(StrId::EMPTY)
+    }
+
+    pub fn t(&self, x: u32) -> u32 {
+        self.tmap.get(x as usize).copied().unwrap_or(0)
+    }
+
+    fn v(&self, x: IdVal) -> IdVal {
+        match x {
+            IdVal::Str(id) => IdVal::Str(self.s(id)),
+            int => int,
+        }
+    }
 }
 
 impl Builder {
-    /// Appends `o`, the builder of the next shard, as though its events had been ingested here.
-    pub(super) fn absorb(&mut self, mut o: Builder) {
+    /// Interns `o`'s strings and tracks here, in its order of first use: the maps its slices and
+    /// the rest go through.
+    pub(super) fn merge_maps(&mut self, o: &Builder) -> MergeMaps {
         let smap: Vec<StrId> = (0..o.trace.strings.len() as u32)
             .map(|i| self.trace.strings.intern(o.trace.strings.resolve(StrId(i))))
             .collect();
-        let s = |id: StrId| smap.get(id.index()).copied().unwrap_or(StrId::EMPTY);
-        let v = |x: IdVal| match x {
-            IdVal::Str(id) => IdVal::Str(s(id)),
-            int => int,
+        let mut m = MergeMaps {
+            smap,
+            tmap: Vec::new(),
+            first: self.staged.len() as u32,
         };
-        let tmap: Vec<u32> = o
+        m.tmap = o
             .trace
             .tracks
             .iter()
-            .map(|t| self.track(v(t.pid), v(t.tid)))
+            .map(|t| self.track(m.v(t.pid), m.v(t.tid)))
             .collect();
-        let t = |x: u32| tmap.get(x as usize).copied().unwrap_or(0);
-        let first = self.staged.len() as u32;
+        m
+    }
+
+    /// Appends `o`, the builder of the next shard, as though its events had been ingested here.
+    pub(super) fn absorb(&mut self, mut o: Builder) {
+        let m = self.merge_maps(&o);
+        let (s, t) = (|id| m.s(id), |x| m.t(x));
+        // Column by column, each of the shard's chunks freed once copied: the merge then holds
+        // one chunk of a column twice, not the shard's slices.
+        let (d, x) = (&mut self.staged, &mut o.staged);
+        d.start.append_mapped(&mut x.start, |v| v);
+        d.dur.append_mapped(&mut x.dur, |v| v);
+        d.track.append_mapped(&mut x.track, t);
+        d.name.append_mapped(&mut x.name, s);
+        d.cat.append_mapped(&mut x.cat, s);
+        d.kind.append_mapped(&mut x.kind, |v| v);
+        d.external_id.append_mapped(&mut x.external_id, |v| v);
+        d.correlation.append_mapped(&mut x.correlation, |v| v);
+        d.rf_id.append_mapped(&mut x.rf_id, |v| v);
+        d.input_dims.append_mapped(&mut x.input_dims, s);
+        d.input_types.append_mapped(&mut x.input_types, s);
+        let args = x.args.take_vec();
+        self.absorb_rest(o, &m, args);
+    }
+
+    /// The merge after the shard's slice columns (all but its args, `args`: its slices' args
+    /// records in its own arena) were appended through `m`: the args, the open and unmatched
+    /// `B`/`E`s, GPU details, instants, counters, flows, names and top-level keys.
+    pub(super) fn absorb_rest(&mut self, mut o: Builder, m: &MergeMaps, mut args: Vec<(u32, u32)>) {
+        let (s, t, v) = (|id| m.s(id), |x| m.t(x), |x| m.v(x));
+        let first = m.first;
 
         // `E`s that found nothing open in their shard close what the earlier shards left open.
         let (mut unmatched, mut kinds_before) = (0u64, 0usize);
@@ -286,14 +290,13 @@ impl Builder {
 
         // Args records, copied in the order they were stored (slices' and instants' interleaved).
         let kmap = self.trace.args.key_map(&o.trace.args);
-        let (ns, ni) = (o.staged.len(), o.trace.instants.ts.len());
-        let mut slice_args = Vec::with_capacity(ns);
+        let (ns, ni) = (args.len(), o.trace.instants.ts.len());
         let mut instant_args = Vec::with_capacity(ni);
         let instants = &o.trace.instants.args;
         let (mut i, mut j) = (0, 0);
         loop {
-            while i < ns && o.staged.args.get(i).1 == 0 {
-                slice_args.push((0, 0));
+            while i < ns && args[i].1 == 0 {
+                args[i] = (0, 0);
                 i += 1;
             }
             while j < ni && instants[j].1 == 0 {
@@ -302,12 +305,11 @@ impl Builder {
             }
             let slice_first = match (i < ns, j < ni) {
                 (false, false) => break,
-                (true, true) => o.staged.args.get(i).0 < instants[j].0,
+                (true, true) => args[i].0 < instants[j].0,
                 (a, _) => a,
             };
             if slice_first {
-                let r = o.staged.args.get(i);
-                slice_args.push(self.trace.args.copy_record(&o.trace.args, r, &kmap));
+                args[i] = self.trace.args.copy_record(&o.trace.args, args[i], &kmap);
                 i += 1;
             } else {
                 let r = instants[j];
@@ -315,65 +317,44 @@ impl Builder {
                 j += 1;
             }
         }
-
-        // The shard's args text is copied: free it before its columns are.
         drop(std::mem::take(&mut o.trace.args));
-
-        // Column by column, each of the shard's chunks freed once copied: the merge then holds
-        // one chunk of a column twice, not the shard's slices.
-        let (d, x) = (&mut self.staged, &mut o.staged);
-        d.start.append_mapped(&mut x.start, |v| v);
-        d.dur.append_mapped(&mut x.dur, |v| v);
-        d.track.append_mapped(&mut x.track, t);
-        d.name.append_mapped(&mut x.name, s);
-        d.cat.append_mapped(&mut x.cat, s);
-        d.kind.append_mapped(&mut x.kind, |v| v);
-        d.external_id.append_mapped(&mut x.external_id, |v| v);
-        d.correlation.append_mapped(&mut x.correlation, |v| v);
-        d.rf_id.append_mapped(&mut x.rf_id, |v| v);
-        d.input_dims.append_mapped(&mut x.input_dims, s);
-        d.input_types.append_mapped(&mut x.input_types, s);
-        drop(std::mem::take(&mut x.args));
-        for k in 0..ns {
-            d.args.push(slice_args.get(k).copied().unwrap_or((0, 0)));
-        }
-        drop(slice_args);
+        self.staged.args.extend_from_slice(&args);
+        drop(args);
 
         let (g, h) = (&mut self.trace.gpu, &mut o.trace.gpu);
-        g.slice.extend(h.slice.iter().map(|&i| i + first));
-        g.device.append(&mut h.device);
-        g.stream.append(&mut h.stream);
-        g.grid.append(&mut h.grid);
-        g.block.append(&mut h.block);
-        g.registers.append(&mut h.registers);
-        g.shared_memory.append(&mut h.shared_memory);
-        g.blocks_per_sm.append(&mut h.blocks_per_sm);
-        g.warps_per_sm.append(&mut h.warps_per_sm);
-        g.occupancy_pct.append(&mut h.occupancy_pct);
-        g.bytes.append(&mut h.bytes);
-        g.bandwidth_gbs.append(&mut h.bandwidth_gbs);
-        g.launch.append(&mut h.launch);
+        extend_all(&mut g.slice, &mut h.slice, |i| i + first);
+        append_all(&mut g.device, &mut h.device);
+        append_all(&mut g.stream, &mut h.stream);
+        append_all(&mut g.grid, &mut h.grid);
+        append_all(&mut g.block, &mut h.block);
+        append_all(&mut g.registers, &mut h.registers);
+        append_all(&mut g.shared_memory, &mut h.shared_memory);
+        append_all(&mut g.blocks_per_sm, &mut h.blocks_per_sm);
+        append_all(&mut g.warps_per_sm, &mut h.warps_per_sm);
+        append_all(&mut g.occupancy_pct, &mut h.occupancy_pct);
+        append_all(&mut g.bytes, &mut h.bytes);
+        append_all(&mut g.bandwidth_gbs, &mut h.bandwidth_gbs);
+        append_all(&mut g.launch, &mut h.launch);
         let f = &mut self.trace.flops;
-        f.slice
-            .extend(o.trace.flops.slice.iter().map(|&i| i + first));
-        f.flops.append(&mut o.trace.flops.flops);
+        extend_all(&mut f.slice, &mut o.trace.flops.slice, |i| i + first);
+        append_all(&mut f.flops, &mut o.trace.flops.flops);
 
         let (di, xi) = (&mut self.trace.instants, &mut o.trace.instants);
-        di.ts.append(&mut xi.ts);
-        di.track.extend(xi.track.iter().map(|&x| t(x)));
-        di.name.extend(xi.name.iter().map(|&x| s(x)));
-        di.cat.extend(xi.cat.iter().map(|&x| s(x)));
-        di.args.extend(instant_args);
+        append_all(&mut di.ts, &mut xi.ts);
+        extend_all(&mut di.track, &mut xi.track, t);
+        extend_all(&mut di.name, &mut xi.name, s);
+        extend_all(&mut di.cat, &mut xi.cat, s);
+        append_all(&mut di.args, &mut { instant_args });
 
         let (dm, xm) = (&mut self.trace.memory, &mut o.trace.memory);
-        dm.ts.append(&mut xm.ts);
-        dm.track.extend(xm.track.iter().map(|&x| t(x)));
-        dm.device_type.append(&mut xm.device_type);
-        dm.device_id.append(&mut xm.device_id);
-        dm.addr.append(&mut xm.addr);
-        dm.bytes.append(&mut xm.bytes);
-        dm.total_allocated.append(&mut xm.total_allocated);
-        dm.total_reserved.append(&mut xm.total_reserved);
+        append_all(&mut dm.ts, &mut xm.ts);
+        extend_all(&mut dm.track, &mut xm.track, t);
+        append_all(&mut dm.device_type, &mut xm.device_type);
+        append_all(&mut dm.device_id, &mut xm.device_id);
+        append_all(&mut dm.addr, &mut xm.addr);
+        append_all(&mut dm.bytes, &mut xm.bytes);
+        append_all(&mut dm.total_allocated, &mut xm.total_allocated);
+        append_all(&mut dm.total_reserved, &mut xm.total_reserved);
 
         let xc = &o.trace.counters;
         let cmap: Vec<u32> = (0..xc.series_name.len())
@@ -398,6 +379,8 @@ impl Builder {
         c.ts.extend_from_slice(&xc.ts);
         c.value.extend_from_slice(&xc.value);
 
+        // Pushed one by one, the doubling held the old and new ends at once.
+        grow(&mut self.flow_ends, o.flow_ends.len());
         for mut e in o.flow_ends.drain(..) {
             e.cat = s(e.cat);
             e.track = t(e.track);

@@ -165,6 +165,9 @@ pub struct ShardDecoder {
     reader: Option<KinetoReader>,
     /// The staged column the next section holds (its index in `staged_columns!`).
     col: usize,
+    /// Slices each staged column is made to hold as one block ([`Chunked::reserve_flat`]); 0:
+    /// chunks.
+    reserve: usize,
 }
 
 impl ShardDecoder {
@@ -178,7 +181,15 @@ impl ShardDecoder {
             trace: Some(Decoder::default()),
             reader: None,
             col: 0,
+            reserve: 0,
         })
+    }
+
+    /// Makes each staged column one block of `slices` values (the shard's and those of the
+    /// shards to be merged after it), as [`Chunked::reserve_flat`].
+    pub fn reserve(mut self, slices: usize) -> ShardDecoder {
+        self.reserve = slices;
+        self
     }
 
     /// Takes the next section.
@@ -202,11 +213,12 @@ impl ShardDecoder {
         let Sink::Direct(b) = &mut r.sink else {
             return Err(bad("shard sections out of order"));
         };
-        let (st, k) = (&mut b.staged, self.col);
+        let (st, k, flat) = (&mut b.staged, self.col, self.reserve);
         let mut i = 0;
         macro_rules! dec {
             ($c:ident) => {
                 if i == k {
+                    st.$c.reserve_flat(flat);
                     read_into(&mut st.$c, section)?;
                 }
                 i += 1;
@@ -218,6 +230,14 @@ impl ShardDecoder {
         }
         self.col += 1;
         Ok(())
+    }
+
+    /// The shard's reader once its trace's sections and its state section were taken, its slices
+    /// not yet read: for a merge that decodes them straight onto the merged reader's columns
+    /// (`incoming.rs`). Its indices other than its slices' are checked there, once its first
+    /// column says how many slices it has ([`check_rest`]).
+    pub fn take_reader(&mut self) -> Option<KinetoReader> {
+        self.reader.take()
     }
 
     /// The reader, once every section was taken.
@@ -299,7 +319,11 @@ fn state_of_section(t: crate::model::Trace, section: &[u8]) -> Result<KinetoRead
         };
         b.thread_names.insert(key, m);
     }
-    for _ in 0..g.count()? {
+    // At its size: pushed one by one, the doubling held the old and new ends at once (the merge's
+    // largest transient left on a 304 MB trace).
+    let flows = g.count()?;
+    b.flow_ends.reserve_exact(flows);
+    for _ in 0..flows {
         b.flow_ends.push(FlowEnd {
             cat: StrId::get(&mut g)?,
             id: i64::get(&mut g)?,
@@ -319,7 +343,6 @@ fn state_of_section(t: crate::model::Trace, section: &[u8]) -> Result<KinetoRead
 fn check(b: &Builder) -> Result<()> {
     let s = &b.staged;
     let n = s.len();
-    let t = &b.trace;
     let lens = [
         s.dur.len(),
         s.track.len(),
@@ -333,11 +356,9 @@ fn check(b: &Builder) -> Result<()> {
         s.input_types.len(),
         s.args.len(),
     ];
-    let tracks = t.tracks.len() as u32;
-    let strings = t.strings.len() as u32;
-    let series = t.counters.series_name.len() as u32;
+    let tracks = b.trace.tracks.len() as u32;
+    let strings = b.trace.strings.len() as u32;
     let str_ok = |id: StrId| id.0 < strings;
-    let idval_ok = |v: &IdVal| !matches!(v, IdVal::Str(id) if !str_ok(*id));
     let staged_ok = (0..n).all(|i| {
         s.track.get(i) < tracks
             && str_ok(s.name.get(i))
@@ -345,11 +366,25 @@ fn check(b: &Builder) -> Result<()> {
             && str_ok(s.input_dims.get(i))
             && str_ok(s.input_types.get(i))
     });
-    let ok = lens.iter().all(|&l| l == n)
-        && staged_ok
-        && t.tracks
-            .iter()
-            .all(|tr| idval_ok(&tr.pid) && idval_ok(&tr.tid))
+    if lens.iter().all(|&l| l == n) && staged_ok {
+        check_rest(b, n)
+    } else {
+        Err(bad("a shard whose indices do not fit together"))
+    }
+}
+
+/// [`check`] but for the staged slices' own values, for a shard of `n` slices.
+pub(super) fn check_rest(b: &Builder, n: usize) -> Result<()> {
+    let t = &b.trace;
+    let tracks = t.tracks.len() as u32;
+    let strings = t.strings.len() as u32;
+    let series = t.counters.series_name.len() as u32;
+    let str_ok = |id: StrId| id.0 < strings;
+    let idval_ok = |v: &IdVal| !matches!(v, IdVal::Str(id) if !str_ok(*id));
+    let ok = t
+        .tracks
+        .iter()
+        .all(|tr| idval_ok(&tr.pid) && idval_ok(&tr.tid))
         && t.gpu
             .slice
             .iter()

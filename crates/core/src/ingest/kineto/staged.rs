@@ -11,12 +11,19 @@ use crate::Result;
 
 const SHIFT: u32 = 16;
 const CHUNK: usize = 1 << SHIFT;
-const MASK: usize = CHUNK - 1;
+
+/// [`Chunked::reserve_flat`]'s chunk: every index below 2³¹ (more slices than any wasm32 instance
+/// can hold) falls in chunk 0.
+const FLAT_SHIFT: u32 = 31;
 
 #[derive(Debug)]
 pub(super) struct Chunked<T> {
     chunks: Vec<Vec<T>>,
     len: usize,
+    /// Values a chunk holds, as a power of two: [`SHIFT`], or [`FLAT_SHIFT`] for one block.
+    shift: u32,
+    /// The first chunk's capacity.
+    first_cap: usize,
 }
 
 impl<T> Default for Chunked<T> {
@@ -24,14 +31,40 @@ impl<T> Default for Chunked<T> {
         Chunked {
             chunks: Vec::new(),
             len: 0,
+            shift: SHIFT,
+            first_cap: CHUNK,
         }
     }
 }
 
 impl<T: Copy> Chunked<T> {
+    fn mask(&self) -> usize {
+        (1usize << self.shift) - 1
+    }
+
+    fn new_chunk(&mut self) {
+        let cap = if self.chunks.is_empty() {
+            self.first_cap
+        } else {
+            CHUNK
+        };
+        self.chunks.push(Vec::with_capacity(cap));
+    }
+
+    /// Makes an empty column one block of `n` values, filled by later pushes and appends: where
+    /// the whole table's length is known ahead (a worker that only merges shards), the finish's
+    /// exact-size columns then reuse each block as it is let go, instead of growing the instance
+    /// beside chunks whose holes no later column fits. Does nothing to a column with values.
+    pub fn reserve_flat(&mut self, n: usize) {
+        if self.len == 0 && self.chunks.is_empty() && n > CHUNK {
+            self.shift = FLAT_SHIFT;
+            self.first_cap = n;
+        }
+    }
+
     pub fn push(&mut self, v: T) {
-        if self.len & MASK == 0 {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+        if self.len & self.mask() == 0 {
+            self.new_chunk();
         }
         if let Some(c) = self.chunks.last_mut() {
             c.push(v);
@@ -44,11 +77,12 @@ impl<T: Copy> Chunked<T> {
     }
 
     pub fn get(&self, i: usize) -> T {
-        self.chunks[i >> SHIFT][i & MASK]
+        self.chunks[i >> self.shift][i & self.mask()]
     }
 
     pub fn set(&mut self, i: usize, v: T) {
-        self.chunks[i >> SHIFT][i & MASK] = v;
+        let m = self.mask();
+        self.chunks[i >> self.shift][i & m] = v;
     }
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
@@ -57,8 +91,8 @@ impl<T: Copy> Chunked<T> {
 
     /// The last chunk, with room for at least one more value (a new chunk when it is full).
     fn tail(&mut self) -> &mut Vec<T> {
-        if self.len & MASK == 0 {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+        if self.len & self.mask() == 0 {
+            self.new_chunk();
         }
         let i = self.chunks.len() - 1;
         &mut self.chunks[i]
@@ -71,7 +105,7 @@ impl<T: Copy> Chunked<T> {
         for c in std::mem::take(&mut o.chunks) {
             let mut rest = &c[..];
             while !rest.is_empty() {
-                let room = CHUNK - (self.len & MASK);
+                let room = (self.mask() + 1) - (self.len & self.mask());
                 let (now, later) = rest.split_at(room.min(rest.len()));
                 self.tail().extend(now.iter().map(|&v| f(v)));
                 self.len += now.len();
@@ -88,7 +122,7 @@ impl<T: Copy> Chunked<T> {
     {
         let mut left = n;
         while left > 0 {
-            let k = (CHUNK - (self.len & MASK)).min(left);
+            let k = ((self.mask() + 1) - (self.len & self.mask())).min(left);
             let tail = self.tail();
             let had = tail.len();
             if let Err(e) = T::get_many(g, k, tail) {
@@ -103,6 +137,64 @@ impl<T: Copy> Chunked<T> {
             left -= k;
         }
         Ok(())
+    }
+
+    /// Appends `v`, a run at a time as [`Self::append_mapped`].
+    pub fn extend_from_slice(&mut self, mut v: &[T]) {
+        while !v.is_empty() {
+            let room = (self.mask() + 1) - (self.len & self.mask());
+            let (now, later) = v.split_at(room.min(v.len()));
+            self.tail().extend_from_slice(now);
+            self.len += now.len();
+            v = later;
+        }
+    }
+
+    /// Replaces each value from index `from` on by `f` of it; false (and the values from the
+    /// first refused on left as they were) when `f` refuses one.
+    pub fn map_from(&mut self, from: usize, mut f: impl FnMut(T) -> Option<T>) -> bool {
+        let (shift, mask) = (self.shift, self.mask());
+        let mut at = from;
+        while at < self.len {
+            let Some(c) = self.chunks.get_mut(at >> shift) else {
+                return false;
+            };
+            for v in c.iter_mut().skip(at & mask) {
+                match f(*v) {
+                    Some(x) => *v = x,
+                    None => return false,
+                }
+                at += 1;
+            }
+        }
+        true
+    }
+
+    /// Drops every value from index `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        let keep = if len == 0 {
+            0
+        } else {
+            ((len - 1) >> self.shift) + 1
+        };
+        self.chunks.truncate(keep);
+        if let Some(c) = self.chunks.last_mut() {
+            c.truncate(len - ((keep - 1) << self.shift));
+        }
+        self.len = len;
+    }
+
+    /// Every value, in order, as one `Vec`; the chunks are freed as it goes.
+    pub fn take_vec(&mut self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len);
+        for c in std::mem::take(&mut self.chunks) {
+            out.extend_from_slice(&c);
+        }
+        self.len = 0;
+        out
     }
 
     /// Every value written as `Wire::put_many` writes them, a chunk at a time.
@@ -153,6 +245,27 @@ pub(super) struct StagedSlices {
 impl StagedSlices {
     pub fn len(&self) -> usize {
         self.start.len()
+    }
+
+    /// Drops every slice from index `n` on, in every column (a merge that failed half way).
+    pub fn truncate(&mut self, n: usize) {
+        macro_rules! cut {
+            ($($c:ident),*) => { $(self.$c.truncate(n);)* };
+        }
+        cut!(
+            start,
+            dur,
+            track,
+            name,
+            cat,
+            kind,
+            external_id,
+            correlation,
+            rf_id,
+            input_dims,
+            input_types,
+            args
+        );
     }
 
     /// The slices' display order, every track's slices together (`tracks`: one past the largest
@@ -261,6 +374,50 @@ mod tests {
         assert!(e.extend_from_wire(&mut Get::new(&wire[..3]), 1).is_err());
         e.push(9);
         assert_eq!((e.len(), e.get(0), e.chunks.len()), (1, 9, 1));
+    }
+
+    /// One block ([`Chunked::reserve_flat`]) holds what chunks hold, read and written the same
+    /// way, whether the reservation was short, exact or long; a column already holding values,
+    /// or a small one, keeps its chunks.
+    #[test]
+    fn a_flat_column_equals_a_chunked_one() {
+        let n = CHUNK * 2 + 5;
+        for reserve in [CHUNK + 1, n, n * 2] {
+            let mut flat: Chunked<u32> = Chunked::default();
+            let mut chunked: Chunked<u32> = Chunked::default();
+            flat.reserve_flat(reserve);
+            assert_eq!(flat.shift, FLAT_SHIFT);
+            let mut wire = Vec::new();
+            let head: Vec<u32> = (0..(CHUNK as u32 + 3)).map(|i| i * 7).collect();
+            u32::put_many(&head, &mut wire);
+            for c in [&mut flat, &mut chunked] {
+                assert!(c.extend_from_wire(&mut Get::new(&wire), head.len()).is_ok());
+                let mut o: Chunked<u32> = Chunked::default();
+                for i in 0..(n - head.len() - 2) as u32 {
+                    o.push(i ^ 0x3c);
+                }
+                c.append_mapped(&mut o, |v| v + 2);
+                c.push(11);
+                c.push(12);
+                c.set(CHUNK + 1, 5);
+            }
+            assert_eq!(flat.chunks.len(), 1, "reserve {reserve}");
+            assert_eq!(flat.len(), n);
+            let all = |c: &Chunked<u32>| (0..c.len()).map(|i| c.get(i)).collect::<Vec<_>>();
+            assert_eq!(all(&flat), all(&chunked), "reserve {reserve}");
+            let (mut wf, mut wc) = (Vec::new(), Vec::new());
+            flat.put_all(&mut wf);
+            chunked.put_all(&mut wc);
+            assert_eq!(wf, wc);
+            let order: Vec<u32> = (0..n as u32).rev().step_by(3).collect();
+            assert_eq!(flat.gather(&order), chunked.gather(&order));
+        }
+        let mut small: Chunked<u8> = Chunked::default();
+        small.reserve_flat(CHUNK);
+        let mut used: Chunked<u8> = Chunked::default();
+        used.push(1);
+        used.reserve_flat(CHUNK * 4);
+        assert_eq!((small.shift, used.shift), (SHIFT, SHIFT));
     }
 
     /// `display_order` against its definition, one sort of every slice by (track, start, longer
