@@ -5,7 +5,8 @@
 # `phases`: ms from the pick to the end of each step. The copy's shards.js integrity hash is redone.
 # Steps: begin (its share cut), parsed (its share parsed), sent (worker k > 0: its shard handed
 # over), got / merged (the merging worker, 0 or K: the next shard arrived / was merged), finished
-# (the model's finish), handed (every model section sent to the page), analysed (the analyses run).
+# (the model's finish), handed (every model section sent to the page), reloaded (the merging worker
+# of a big file read the model back), analysed (the analyses run).
 set -euo pipefail
 rm -rf "$2"
 cp -a "$1" "$2"
@@ -29,9 +30,10 @@ after("    fine = await absorb(shard);\n", '  ' + log('me', 'merged'), every=Tru
 after("    fine = fine && x.tl_absorb_end() === 0;\n", '  ' + log('me', 'merged'))
 after("  const finished = fine && x.tl_finish() === 0;\n", log('me', 'finished'))
 after("  self.postMessage({ kind: 'done' });\n", log('me', 'handed'))
-anchor = "  await sendAfterModel(x.tl_analyze(put(new TextEncoder().encode(m.name))));\n"
+after("    model = model && x.tl_reload_end() === 0;\n", '  ' + log('me', 'reloaded'))
+anchor = "  await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);\n"
 assert anchor in s
-s = s.replace(anchor, "  const analysed = x.tl_analyze(put(new TextEncoder().encode(m.name)));\n" + log('me', 'analysed') + "  await sendAfterModel(analysed);\n", 1)
+s = s.replace(anchor, "  const analysed = model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1;\n" + log('me', 'analysed') + "  await sendAfterModel(analysed);\n", 1)
 open(p, 'w').write(s)
 EOF
 new=$(openssl dgst -sha384 -binary "$f" | base64 -w0)

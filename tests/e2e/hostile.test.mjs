@@ -3,7 +3,7 @@
 // session keeps the CLI's event count and operator rows); names, args and frames that look like HTML
 // or javascript: URLs stay text (nothing runs, nothing is requested); the Content-Security-Policy
 // raises no violation in normal use and narrows connect-src to this origin plus the ?url= and
-// ?compare= ones; a sparse 6 GB file is refused as too big for the tab. The release CLI reads the
+// ?compare= ones; a sparse 10.7 GB file is refused as too big for the tab. The release CLI reads the
 // two large inputs (a 2 GiB gzip bomb, 10⁶ events at one timestamp) in bounded time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -380,13 +380,14 @@ test('connect-src: a fetch elsewhere is blocked without ?url=; with ?url= only t
 });
 
 test('a file whose model would not fit the tab\'s wasm memory is refused before it is read, pointing to the CLI', async () => {
-  // 6 GB (sparse on disk), a Kineto trace by its first bytes, so read by workers: the one that
-  // merges them needs 0.8 bytes per byte, 4.8 GB, and a worker gets 4 GiB less 64 MiB. (The
-  // refusal starts near 5.28 GB of JSON, see docs/troubleshooting.md and ingest/budget.rs.)
+  // 10.7 GB (sparse on disk), a Kineto trace by its first bytes, so read by workers: the one that
+  // merges them needs 0.40 bytes per byte, 4.28 GB, and a worker gets 4 GiB less 64 MiB (the page
+  // would fit: 0.35 bytes per byte, 3.75 GB). (The refusal starts near 10.6 GB of JSON, see
+  // docs/troubleshooting.md and ingest/budget.rs.)
   const file = path.join(LARGE, 'huge.pt.trace.json');
   const fd = fs.openSync(file, 'w');
   fs.writeSync(fd, '{"traceEvents": [');
-  fs.ftruncateSync(fd, 6e9);
+  fs.ftruncateSync(fd, 10.7e9);
   fs.closeSync(fd);
   const errors = [];
   const p = await cspPage(errors);
@@ -395,14 +396,14 @@ test('a file whose model would not fit the tab\'s wasm memory is refused before 
   await p.getByTestId('file-input').setInputFiles(file);
   await p.getByTestId('error').waitFor({ timeout: 60_000 });
   const msg = await p.getByTestId('error').textContent();
-  assert.match(msg, /huge\.pt\.trace\.json: limit exceeded: too big for a browser tab: its model would need about 4\.80 GB of WebAssembly memory, more than the 4\.23 GB the reader worker that builds it can give it/);
+  assert.match(msg, /huge\.pt\.trace\.json: limit exceeded: too big for a browser tab: its model would need about 4\.28 GB of WebAssembly memory, more than the 4\.23 GB the reader worker that builds it can give it/);
   assert.match(msg, /tracelight summary FILE/);
   // Refused before its first byte: no place in the file is named (it said "at byte 0").
   assert.doesNotMatch(msg, /at byte/);
   const ms = Date.now() - t0;
-  console.log(`6 GB file refused in ${ms} ms`);
+  console.log(`10.7 GB file refused in ${ms} ms`);
   assert.ok(ms < 30_000, `refused in ${ms} ms`);
-  await usable(p, expect(DEMO), 'demo after the 6 GB file');
+  await usable(p, expect(DEMO), 'demo after the 10.7 GB file');
   await p.screenshot({ path: shot('hostile-too-big.png') });
   assert.deepEqual(errors, []);
   await p.close();

@@ -65,6 +65,14 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   assert.equal(await one.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'page');
   assert.deepEqual({ ...c, workers: 0 }, a);
   assert.equal(Number(c.events), cli(f).files[0].events);
+  // The same with a fourth worker, which parses nothing, merging the three shards (a big file's
+  // way: its staged columns one block each, the model read back before its analyses).
+  const merged = await open('workers=3&merger=1', f);
+  await merged.p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  assert.deepEqual({ ...await shown(merged.p), workers: 0 }, a);
+  assert.equal(await merged.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker');
+  assert.deepEqual(merged.errors, []);
+  await merged.p.close();
   // The views work on the model the workers built.
   await three.p.getByTestId('tab-timeline').click();
   await three.p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 100);
@@ -75,10 +83,14 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   await three.p.close();
 });
 
-test('the Overview\'s analyses of a model read by three workers equal the CLI\'s (NCCL A100 trace)', { skip: corpusSkip(NCCL) }, async () => {
+test('the Overview\'s analyses of a model read by three workers equal the CLI\'s (NCCL A100 trace), merged by worker 0 or by a worker that parses nothing', { skip: corpusSkip(NCCL) }, async () => {
   const f = unzipped(NCCL, 'nccl_rank0.json');
   const c = cli(f);
-  const { p, errors } = await open('workers=3', f);
+  for (const q of ['workers=3', 'workers=3&merger=1']) await overviewEqualsCli(q, f, c);
+});
+
+async function overviewEqualsCli(query, f, c) {
+  const { p, errors } = await open(query, f);
   await p.getByTestId('overview').waitFor({ timeout: 120_000 });
   await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
   assert.equal(Number(await p.getByTestId('load-stats').getAttribute('data-workers')), 3);
@@ -100,10 +112,10 @@ test('the Overview\'s analyses of a model read by three workers equal the CLI\'s
     assert.ok(Math.abs(ns - us * 1e3) <= 1, `category ${k}`);
   }
   assert.equal(await p.getByTestId('recommendation').count(), c.recommendations.length);
-  await p.screenshot({ path: shot('workers-overview.png') });
+  await p.screenshot({ path: shot(query.includes('merger') ? 'workers-overview-merger.png' : 'workers-overview.png') });
   assert.deepEqual(errors, []);
   await p.close();
-});
+}
 
 test('a .json.gz is inflated by the platform and read by workers: what the page\'s own reader shows, the CLI\'s event count', { skip: corpusSkip(GZ) }, async () => {
   const one = await open('workers=0', GZ);
@@ -195,7 +207,7 @@ test('a syntax error in the middle of the file is reported as the page\'s own re
   const bad = path.join(TMP, 'broken.json');
   fs.writeFileSync(bad, text.slice(0, at) + '"ph": ]' + text.slice(at + 9));
   const msgs = [];
-  for (const q of ['workers=0', 'workers=3']) {
+  for (const q of ['workers=0', 'workers=3', 'workers=3&merger=1']) {
     const { p } = await open(q, bad);
     await p.getByTestId('error').waitFor({ timeout: 120_000 });
     msgs.push(await p.getByTestId('error').textContent());
@@ -203,6 +215,21 @@ test('a syntax error in the middle of the file is reported as the page\'s own re
   }
   assert.match(msgs[0], /broken\.json: malformed input/);
   assert.equal(msgs[1], msgs[0]);
+  assert.equal(msgs[2], msgs[0]);
+  // Broken in the first shard: the merging worker that parses nothing gets it as that shard's
+  // status, and reports what the page's own reader reports.
+  const early = text.indexOf('"ph": "X"', Math.floor(text.length / 6));
+  const bad0 = path.join(TMP, 'broken0.json');
+  fs.writeFileSync(bad0, text.slice(0, early) + '"ph": ]' + text.slice(early + 9));
+  const first = [];
+  for (const q of ['workers=0', 'workers=3&merger=1']) {
+    const { p } = await open(q, bad0);
+    await p.getByTestId('error').waitFor({ timeout: 120_000 });
+    first.push(await p.getByTestId('error').textContent());
+    await p.close();
+  }
+  assert.match(first[0], /broken0\.json: malformed input/);
+  assert.equal(first[1], first[0]);
 });
 
 test('Cancel stops a load in workers: no trace, no error, and the page opens the next file', { skip: corpusSkip(GZ) }, async () => {

@@ -372,17 +372,30 @@ async function finishAndSend(m, fine) {
     self.postMessage({ kind: 'error-sections', sections: secs }, secs);
     return;
   }
+  // The merging worker of a big file keeps a copy of each section, to read the model back before
+  // the analyses (tl_reload_begin).
+  const kept = m.role === 'merger' ? [] : null;
   for (;;) {
     await nextMessage();
     const len = x.tl_next_section();
     if (len < 0) break;
     const secs = sections(1);
+    if (kept) kept.push(secs[0].slice(0));
     self.postMessage({ kind: 'section', buf: secs[0] }, secs);
   }
   self.postMessage({ kind: 'done' });
+  let model = true;
+  if (kept) {
+    x.tl_reload_begin();
+    for (let i = 0; i < kept.length && model; i++) {
+      model = x.tl_reload_section(put(new Uint8Array(kept[i]))) === 1;
+      kept[i] = null;
+    }
+    model = model && x.tl_reload_end() === 0;
+  }
   // Then every analysis of the model (Analysis::of), here while the page indexes its timeline,
   // instead of in one task of seconds on the page's thread; sent a section per credit.
-  await sendAfterModel(x.tl_analyze(put(new TextEncoder().encode(m.name))));
+  await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);
 }
 self.onmessage = (e) => {
   const m = e.data;

@@ -51,31 +51,49 @@ pub fn check_fits(
 }
 
 /// The page's wasm memory per byte of a file read by workers: it decodes the finished model and
-/// indexes its timeline, nothing more. Measured in headless Chromium (BENCHMARKS.md): 0.34x on a
-/// 1 GB synthetic trace, 0.30-0.49x on real ones of 35-87 MB; the rest is a margin.
-pub const PAGE_PER_DECODED_BYTE_IN_WORKERS: f64 = 0.6;
+/// indexes its timeline, nothing more. Measured in headless Chromium (BENCHMARKS.md): 0.27x on 304
+/// MB and 1 GB synthetic traces (the densest measured), 0.25x on an 87 MB real one, 0.32-0.40x
+/// on real ones of 35 MB, where the page's ~10 MB at start (counted in `memory_now`) weighs
+/// most; the rest is a margin.
+pub const PAGE_PER_DECODED_BYTE_IN_WORKERS: f64 = 0.35;
 
-/// Worker 0's wasm memory per byte of the file at its peak: it reads its shard, merges the
-/// others, finishes the model and runs the analyses, in its own instance whose memory starts
-/// empty and never shrinks. Measured: 0.64x on a 1 GB synthetic trace, 0.47-0.76x on real ones of
-/// 35-87 MB (whose ~10 MB of fixed memory weighs more); the rest is a margin. It is above the
-/// page's on every file measured (a file of tiny events: 1.38x against 1.15x), so a file denser
-/// than these estimates runs the worker out of memory first, which ends the load with a message,
-/// and never the page, whose trap would lose the session open in it.
+/// Worker 0's wasm memory per byte of the file at its peak, where it merges (files under
+/// [`MERGER_FROM_BYTES`]): it reads its shard, merges the others, finishes the model and runs the
+/// analyses, in its own instance whose memory starts empty and never shrinks. Measured: 0.43x on
+/// a 1 GB synthetic trace, 0.47-0.79x on real ones of 35-87 MB (its 64 MiB prefaulted at start
+/// weighs most there); the rest is a margin. It is above the page's on every file measured, so a
+/// file denser than these estimates runs the worker out of memory first, which ends the load with
+/// a message, and never the page, whose trap would lose the session open in it.
 pub const MERGING_WORKER_PER_DECODED_BYTE: f64 = 0.8;
+
+/// Files this big or bigger are merged by a worker that parses nothing (the web adapter's
+/// `merger`), whose peak is [`MERGER_PER_DECODED_BYTE`].
+pub const MERGER_FROM_BYTES: u64 = 2_000_000_000;
+
+/// That merging worker's wasm memory per byte of the file at its peak: the analyses, after the
+/// model is read back into its instance. Measured 0.39x on a 1 GB synthetic trace (the densest
+/// measured) and NNN on a 10 GB one; the margin is thin, so a denser file runs this worker out of
+/// memory, before the page (0.27x there), and the load ends with a message.
+pub const MERGER_PER_DECODED_BYTE: f64 = 0.40;
 
 /// Headroom below [`WASM_MEMORY_MAX`] in a reader worker, which draws nothing.
 pub const WORKER_HEADROOM: u64 = 64 << 20;
 
 /// [`check_fits`] for a file of `decoded_total` bytes read by workers: the page's memory
 /// (`memory_now`, plus the model it decodes) and the merging worker's must both stay under their
-/// ceilings, so a file either would overflow is refused before any byte is read.
-pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64) -> Result<()> {
+/// ceilings, so a file either would overflow is refused before any byte is read. `merger`: the
+/// shards are merged by a worker that parses nothing (from [`MERGER_FROM_BYTES`]).
+pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64, merger: bool) -> Result<()> {
     let page = memory_now as f64 + decoded_total as f64 * PAGE_PER_DECODED_BYTE_IN_WORKERS;
     if memory_now > WASM_MEMORY_MAX - HEADROOM || page > (WASM_MEMORY_MAX - HEADROOM) as f64 {
         return Err(too_big(page.max(memory_now as f64), Ceiling::Page, None));
     }
-    let worker = decoded_total as f64 * MERGING_WORKER_PER_DECODED_BYTE;
+    let per_byte = if merger {
+        MERGER_PER_DECODED_BYTE
+    } else {
+        MERGING_WORKER_PER_DECODED_BYTE
+    };
+    let worker = decoded_total as f64 * per_byte;
     if worker > (WASM_MEMORY_MAX - WORKER_HEADROOM) as f64 {
         return Err(too_big(worker, Ceiling::Worker, None));
     }
@@ -163,12 +181,12 @@ mod tests {
 
     #[test]
     fn a_file_read_by_workers_must_fit_the_page_and_the_merging_worker() {
-        // 5.25 GB: the page needs 60 MB + 3.15 GB, the merging worker 4.20 GB of the 4.23 GB it
-        // may use: both fit (the page's own reader would refuse it: 5.25 * 0.75 = 3.94 GB).
-        assert!(check_fits_in_workers(60 << 20, 5_250_000_000).is_ok());
+        // 5.25 GB merged by worker 0: the page needs 60 MB + 1.84 GB, worker 0 4.20 GB of the
+        // 4.23 GB it may use: both fit (the page's own reader would refuse it: 5.25 * 0.75 = 3.94).
+        assert!(check_fits_in_workers(60 << 20, 5_250_000_000, false).is_ok());
         assert!(check_fits(60 << 20, 0, Some(5_250_000_000), 0).is_err());
-        // 5.35 GB: the page would fit (60 MB + 3.21 GB), the merging worker not (4.28 GB).
-        let e = check_fits_in_workers(60 << 20, 5_350_000_000).unwrap_err();
+        // 5.35 GB: the page would fit, worker 0 not (4.28 GB).
+        let e = check_fits_in_workers(60 << 20, 5_350_000_000, false).unwrap_err();
         let ErrorKind::Limit(m) = &e.kind else {
             panic!("{e}")
         };
@@ -186,10 +204,18 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("at byte"), "{text}");
-        // The page's limit binds where its memory is already in use: 3.3 GB + 0.6 GB.
-        let e = check_fits_in_workers(3_300_000_000, 1_000_000_000).unwrap_err();
+        // Merged by a worker that parses nothing, 10.5 GB fits: the page 60 MB + 3.68 GB, the
+        // merger 4.20 GB; 10.6 GB is past the merger's 4.23 GB (4.24 GB).
+        assert!(check_fits_in_workers(60 << 20, 10_500_000_000, true).is_ok());
+        let e = check_fits_in_workers(60 << 20, 10_600_000_000, true).unwrap_err();
         assert!(
-            matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 3.90 GB")),
+            matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 4.24 GB")),
+            "{e}"
+        );
+        // The page's limit binds where its memory is already in use: 3.7 GB + 0.35 GB.
+        let e = check_fits_in_workers(3_700_000_000, 1_000_000_000, false).unwrap_err();
+        assert!(
+            matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 4.05 GB")),
             "{e}"
         );
     }

@@ -96,10 +96,10 @@ fn workers_for(size: f64) -> u32 {
 
 /// Files this big or bigger are merged by a worker that parses nothing (`js/shards.js`): worker 0
 /// holds its own shard's chunks, whose holes none of the model's columns fit, so it peaked at
-/// 0.44x a 1 GB file, past wasm32's 4 GiB for a 10 GB one; the merger, whose staged columns are one
-/// block each that the finish reuses, peaks at NNN (BENCHMARKS.md). Below this, the first shard's
-/// trip through the wire costs more than the memory is worth.
-const MERGER_BYTES: f64 = 2e9;
+/// 0.43x a 1 GB file, past wasm32's 4 GiB for a 10 GB one; the merger peaks at 0.39x (its
+/// analyses, the model read back into its instance; BENCHMARKS.md). Below this, the first shard's
+/// trip through the wire (~0.1 s a GB) costs more than the memory is worth.
+const MERGER_BYTES: f64 = tracelight_core::ingest::budget::MERGER_FROM_BYTES as f64;
 
 /// Whether a worker that parses nothing merges the `k` shards of `size` bytes; `?merger=1` (or 0)
 /// says (tests, benchmarks).
@@ -295,7 +295,8 @@ pub(super) async fn load_in_workers(
         }));
     };
     progress(0, "reading");
-    check_fits_in_workers(wasm_memory_bytes(), total).map_err(|e| e.in_file(&name))?;
+    let merger = merger_for(total as f64, k);
+    check_fits_in_workers(wasm_memory_bytes(), total, merger).map_err(|e| e.in_file(&name))?;
     // The alive flag falls when this load ends, however it ends: a preview still on its way is
     // then dropped. Started before the whole load's workers, so its worker is first to a core.
     let alive = Alive(Rc::new(Cell::new(true)));
@@ -310,7 +311,7 @@ pub(super) async fn load_in_workers(
         &JsValue::UNDEFINED,
         0.0,
         !preview_over.get(),
-        merger_for(total as f64, k),
+        merger,
     ) {
         Ok(p) => {
             held.set(&p);
@@ -543,6 +544,11 @@ pub(super) async fn receive_after<D: AfterModel>(
             }
             Some("error") => {
                 let msg = get(&m, "message").as_string().unwrap_or_default();
+                // Out of memory in the worker: the page, which holds the model too, would run
+                // out computing it (and take the session with it), so this ends the load.
+                if get(&m, "oom").is_truthy() {
+                    return Err(Some(Error::whole_file(ErrorKind::Limit(msg))));
+                }
                 return Err(warn(&msg));
             }
             _ => {}
