@@ -70,6 +70,8 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   const merged = await open('workers=3&merger=1', f);
   await merged.p.getByTestId('event-count').waitFor({ timeout: 120_000 });
   assert.deepEqual({ ...await shown(merged.p), workers: 0 }, a);
+  assert.equal(await merged.p.evaluate(() => document.documentElement.dataset.mergedBy), 'merger');
+  assert.equal(await three.p.evaluate(() => document.documentElement.dataset.mergedBy), 'worker 0');
   assert.equal(await merged.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker');
   assert.deepEqual(merged.errors, []);
   await merged.p.close();
@@ -91,6 +93,7 @@ test('the Overview\'s analyses of a model read by three workers equal the CLI\'s
 
 async function overviewEqualsCli(query, f, c) {
   const { p, errors } = await open(query, f);
+  const mergedBy = query.includes('merger=1') ? 'merger' : 'worker 0';
   await p.getByTestId('overview').waitFor({ timeout: 120_000 });
   await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
   assert.equal(Number(await p.getByTestId('load-stats').getAttribute('data-workers')), 3);
@@ -112,6 +115,7 @@ async function overviewEqualsCli(query, f, c) {
     assert.ok(Math.abs(ns - us * 1e3) <= 1, `category ${k}`);
   }
   assert.equal(await p.getByTestId('recommendation').count(), c.recommendations.length);
+  assert.equal(await p.evaluate(() => document.documentElement.dataset.mergedBy), mergedBy);
   await p.screenshot({ path: shot(query.includes('merger') ? 'workers-overview-merger.png' : 'workers-overview.png') });
   assert.deepEqual(errors, []);
   await p.close();

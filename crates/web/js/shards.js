@@ -497,6 +497,10 @@ export class ShardPool {
     this.head = merger ? k : 0;
     this.slices = 0;
     this.shardsParsed = 0;
+    // Which worker merged the last load's shards, where tests and benchmarks read it.
+    if (!preview && mode !== 'snapshot' && typeof document !== 'undefined') {
+      document.documentElement.dataset.mergedBy = merger ? 'merger' : 'worker 0';
+    }
     this.queue = [];
     this.waiter = null;
     this.workers = [];
