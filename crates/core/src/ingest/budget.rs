@@ -51,10 +51,10 @@ pub fn check_fits(
 }
 
 /// The page's wasm memory per byte of a file read by workers: it decodes the finished model and
-/// indexes its timeline, nothing more. Measured in headless Chromium (BENCHMARKS.md): 0.27x on 304
-/// MB and 1 GB synthetic traces (the densest measured), 0.25x on an 87 MB real one, 0.32-0.40x
-/// on real ones of 35 MB, where the page's ~10 MB at start (counted in `memory_now`) weighs
-/// most; the rest is a margin.
+/// indexes its timeline, nothing more. Measured in headless Chromium (BENCHMARKS.md): 0.26-0.28x
+/// on synthetic traces of 304 MB to 10.5 GB, 0.25x on an 87 MB real one, 0.32-0.40x on real ones
+/// of 35 MB, where the page's ~10 MB at start (counted in `memory_now`) weighs most; the rest is
+/// a margin. Files denser than these (0.74x for 94-byte events) run the merging worker out first.
 pub const PAGE_PER_DECODED_BYTE_IN_WORKERS: f64 = 0.35;
 
 /// Worker 0's wasm memory per byte of the file at its peak, where it merges (files under
@@ -71,9 +71,9 @@ pub const MERGING_WORKER_PER_DECODED_BYTE: f64 = 0.8;
 pub const MERGER_FROM_BYTES: u64 = 2_000_000_000;
 
 /// That merging worker's wasm memory per byte of the file at its peak: the analyses, after the
-/// model is read back into its instance. Measured 0.39x on a 1 GB synthetic trace (the densest
-/// measured) and on a 10.5 GB one (4.12 GB); the margin is thin, so a denser file runs this worker out of
-/// memory, before the page (0.27x there), and the load ends with a message.
+/// model is read back into its instance. Measured 0.39x on synthetic traces of 1 GB and 10.5 GB
+/// (4.12 GB). A denser file (1.50x on one of 94-byte events without args) runs this worker out of
+/// memory before the page (0.74x there), and the load ends with a message.
 pub const MERGER_PER_DECODED_BYTE: f64 = 0.40;
 
 /// Headroom below [`WASM_MEMORY_MAX`] in a reader worker, which draws nothing.
