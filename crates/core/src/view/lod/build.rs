@@ -4,12 +4,29 @@
 use super::{Lane, Level, LodIndex, Span, BASE_GAP_NS};
 use crate::model::Trace;
 
-/// [`LodIndex::build`] in steps, one lane's mip levels per [`LodBuild::step`], so a caller on the
-/// browser's main thread can yield between lanes and keep the page responsive while the index is
-/// built right after a load (instead of on the first view of the timeline).
+/// [`LodIndex::build`] in steps, one lane's mip levels per [`LodBuild::step`] (or a bounded number
+/// of spans per [`LodBuild::step_within`]), so a caller on the browser's main thread can yield
+/// between steps and keep the page responsive while the index is built right after a load
+/// (instead of on the first view of the timeline).
 pub struct LodBuild {
     index: LodIndex,
     next: usize,
+    /// The levels of lane `next` being made, where a step stopped inside it.
+    job: Option<LaneJob>,
+}
+
+/// One lane's levels part made: merging at `gap`, first counting the runs, then (when the level
+/// is kept) making it, over the source (the lane's slices, or its last level kept) from `pos`.
+struct LaneJob {
+    gap: i64,
+    extent: i64,
+    last_stored: usize,
+    pos: usize,
+    /// Runs counted so far at `gap`, and the current run's end.
+    len: usize,
+    end: Option<i64>,
+    /// The level being made and its current span, once counting kept it.
+    making: Option<(Level, Option<Span>)>,
 }
 
 impl LodBuild {
@@ -52,6 +69,7 @@ impl LodBuild {
         LodBuild {
             index: LodIndex { first, lanes },
             next: 0,
+            job: None,
         }
     }
 
@@ -61,12 +79,30 @@ impl LodBuild {
         self.index.lanes.get(self.next).map(|l| l.slices.len())
     }
 
-    /// Builds the levels of the next lane; false once every lane is done.
+    /// Builds the levels of the next lane (the rest of it, where [`LodBuild::step_within`]
+    /// stopped inside it); false once every lane is done.
     pub fn step(&mut self, t: &Trace) -> bool {
+        self.step_within(t, usize::MAX)
+    }
+
+    /// Builds levels of the next lane, going over at most about `budget` spans (at least one),
+    /// and stops at the lane's end; false once every lane is done. A 10 GB trace's lanes hold
+    /// millions of slices: a lane a step, the page's thread had tasks of 150-300 ms.
+    pub fn step_within(&mut self, t: &Trace, budget: usize) -> bool {
         let Some(lane) = self.index.lanes.get_mut(self.next) else {
             return false;
         };
-        lane.levels = build_levels(t, &lane.slices);
+        let job = match self.job.take() {
+            Some(j) => Some(j),
+            None => LaneJob::start(t, &lane.slices),
+        };
+        if let Some(mut job) = job {
+            if !job.run(t, lane, budget.max(1)) {
+                self.job = Some(job);
+                return true;
+            }
+        }
+        lane.levels.shrink_to_fit();
         self.next += 1;
         self.next < self.index.lanes.len()
     }
@@ -83,56 +119,124 @@ impl LodBuild {
 /// same: each is made from the last one kept, first counted and only then, when it is kept, made
 /// at its final size. Levels not kept are never made, and nothing is grown by doubling (the page's
 /// wasm memory never shrinks: the transient copies grew it by twice what the index keeps).
-fn build_levels(t: &Trace, slices: &[u32]) -> Vec<Level> {
-    let s = &t.slices;
-    let n = slices.len();
-    if n < 2 {
-        return Vec::new();
+impl LaneJob {
+    /// `None` for a lane of fewer than two slices (no levels).
+    fn start(t: &Trace, slices: &[u32]) -> Option<LaneJob> {
+        let s = &t.slices;
+        let n = slices.len();
+        if n < 2 {
+            return None;
+        }
+        let lo = slices.first().map_or(0, |&i| s.start[i as usize]);
+        let hi = slices
+            .iter()
+            .map(|&i| s.end(i as usize))
+            .max()
+            .unwrap_or(lo);
+        Some(LaneJob {
+            gap: BASE_GAP_NS,
+            extent: (hi - lo).max(1),
+            last_stored: n,
+            pos: 0,
+            len: 0,
+            end: None,
+            making: None,
+        })
     }
-    let lo = slices.first().map_or(0, |&i| s.start[i as usize]);
-    let hi = slices
-        .iter()
-        .map(|&i| s.end(i as usize))
-        .max()
-        .unwrap_or(lo);
-    let extent = (hi - lo).max(1);
-    let mut levels: Vec<Level> = Vec::new();
-    let mut last_stored = n;
-    let mut gap = BASE_GAP_NS;
-    loop {
-        let raw = || {
-            slices.iter().map(|&i| {
-                let iu = i as usize;
-                Span {
-                    start: s.start[iu],
-                    end: s.end(iu),
-                    rep: i,
-                    count: 1,
+
+    /// Goes on over about `budget` spans; true once the lane's levels are all made.
+    fn run(&mut self, t: &Trace, lane: &mut Lane, budget: usize) -> bool {
+        let mut left = budget;
+        loop {
+            let gap = self.gap;
+            let src_len = lane.levels.last().map_or(lane.slices.len(), Level::len);
+            let to = src_len.min(self.pos.saturating_add(left));
+            let span = |k: usize| match lane.levels.last() {
+                Some(l) => l.span(k),
+                None => {
+                    let i = lane.slices[k];
+                    Span {
+                        start: t.slices.start[i as usize],
+                        end: t.slices.end(i as usize),
+                        rep: i,
+                        count: 1,
+                    }
                 }
-            })
-        };
-        let len = match levels.last() {
-            None => runs(raw(), gap),
-            Some(p) => runs(p.spans(), gap),
-        };
-        if len * 2 <= last_stored {
-            let next = match levels.last() {
-                None => merged(t, raw(), gap, len),
-                Some(p) => merged(t, p.spans(), gap, len),
             };
-            last_stored = len;
-            levels.push(next);
+            match &mut self.making {
+                None => {
+                    for k in self.pos..to {
+                        let sp = span(k);
+                        match self.end {
+                            Some(e) if sp.start - e <= gap => self.end = Some(e.max(sp.end)),
+                            _ => {
+                                self.len += 1;
+                                self.end = Some(sp.end);
+                            }
+                        }
+                    }
+                }
+                Some((level, cur)) => {
+                    for k in self.pos..to {
+                        let sp = span(k);
+                        match *cur {
+                            Some(ref mut c) if sp.start - c.end <= gap => {
+                                if dur_of(t, sp.rep) > dur_of(t, c.rep) {
+                                    c.rep = sp.rep;
+                                }
+                                c.end = c.end.max(sp.end);
+                                c.count += sp.count;
+                            }
+                            _ => {
+                                if let Some(done) = cur.take() {
+                                    level.push(done);
+                                }
+                                *cur = Some(sp);
+                            }
+                        }
+                    }
+                }
+            }
+            left -= to - self.pos;
+            self.pos = to;
+            if self.pos < src_len {
+                return false;
+            }
+            // The source is done at this gap.
+            self.pos = 0;
+            match self.making.take() {
+                None if self.len * 2 <= self.last_stored => {
+                    self.making = Some((Level::with_capacity(self.gap, self.len), None));
+                    if left == 0 {
+                        return false;
+                    }
+                    continue;
+                }
+                None => {}
+                Some((mut level, cur)) => {
+                    if let Some(c) = cur {
+                        level.push(c);
+                    }
+                    self.last_stored = self.len;
+                    lane.levels.push(level);
+                }
+            }
+            if self.len <= 1 || self.gap > self.extent {
+                return true;
+            }
+            self.gap = self.gap.saturating_mul(4);
+            self.len = 0;
+            self.end = None;
+            if left == 0 {
+                return false;
+            }
         }
-        if len <= 1 || gap > extent {
-            break;
-        }
-        gap = gap.saturating_mul(4);
     }
-    levels.shrink_to_fit();
-    levels
 }
 
-/// How many spans merging `spans` at `gap` makes (as [`merged`] counts them).
+/// How many spans merging `spans` at `gap` makes (as [`merged`] counts them): the definition the
+/// tests check each level against.
+#[cfg(test)]
 pub(super) fn runs(spans: impl Iterator<Item = Span>, gap: i64) -> usize {
     let mut len = 0;
     let mut end: Option<i64> = None;
@@ -150,6 +254,7 @@ pub(super) fn runs(spans: impl Iterator<Item = Span>, gap: i64) -> usize {
 
 /// `spans` merged at `gap`: a span joins the run before it when it starts at most `gap` after the
 /// run's end so far; the run's longest slice represents it. `len` is [`runs`]' count.
+#[cfg(test)]
 pub(super) fn merged(t: &Trace, spans: impl Iterator<Item = Span>, gap: i64, len: usize) -> Level {
     let mut next = Level::with_capacity(gap, len);
     let mut cur: Option<Span> = None;

@@ -49,6 +49,7 @@ impl Level {
     fn len(&self) -> usize {
         self.start.len()
     }
+    #[cfg(test)]
     fn spans(&self) -> impl Iterator<Item = Span> + '_ {
         (0..self.len()).map(|j| self.span(j))
     }
@@ -389,6 +390,40 @@ mod tests {
                     whole.query(&t, track, depth, (lo, hi + 1), npp, &mut a);
                     stepped.query(&t, track, depth, (lo, hi + 1), npp, &mut c);
                     assert_eq!(a, c, "track {track} depth {depth} at {npp} ns/px");
+                }
+            }
+        }
+    }
+
+    /// Steps of a few spans, stopping inside a lane's levels (while counting a gap's runs and
+    /// while making a level), build the index a lane a step builds.
+    #[test]
+    fn steps_within_a_budget_build_what_a_lane_a_step_builds() {
+        let t = two_tracks();
+        let whole = LodIndex::build(&t);
+        for budget in [1, 2, 7, 100, 4_999] {
+            let mut b = LodBuild::new(&t);
+            let mut steps = 1;
+            while b.step_within(&t, budget) {
+                steps += 1;
+            }
+            let stepped = b.finish();
+            if budget < 100 {
+                assert!(steps > 1000, "budget {budget}: {steps} steps");
+            }
+            assert_eq!(
+                stepped.stored_spans(),
+                whole.stored_spans(),
+                "budget {budget}"
+            );
+            for (a, c) in whole.lanes.iter().zip(&stepped.lanes) {
+                assert_eq!(a.levels.len(), c.levels.len(), "budget {budget}");
+                for (x, y) in a.levels.iter().zip(&c.levels) {
+                    assert_eq!(x.gap_ns, y.gap_ns);
+                    assert_eq!(
+                        (&x.start, &x.end, &x.rep, &x.count),
+                        (&y.start, &y.end, &y.rep, &y.count)
+                    );
                 }
             }
         }
