@@ -286,21 +286,41 @@ fn a_model_survives_its_wire_encoding() {
 /// (`KinetoReader::to_sections` after a status) and merges exactly as in one process; a cut that
 /// was not a boundary is reported, and the merging reader then reads the shard's bytes itself.
 fn merged_through_sections(bytes: &[u8], cut: usize) -> (Result<Trace>, bool) {
-    use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
-    use tracelight_core::model::wire::Wire;
-    let bare = first_byte(bytes) == Some(b'[');
+    use tracelight_core::ingest::kineto::KinetoReader;
     let mut acc = KinetoReader::new();
     if let Err(e) = acc.push(&bytes[..cut]) {
         return (Err(e), false);
     }
-    let mut shard = KinetoReader::shard(cut as u64, bare);
-    let status = shard.push(&bytes[cut..]).err();
-    let mut sections = Vec::new();
-    status.put(&mut sections);
-    let mut all = vec![sections];
+    merge_rest(acc, bytes, cut)
+}
+
+/// A worker's sections of reader `r` after it read `part`: its status (`None`, or the error that
+/// stopped it), then, without an error, the reader's.
+fn shard_sections(
+    r: &mut tracelight_core::ingest::kineto::KinetoReader,
+    part: &[u8],
+) -> Vec<Vec<u8>> {
+    use tracelight_core::model::wire::Wire;
+    let status = r.push(part).err();
+    let mut s = Vec::new();
+    status.put(&mut s);
+    let mut all = vec![s];
     if status.is_none() {
-        all.extend(shard.to_sections().unwrap());
+        all.extend(r.to_sections().unwrap());
     }
+    all
+}
+
+/// `acc`, the reader of `bytes[..cut]`, merges the shard from `cut` on through its sections (or
+/// reads its bytes, where the cut was not an event boundary) and finishes; true when merged.
+fn merge_rest(
+    mut acc: tracelight_core::ingest::kineto::KinetoReader,
+    bytes: &[u8],
+    cut: usize,
+) -> (Result<Trace>, bool) {
+    use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+    let bare = first_byte(bytes) == Some(b'[');
+    let all = shard_sections(&mut KinetoReader::shard(cut as u64, bare), &bytes[cut..]);
     let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
     let merged = match acc.merge_sections(cut as u64, bare, &refs) {
         Ok(Merge::Merged) => true,
@@ -477,41 +497,16 @@ fn damaged_shard_sections_are_errors_not_panics() {
 /// slices (the slices of every shard, as the workers count them), then the next shard merges as
 /// in [`merged_through_sections`].
 fn merged_by_a_merger(bytes: &[u8], cut: usize, reserve: usize) -> (Result<Trace>, bool) {
-    use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader, Merge};
-    use tracelight_core::model::wire::Wire;
-    let sections = |r: &mut KinetoReader, part: &[u8]| {
-        let status = r.push(part).err();
-        let mut s = Vec::new();
-        status.put(&mut s);
-        let mut all = vec![s];
-        if status.is_none() {
-            all.extend(r.to_sections().unwrap());
-        }
-        all
-    };
-    let bare = first_byte(bytes) == Some(b'[');
-    let head = sections(&mut KinetoReader::new(), &bytes[..cut]);
+    use tracelight_core::ingest::kineto::{IncomingShard, KinetoReader};
+    let head = shard_sections(&mut KinetoReader::new(), &bytes[..cut]);
     let first = IncomingShard::first(head.len(), reserve).and_then(|mut inc| {
         head.iter().try_for_each(|s| inc.push(s))?;
         inc.into_reader()
     });
-    let mut acc = match first {
-        Ok(r) => r,
-        Err(e) => return (Err(e), false),
-    };
-    let tail = sections(&mut KinetoReader::shard(cut as u64, bare), &bytes[cut..]);
-    let refs: Vec<&[u8]> = tail.iter().map(Vec::as_slice).collect();
-    let merged = match acc.merge_sections(cut as u64, bare, &refs) {
-        Ok(Merge::Merged) => true,
-        Ok(Merge::NotABoundary) => {
-            if let Err(e) = acc.push(&bytes[cut..]) {
-                return (Err(e), false);
-            }
-            false
-        }
-        Err(e) => return (Err(e), true),
-    };
-    (acc.finish(), merged)
+    match first {
+        Ok(acc) => merge_rest(acc, bytes, cut),
+        Err(e) => (Err(e), false),
+    }
 }
 
 /// A trace of `n` CPU ops on two threads, each launching a kernel on one of two streams (its
