@@ -337,6 +337,18 @@ async function run(m) {
   }
   return finishAndSend(m, fine);
 }
+// Shards that arrived ahead of their turn (two are asked for at once).
+const arrived = new Map();
+// Shard k's message, whichever arrives first.
+async function shardNo(k) {
+  while (!arrived.has(k)) {
+    const s = await nextMessage();
+    arrived.set(s.k, s);
+  }
+  const s = arrived.get(k);
+  arrived.delete(k);
+  return s;
+}
 // The merging worker of a big file: it parses nothing (its instance holds no shard's leftovers).
 // Once every worker has parsed its share ('plan': their slices together), it asks for each shard
 // in order; the first becomes the reader the others merge into, its staged columns one block each
@@ -345,10 +357,14 @@ async function run(m) {
 async function runMerger(m) {
   const plan = await nextMessage();
   let fine = true;
+  // Two shards asked for at once, then one more as each arrives: their workers make their
+  // sections side by side (on a 10 GB file each took ~3.8 s, one after the other), and no more
+  // than two shards' sections wait here.
   self.postMessage({ kind: 'want', k: 0 });
+  if (m.n > 1) self.postMessage({ kind: 'want', k: 1 });
   for (let k = 0; k < m.n && fine; k++) {
-    const shard = await nextMessage();
-    if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
+    const shard = await shardNo(k);
+    if (k + 2 < m.n) self.postMessage({ kind: 'want', k: k + 2 });
     if (k > 0) {
       fine = await absorb(shard);
       continue;
