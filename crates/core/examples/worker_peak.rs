@@ -6,6 +6,9 @@
 //! k > 0 reads and encodes its shard; then the page's side: the model decoded from those sections,
 //! the timeline's index and each counter track's working memory. A wasm instance's memory never shrinks, so its size is at
 //! least the peak printed here (plus the allocator's fragmentation); BENCHMARKS.md compares both.
+//! `MERGER=1`: every worker, worker 0 too, hands its shard to one that parses nothing and merges
+//! them all (the page's way from 2 GB); `SECTIONS=1`: the live and peak bytes after each section
+//! merged.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
