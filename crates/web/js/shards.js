@@ -9,7 +9,9 @@
 // shards in order as it asks for them (each sent as model sections through the page), checks each
 // cut (a cut that was not an event boundary is read again from the file), finishes the model
 // (sort, nesting, flows) and hands it to the page one section per credit, so the page decodes one
-// section per task and holds at most two in flight (the page gives two credits at first).
+// section per task and holds at most two in flight (the page gives two credits at first). For a big
+// file (the page says `merger`) one more worker, which parses nothing, does worker 0's merging
+// instead, all K shards sent to it (runMerger): its instance holds only the model's columns.
 //
 // A memory snapshot (a pickle, which cannot be cut) is read by one worker the same way: the whole
 // file in pieces; then its views (figures and charts), all at once, which the page draws while the
