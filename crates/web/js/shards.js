@@ -316,14 +316,24 @@ async function run(m) {
   x.tl_input_free();
   self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });
   if (me !== 0 || m.merger) {
-    // Send the shard when worker 0 asks for it.
-    await nextMessage();
     // One section at a time out of the instance, each into its own buffer.
-    const secs = [];
-    for (let i = 0, n = x.tl_shard_sections(); i < n; i++) {
-      x.tl_shard_section(i);
-      secs.push(sections(1)[0]);
-    }
+    const encode = () => {
+      const secs = [];
+      for (let i = 0, n = x.tl_shard_sections(); i < n; i++) {
+        x.tl_shard_section(i);
+        secs.push(sections(1)[0]);
+      }
+      return secs;
+    };
+    // A shard the merging worker asks for first is made at once, while the other workers still
+    // parse (the merging worker's ask would find it ready: on 1 GB, 2 workers, its ~160 ms were
+    // spent after the last parse, both cores but one idle); the others wait for their turn, so
+    // that no more shards' sections than the merging worker takes at once sit in memory.
+    let secs = m.merger ? me < 2 : me === 1;
+    secs = secs ? encode() : null;
+    // Send the shard when the merging worker asks for it.
+    await nextMessage();
+    if (!secs) secs = encode();
     self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);
     self.close();
     return;
