@@ -52,6 +52,20 @@ async function open(query, file) {
   return { p, errors };
 }
 
+test('while the page waits for a file, its spare worker runs a reader worker\'s whole path over the demo (shard, merge, finish, sections, analyses) and every pass runs through', async () => {
+  const errors = [];
+  const p = await page(b, errors);
+  await p.goto(`${srv.base}/`);
+  await p.getByTestId('empty').waitFor();
+  // `passes/through`, set once the spare's warm-up ends (shards.js, tl_warm_up).
+  await p.waitForFunction(() => document.documentElement.dataset.workerWarmUp, null, { timeout: 60_000 });
+  const [passes, through] = (await p.evaluate(() => document.documentElement.dataset.workerWarmUp)).split('/').map(Number);
+  assert.equal(passes, 10, 'every warm-up pass ran before any load');
+  assert.equal(through, passes, 'a pass failed: a merge, finish, section or analysis of the demo went wrong in a worker');
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
 test('three workers show what the page\'s own reader shows for the same plain trace, and the CLI\'s event count', { skip: corpusSkip(GZ) }, async () => {
   const f = plain();
   const one = await open('workers=0', f);

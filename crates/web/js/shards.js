@@ -425,9 +425,32 @@ async function finishAndSend(m, fine) {
   // instead of in one task of seconds on the page's thread; sent a section per credit.
   await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);
 }
+// Set once a load starts here: the warm-up stops.
+let started = false;
+// The spare worker's warm-up while the page waits for a file: passes of a reader worker's whole
+// path over the demo's trace (tl_warm_up), one per task, until a load starts. V8 optimizes a
+// function once it has run a while, and the optimized code serves the page and every worker.
+// Posts how many passes ran through ('warmed'). A pass that traps leaves an instance not to be
+// trusted: the load then makes a new one.
+async function warm(ex, passes) {
+  let ok = 0;
+  let k = 0;
+  for (; k < passes && !started; k++) {
+    await new Promise((r) => setTimeout(r, 0));
+    if (started) break;
+    try {
+      ok += ex.tl_warm_up(k);
+    } catch (err) {
+      if (!started) ready = null;
+      break;
+    }
+  }
+  if (passes > 0) self.postMessage({ kind: 'warmed', passes: k, ok });
+}
 self.onmessage = (e) => {
   const m = e.data;
   if (m.kind === 'start') {
+    started = true;
     // Here, not in run(): a 'go' may come while run() waits for its instance.
     small = !!m.small;
     run(m).catch(fail);
@@ -440,8 +463,12 @@ self.onmessage = (e) => {
       ready = WebAssembly.instantiate(m.module, stubs(m.module));
       ready.catch(() => { ready = null; });
       // Memory touched here, while idle, is given back to the allocator: a load's first
-      // allocations then reuse it instead of growing the instance (see tl_prefault).
-      if (m.prefault > 0) ready.then((i) => i.exports.tl_prefault(m.prefault)).catch(() => {});
+      // allocations then reuse it instead of growing the instance (see tl_prefault). Then the
+      // first spare of a page warms the code up (tl_warm_up).
+      ready.then((i) => {
+        if (m.prefault > 0) i.exports.tl_prefault(m.prefault);
+        return warm(i.exports, m.warm || 0);
+      }).catch(() => {});
     } catch (err) {
       ready = null;
     }
@@ -483,15 +510,31 @@ let spareModule = null;
  */
 const prefaultMiB = () => ((navigator.deviceMemory ?? 8) >= 4 ? 64 : 0);
 
+/**
+ * Warm-up passes of the page's first spare worker (tl_warm_up: 2 of one step of the demo, then
+ * the demo's ten steps). Later spares run none: the code they would optimize already is.
+ */
+const WARM_PASSES = 10;
+let warmPasses = WARM_PASSES;
+
 /** Starts the spare worker for `module` if there is none. */
 export function prespawn(module) {
   spareModule = module;
   if (spare || typeof Worker === 'undefined') return;
   try {
     spare = new Worker(workerUrl());
-    spare.postMessage({ kind: 'module', module, prefault: prefaultMiB() });
+    // How far its warm-up went, where a test reads it: `<html data-worker-warm-up="ran/through">`.
+    spare.onmessage = (e) => warmed(e.data);
+    spare.postMessage({ kind: 'module', module, prefault: prefaultMiB(), warm: warmPasses });
+    warmPasses = 0;
   } catch (e) {
     spare = null;
+  }
+}
+
+function warmed(m) {
+  if (m && m.kind === 'warmed' && typeof document !== 'undefined') {
+    document.documentElement.dataset.workerWarmUp = `${m.passes}/${m.ok}`;
   }
 }
 
@@ -565,6 +608,9 @@ export class ShardPool {
 
   onWorker(i, m) {
     switch (m.kind) {
+      case 'warmed':
+        warmed(m);
+        break;
       case 'progress': {
         this.parsed[i] = m.bytes;
         this.events[i] = m.events;

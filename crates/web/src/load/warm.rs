@@ -228,3 +228,79 @@ pub async fn prepare() {
         super::pool::prespawn(&wasm_bindgen::module());
     }
 }
+
+/// Passes of [`tl_warm_up`] over the small trace before the demo's.
+pub const WORKER_SMALL_PASSES: u32 = 2;
+
+/// One pass of a reader worker's whole path over the demo's trace, run by the spare worker
+/// (`js/shards.js`) while the page waits for a file: its second half read as another worker's
+/// shard and handed over as sections, merged into the first, the model finished, put into
+/// sections and read back as the page does, analysed, its analyses' sections read back, and its
+/// timeline indexed. V8 optimizes a function only once it has run a while, and a worker's
+/// instance shares its optimized code with the page and every other worker (one module): the
+/// page's own warm-up parses ran none of the shards', the analyses' or the timeline's code, which
+/// V8 then optimized during the first load, 1.26 s of compiles beside a 1 GB trace's reader
+/// workers and preview (its first render one task of 50-95 ms, the main thread starved by the
+/// compiles). `pass` < [`WORKER_SMALL_PASSES`] reads one step of the demo (baseline code is slow
+/// and a pass is one call). 1 when the pass ran through.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn tl_warm_up(pass: u32) -> u32 {
+    let trace = if pass < WORKER_SMALL_PASSES {
+        small_warm_up_trace()
+    } else {
+        warm_up_trace()
+    };
+    u32::from(worker_pass(trace).is_some())
+}
+
+fn worker_pass(b: &[u8]) -> Option<()> {
+    use crate::session::derived::TimelineData;
+    use tracelight_core::ingest::kineto::cut::find_cut_forward;
+    use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
+    use tracelight_core::model::wire::{self, Wire};
+    use tracelight_core::report::{analysis::Analysis, analysis_wire};
+
+    let cut = find_cut_forward(b, b.len() / 2)?;
+    let bare = first_byte(b) == Some(b'[');
+    let mut shard = KinetoReader::shard(cut as u64, bare);
+    shard.leave_args_in_file();
+    for piece in b[cut..].chunks(64 << 10) {
+        shard.push(piece).ok()?;
+    }
+    // A status section (no error) first, as a worker sends its shard.
+    let mut status = Vec::new();
+    Option::<tracelight_core::Error>::None.put(&mut status);
+    let mut sections = vec![status];
+    for k in 0..shard.section_count()? {
+        sections.push(shard.section(k)?);
+    }
+    drop(shard);
+    let mut r = KinetoReader::new();
+    r.leave_args_in_file();
+    for piece in b[..cut].chunks(64 << 10) {
+        r.push(piece).ok()?;
+    }
+    let refs: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+    if r.merge_sections(cut as u64, bare, &refs).ok()? != Merge::Merged {
+        return None;
+    }
+    let model = r.finish().ok()?;
+    let mut back = wire::Decoder::default();
+    let mut k = 0;
+    while let Some(s) = wire::section(&model, k) {
+        back.push(&s).ok()?;
+        k += 1;
+    }
+    drop(model);
+    let mut checked = back.finish_in_steps().ok()?;
+    while !checked.step().ok()? {}
+    let t = checked.trace().ok()?;
+    let a = Analysis::of("warm-up", &t);
+    let mut ab = analysis_wire::Decoder::default();
+    for s in analysis_wire::sections(&a).ok()? {
+        ab.push(&s).ok()?;
+    }
+    ab.finish().ok()?;
+    TimelineData::build(&t);
+    Some(())
+}
