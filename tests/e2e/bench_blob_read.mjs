@@ -3,7 +3,11 @@
 //   node tests/e2e/bench_blob_read.mjs bench-data/synth-1gb.pt.trace.json
 // K workers each read their share of the File as the reader workers do (Blob.slice(a, b)
 // .arrayBuffer(), the next read in flight while one is taken; or FileReaderSync, or the share's
-// stream()), and do nothing with the bytes. Prints MB/s per way, two rounds.
+// stream(), or its stream() read into one reused buffer, BYOB), and do nothing with the bytes.
+// Prints MB/s per way, two rounds, and `cpu_s`: the machine's busy CPU seconds meanwhile, every
+// process counted (from /proc/stat; null where there is none): what the read takes from the
+// cores a parse would have. WAYS='[[K, MiB, "slice"|"sync"|"stream"|"byob"], ...]' picks ways.
+import fs from 'node:fs';
 import { serve, browser } from './harness.mjs';
 
 const f = process.argv[2];
@@ -19,15 +23,37 @@ await p.evaluate(() => {
 });
 await p.locator('#probe').setInputFiles(f);
 const mb = (await p.evaluate(() => document.getElementById('probe').files[0].size)) / 1e6;
-const ways = [[1, 4, 'slice'], [1, 16, 'slice'], [1, 64, 'slice'], [1, 4, 'sync'], [1, 16, 'sync'], [1, 0, 'stream'],
+const ways0 = [[1, 4, 'slice'], [1, 16, 'slice'], [1, 64, 'slice'], [1, 4, 'sync'], [1, 16, 'sync'], [1, 0, 'stream'],
   [2, 4, 'slice'], [2, 64, 'slice'], [2, 0, 'stream']];
+const ways = process.env.WAYS ? JSON.parse(process.env.WAYS) : ways0;
+const busy = () => {
+  try {
+    const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    return v[0] + v[1] + v[2] + v[5] + v[6];
+  } catch {
+    return null;
+  }
+};
 for (let round = 0; round < 2; round++) {
   for (const [k, piece, how] of ways) {
+    const c0 = busy();
     const ms = await p.evaluate(async ([k, piece, how]) => {
       const file = document.getElementById('probe').files[0];
       const src = `onmessage = async (e) => {
         const { file, a, b, piece, how } = e.data;
         let sum = 0;
+        if (how === 'byob') {
+          const r = file.slice(a, b).stream().getReader({ mode: 'byob' });
+          let buf = new ArrayBuffer(piece << 20);
+          for (;;) {
+            const { done, value } = await r.read(new Uint8Array(buf));
+            if (done) break;
+            sum += value[0];
+            buf = value.buffer;
+          }
+          postMessage(sum);
+          return;
+        }
         if (how === 'stream') {
           const r = file.slice(a, b).stream().getReader();
           for (;;) { const { done, value } = await r.read(); if (done) break; sum += value[0]; }
@@ -56,8 +82,10 @@ for (let round = 0; round < 2; round++) {
       })));
       return performance.now() - t;
     }, [k, piece, how]);
-    const what = how === 'stream' ? 'stream()' : how === 'sync' ? `FileReaderSync, ${piece} MiB reads` : `slice().arrayBuffer(), ${piece} MiB reads`;
-    console.log(JSON.stringify({ round, workers: k, how: what, ms: Math.round(ms), mb_s: Math.round((mb / ms) * 1000) }));
+    const c1 = busy();
+    const cpu_s = c0 === null || c1 === null ? null : (c1 - c0) / 100;
+    const what = how === 'byob' ? `stream() BYOB, ${piece} MiB buffer` : how === 'stream' ? 'stream()' : how === 'sync' ? `FileReaderSync, ${piece} MiB reads` : `slice().arrayBuffer(), ${piece} MiB reads`;
+    console.log(JSON.stringify({ round, workers: k, how: what, ms: Math.round(ms), mb_s: Math.round((mb / ms) * 1000), cpu_s }));
   }
 }
 await b.close();
