@@ -410,6 +410,39 @@ test('a file whose model would not fit the tab\'s wasm memory is refused before 
   fs.rmSync(file);
 });
 
+test('a file of small events is judged by its slices: 3.2 GB of ~90-byte events is refused before it is read, where its bytes alone would pass', async () => {
+  // Sparse on disk: a Kineto head, and 256 KiB of 94-byte X events at a quarter, half and three
+  // quarters of the file, where the page samples it. At 0.40 bytes per byte the merger would take
+  // it (1.28 GB); such a file ran the merger out of memory half-way (BENCHMARKS.md). By its slices
+  // it needs ~1.6 bytes per byte there (ingest/budget.rs): over 4.9 GB.
+  const file = path.join(LARGE, 'dense.pt.trace.json');
+  const size = 3.2e9;
+  const fd = fs.openSync(file, 'w');
+  fs.writeSync(fd, '{"traceEvents": [\n');
+  let events = '';
+  for (let n = 0; events.length < 300_000; n++) {
+    events += `  {"ph": "X", "cat": "cpu_op", "name": "op${n % 50}", "pid": 1, "tid": ${1 + (n % 4)}, "ts": ${10 * n}, "dur": 1},\n`;
+  }
+  for (const q of [0.25, 0.5, 0.75]) fs.writeSync(fd, events, Math.floor(size * q) - 1000);
+  fs.ftruncateSync(fd, size);
+  fs.closeSync(fd);
+  const errors = [];
+  const p = await cspPage(errors);
+  await openDemo(p);
+  await p.getByTestId('file-input').setInputFiles(file);
+  await p.getByTestId('error').waitFor({ timeout: 60_000 });
+  const msg = await p.getByTestId('error').textContent();
+  const need = msg.match(/dense\.pt\.trace\.json: limit exceeded: too big for a browser tab: its model would need about (\d+\.\d\d) GB of WebAssembly memory, more than the 4\.23 GB the reader worker that builds it can give it/);
+  assert.ok(need, msg);
+  // Its events are ~88 bytes: 0.12 + 133 / 88 = 1.63 bytes per byte, 5.2 GB.
+  assert.ok(+need[1] > 4.9 && +need[1] < 5.5, msg);
+  assert.doesNotMatch(msg, /at byte/);
+  await usable(p, expect(DEMO), 'demo after the dense file');
+  assert.deepEqual(errors, []);
+  await p.close();
+  fs.rmSync(file);
+});
+
 test('the release CLI refuses the 2 GiB gzip bomb in seconds and reads 10⁶ events at one timestamp', () => {
   let t0 = Date.now();
   const r = spawnSync(BIN, ['analyze', path.join(LARGE, 'gzip_bomb_2gib_whitespace.json.gz'), '--json']);

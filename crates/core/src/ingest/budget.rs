@@ -76,6 +76,67 @@ pub const MERGER_FROM_BYTES: u64 = 2_000_000_000;
 /// memory before the page (0.74x there), and the load ends with a message.
 pub const MERGER_PER_DECODED_BYTE: f64 = 0.40;
 
+/// The model's memory grows with its slices as much as with the file's bytes: a file of small
+/// events holds more per byte. Each per-byte factor above is the worst measured on traces of
+/// ~500 bytes per slice (the synthetic ones; real traces carry as many args); with a sample of
+/// the file's slices per byte ([`slice_density`]) the estimate is also at least `base + per_slice
+/// × slices per byte`, fitted through that and a file of 94-byte `X` events without args (page
+/// 0.74x, the merger 1.50x, worker 0 1.56x): below each per-byte factor by ~0.02 at 504 bytes a
+/// slice, above the dense file's by ~0.03 at 94. Without it, such a file passed the estimate and
+/// ran the merger out of memory half-way (3.2 GB, refused after 26 s).
+struct PerSlice {
+    base: f64,
+    per_slice: f64,
+}
+
+impl PerSlice {
+    /// Through (1/504, `at_504`) and (1/94, `at_94`).
+    const fn through(at_504: f64, at_94: f64) -> PerSlice {
+        let per_slice = (at_94 - at_504) / (1.0 / 94.0 - 1.0 / 504.0);
+        PerSlice {
+            base: at_504 - per_slice / 504.0,
+            per_slice,
+        }
+    }
+
+    fn per_byte(&self, floor: f64, slices_per_byte: Option<f64>) -> f64 {
+        slices_per_byte.map_or(floor, |d| floor.max(self.base + self.per_slice * d))
+    }
+}
+
+const PAGE_PER_SLICE: PerSlice =
+    PerSlice::through(PAGE_PER_DECODED_BYTE_IN_WORKERS - 0.02, 0.74 + 0.03);
+const MERGER_PER_SLICE: PerSlice = PerSlice::through(MERGER_PER_DECODED_BYTE - 0.02, 1.50 + 0.03);
+const WORKER0_PER_SLICE: PerSlice = PerSlice::through(0.43 + 0.02, 1.56 + 0.03);
+
+/// Slices per byte in `samples` (pieces of the file: a few hundred KB from its middle), counted
+/// as the `"ph"` keys whose value is `"X"` or `"B"`; `None` when the samples hold fewer than
+/// 64 KiB. A piece cut inside a key misses one slice at most.
+pub fn slice_density(samples: &[&[u8]]) -> Option<f64> {
+    let bytes: usize = samples.iter().map(|s| s.len()).sum();
+    if bytes < 64 << 10 {
+        return None;
+    }
+    let mut slices = 0usize;
+    for s in samples {
+        for at in memchr::memmem::find_iter(s, b"\"ph\"") {
+            let rest = &s[at + 4..];
+            let mut v = rest.iter().copied().skip_while(u8::is_ascii_whitespace);
+            if v.next() != Some(b':') {
+                continue;
+            }
+            let mut v = v.skip_while(u8::is_ascii_whitespace);
+            if v.next() == Some(b'"')
+                && matches!(v.next(), Some(b'X' | b'B'))
+                && v.next() == Some(b'"')
+            {
+                slices += 1;
+            }
+        }
+    }
+    Some(slices as f64 / bytes as f64)
+}
+
 /// Headroom below [`WASM_MEMORY_MAX`] in a reader worker, which draws nothing.
 pub const WORKER_HEADROOM: u64 = 64 << 20;
 
@@ -83,15 +144,22 @@ pub const WORKER_HEADROOM: u64 = 64 << 20;
 /// (`memory_now`, plus the model it decodes) and the merging worker's must both stay under their
 /// ceilings, so a file either would overflow is refused before any byte is read. `merger`: the
 /// shards are merged by a worker that parses nothing (from [`MERGER_FROM_BYTES`]).
-pub fn check_fits_in_workers(memory_now: u64, decoded_total: u64, merger: bool) -> Result<()> {
-    let page = memory_now as f64 + decoded_total as f64 * PAGE_PER_DECODED_BYTE_IN_WORKERS;
+/// `slices_per_byte`: the file's density where sampled ([`slice_density`]).
+pub fn check_fits_in_workers(
+    memory_now: u64,
+    decoded_total: u64,
+    merger: bool,
+    slices_per_byte: Option<f64>,
+) -> Result<()> {
+    let page_per_byte = PAGE_PER_SLICE.per_byte(PAGE_PER_DECODED_BYTE_IN_WORKERS, slices_per_byte);
+    let page = memory_now as f64 + decoded_total as f64 * page_per_byte;
     if memory_now > WASM_MEMORY_MAX - HEADROOM || page > (WASM_MEMORY_MAX - HEADROOM) as f64 {
         return Err(too_big(page.max(memory_now as f64), Ceiling::Page, None));
     }
     let per_byte = if merger {
-        MERGER_PER_DECODED_BYTE
+        MERGER_PER_SLICE.per_byte(MERGER_PER_DECODED_BYTE, slices_per_byte)
     } else {
-        MERGING_WORKER_PER_DECODED_BYTE
+        WORKER0_PER_SLICE.per_byte(MERGING_WORKER_PER_DECODED_BYTE, slices_per_byte)
     };
     let worker = decoded_total as f64 * per_byte;
     if worker > (WASM_MEMORY_MAX - WORKER_HEADROOM) as f64 {
@@ -183,10 +251,10 @@ mod tests {
     fn a_file_read_by_workers_must_fit_the_page_and_the_merging_worker() {
         // 5.25 GB merged by worker 0: the page needs 60 MB + 1.84 GB, worker 0 4.20 GB of the
         // 4.23 GB it may use: both fit (the page's own reader would refuse it: 5.25 * 0.75 = 3.94).
-        assert!(check_fits_in_workers(60 << 20, 5_250_000_000, false).is_ok());
+        assert!(check_fits_in_workers(60 << 20, 5_250_000_000, false, None).is_ok());
         assert!(check_fits(60 << 20, 0, Some(5_250_000_000), 0).is_err());
         // 5.35 GB: the page would fit, worker 0 not (4.28 GB).
-        let e = check_fits_in_workers(60 << 20, 5_350_000_000, false).unwrap_err();
+        let e = check_fits_in_workers(60 << 20, 5_350_000_000, false, None).unwrap_err();
         let ErrorKind::Limit(m) = &e.kind else {
             panic!("{e}")
         };
@@ -206,17 +274,65 @@ mod tests {
         assert!(!text.contains("at byte"), "{text}");
         // Merged by a worker that parses nothing, 10.5 GB fits: the page 60 MB + 3.68 GB, the
         // merger 4.20 GB; 10.6 GB is past the merger's 4.23 GB (4.24 GB).
-        assert!(check_fits_in_workers(60 << 20, 10_500_000_000, true).is_ok());
-        let e = check_fits_in_workers(60 << 20, 10_600_000_000, true).unwrap_err();
+        assert!(check_fits_in_workers(60 << 20, 10_500_000_000, true, None).is_ok());
+        let e = check_fits_in_workers(60 << 20, 10_600_000_000, true, None).unwrap_err();
         assert!(
             matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 4.24 GB")),
             "{e}"
         );
         // The page's limit binds where its memory is already in use: 3.7 GB + 0.35 GB.
-        let e = check_fits_in_workers(3_700_000_000, 1_000_000_000, false).unwrap_err();
+        let e = check_fits_in_workers(3_700_000_000, 1_000_000_000, false, None).unwrap_err();
         assert!(
             matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 4.05 GB")),
             "{e}"
         );
+    }
+
+    /// Events as Kineto writes them (one a line) and as a minifier does, `B`/`E` pairs, flows,
+    /// instants and metadata: only `X` and `B` are slices.
+    #[test]
+    fn slice_density_counts_x_and_b_events() {
+        let mut t = String::new();
+        for k in 0..300 {
+            t.push_str(&format!(
+                "  {{\"ph\": \"X\", \"name\": \"op{k}\", \"ts\": {k}, \"dur\": 1}},\n"
+            ));
+            t.push_str("{\"ph\":\"B\",\"ts\":1},{\"ph\" : \"E\",\"ts\":2},");
+            t.push_str("{\"ph\": \"s\", \"id\": 1}, {\"ph\": \"i\"}, {\"ph\": \"M\", \"args\": {\"name\": \"X\"}},\n");
+        }
+        let big = t.repeat(2);
+        let d = slice_density(&[big.as_bytes(), t.as_bytes()]).unwrap();
+        let want = 3.0 * 600.0 / (3 * t.len()) as f64;
+        assert!((d - want).abs() < 1e-12, "{d} {want}");
+        assert_eq!(
+            slice_density(&[b"{\"ph\": \"X\"}"]),
+            None,
+            "too small a sample"
+        );
+    }
+
+    /// A file of the synthetic traces' density (504 bytes a slice) is judged as before; a file of
+    /// 94-byte events is judged by its slices: the 3.2 GB file that ran the merger out half-way
+    /// is refused before its first byte, and 1.5 GB of them still opens (worker 0 merges).
+    #[test]
+    fn a_dense_file_is_judged_by_its_slices() {
+        let synthetic = Some(1.0 / 504.0);
+        assert!(check_fits_in_workers(60 << 20, 10_480_000_000, true, synthetic).is_ok());
+        assert!(check_fits_in_workers(60 << 20, 10_600_000_000, true, synthetic).is_err());
+        assert!(check_fits_in_workers(60 << 20, 5_250_000_000, false, synthetic).is_ok());
+        let dense = Some(1.0 / 94.0);
+        let e = check_fits_in_workers(60 << 20, 3_200_000_000, true, dense).unwrap_err();
+        assert!(
+            matches!(&e.kind, ErrorKind::Limit(m) if m.contains("about 4.90 GB") && m.contains("reader worker")),
+            "{e}"
+        );
+        assert!(check_fits_in_workers(60 << 20, 3_200_000_000, true, None).is_ok());
+        assert!(check_fits_in_workers(60 << 20, 1_500_000_000, false, dense).is_ok());
+        // The fit is above each measured figure and below each per-byte factor where it is one.
+        assert!(MERGER_PER_SLICE.per_byte(0.0, dense) >= 1.50);
+        assert!(PAGE_PER_SLICE.per_byte(0.0, dense) >= 0.74);
+        assert!(WORKER0_PER_SLICE.per_byte(0.0, dense) >= 1.56);
+        assert!(MERGER_PER_SLICE.per_byte(0.0, synthetic) < MERGER_PER_DECODED_BYTE);
+        assert!(PAGE_PER_SLICE.per_byte(0.0, synthetic) < PAGE_PER_DECODED_BYTE_IN_WORKERS);
     }
 }

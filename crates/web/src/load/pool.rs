@@ -119,6 +119,27 @@ pub(super) struct Plan {
     pub raw_bytes: u64,
 }
 
+/// From this size a file's slices per byte are sampled before its load (`budget::slice_density`):
+/// below it, even a file of the smallest events fits both the page and the worker that merges.
+const SAMPLE_FROM_BYTES: u64 = 1_000_000_000;
+
+/// Slices per byte in three 256 KiB pieces of `blob` (at a quarter, half and three quarters: the
+/// head is mostly metadata); `None` where a read fails.
+async fn sampled_density(blob: &web_sys::Blob) -> Option<f64> {
+    let size = blob.size();
+    let mut pieces = Vec::new();
+    for q in [0.25, 0.5, 0.75] {
+        let at = (size * q).floor();
+        let piece = blob
+            .slice_with_f64_and_f64(at, (at + 262_144.0).min(size))
+            .ok()?;
+        let buf = JsFuture::from(piece.array_buffer()).await.ok()?;
+        pieces.push(Uint8Array::new(&buf).to_vec());
+    }
+    let refs: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+    tracelight_core::ingest::budget::slice_density(&refs)
+}
+
 async fn head_of(blob: &web_sys::Blob, n: f64) -> Option<Vec<u8>> {
     let head = blob.slice_with_f64_and_f64(0.0, blob.size().min(n)).ok()?;
     let buf = JsFuture::from(head.array_buffer()).await.ok()?;
@@ -296,7 +317,13 @@ pub(super) async fn load_in_workers(
     };
     progress(0, "reading");
     let merger = merger_for(total as f64, k);
-    check_fits_in_workers(wasm_memory_bytes(), total, merger).map_err(|e| e.in_file(&name))?;
+    let density = if total >= SAMPLE_FROM_BYTES {
+        sampled_density(&blob).await
+    } else {
+        None
+    };
+    check_fits_in_workers(wasm_memory_bytes(), total, merger, density)
+        .map_err(|e| e.in_file(&name))?;
     // The alive flag falls when this load ends, however it ends: a preview still on its way is
     // then dropped. Started before the whole load's workers, so its worker is first to a core.
     let alive = Alive(Rc::new(Cell::new(true)));
