@@ -329,8 +329,8 @@ async function run(m) {
     // parse (the merging worker's ask would find it ready: on 1 GB, 2 workers, its ~160 ms were
     // spent after the last parse, both cores but one idle); the others wait for their turn, so
     // that no more shards' sections than the merging worker takes at once sit in memory.
-    let secs = m.merger ? me < 2 : me === 1;
-    secs = secs ? encode() : null;
+    const askedFirst = m.merger ? me < 2 : me === 1;
+    let secs = askedFirst ? encode() : null;
     // Send the shard when the merging worker asks for it.
     await nextMessage();
     if (!secs) secs = encode();
