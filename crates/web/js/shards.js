@@ -9,7 +9,8 @@
 // shards in order as it asks for them (each sent as model sections through the page), checks each
 // cut (a cut that was not an event boundary is read again from the file), finishes the model
 // (sort, nesting, flows) and hands it to the page one section per credit, so the page decodes one
-// section per task and holds at most two in flight (the page gives two credits at first). For a big
+// section per task and holds at most eight in flight (the page's first credits; each later one gives
+// back the buffer of a section decoded, which the worker copies a later section into). For a big
 // file (the page says `merger`) one more worker, which parses nothing, does worker 0's merging
 // instead, all K shards sent to it (runMerger): its instance holds only the model's columns.
 //
@@ -119,6 +120,26 @@ function sections(n) {
   }
   x.tl_sections_clear();
   return out;
+}
+// Buffers the page gave back with its credits. A model's ~220 MB of sections (1 GB trace) went
+// out each into a new buffer, whose pages the kernel zeroed on first touch: ~260 ms of the
+// merging worker's copy-out. Reused, only the first few are new.
+const spares = [];
+const SPARE_MIN = (2 << 20) + 64;
+// The section tl_next_section made, copied into a spare buffer (or a new one): [buffer, length].
+function section() {
+  const p = x.tl_section_ptr(0) >>> 0;
+  const len = x.tl_section_len(0) >>> 0;
+  const i = spares.findIndex((b) => b.byteLength >= len);
+  const buf = i >= 0 ? spares.splice(i, 1)[0] : new ArrayBuffer(Math.max(len, SPARE_MIN));
+  new Uint8Array(buf, 0, len).set(mem().subarray(p, p + len));
+  x.tl_sections_clear();
+  return [buf, len];
+}
+// A credit from the page, with the buffer of a section it has decoded when it gives one back.
+async function credit() {
+  const c = await nextMessage();
+  if (c && c.buf instanceof ArrayBuffer) spares.push(c.buf);
 }
 // A trap with this instance's memory near wasm32's 4 GiB end is an allocation that failed: say so
 // (the page's budget refuses such files before reading; this is where its estimate was short).
@@ -285,10 +306,10 @@ async function runSnapshot() {
 async function sendAfterModel(n) {
   self.postMessage({ kind: 'analysis', sections: n, wasm: x.memory.buffer.byteLength });
   for (let i = 0; i < n; i++) {
-    await nextMessage();
+    await credit();
     if (x.tl_next_analysis_section() < 0) break;
-    const secs = sections(1);
-    self.postMessage({ kind: 'asection', buf: secs[0] }, secs);
+    const [buf, len] = section();
+    self.postMessage({ kind: 'asection', buf, len }, [buf]);
   }
 }
 // The instance made ahead of the load when this worker was started as the spare (prespawn).
@@ -404,12 +425,11 @@ async function finishAndSend(m, fine) {
   // the analyses (tl_reload_begin).
   const kept = m.role === 'merger' ? [] : null;
   for (;;) {
-    await nextMessage();
-    const len = x.tl_next_section();
-    if (len < 0) break;
-    const secs = sections(1);
-    if (kept) kept.push(secs[0].slice(0));
-    self.postMessage({ kind: 'section', buf: secs[0] }, secs);
+    await credit();
+    if (x.tl_next_section() < 0) break;
+    const [buf, len] = section();
+    if (kept) kept.push(buf.slice(0, len));
+    self.postMessage({ kind: 'section', buf, len }, [buf]);
   }
   self.postMessage({ kind: 'done' });
   let model = true;
@@ -654,7 +674,7 @@ export class ShardPool {
       case 'asection':
       case 'fsection':
       case 'summary':
-        this.arrive({ kind: m.kind, bytes: new Uint8Array(m.buf) });
+        this.arrive({ kind: m.kind, bytes: new Uint8Array(m.buf, 0, m.len ?? m.buf.byteLength) });
         break;
       case 'error-sections':
         this.arrive({ kind: 'error', sections: m.sections.map((s) => new Uint8Array(s)) });
@@ -715,9 +735,13 @@ export class ShardPool {
     for (const w of this.workers) if (w) w.postMessage({ kind: 'go' });
   }
 
-  /** Asks the merging worker for the model's next section. */
-  credit() {
-    if (this.workers[this.head]) this.workers[this.head].postMessage({ kind: 'credit' });
+  /** Asks the merging worker for the model's next section, giving back (when given) the buffer
+   * of one it has decoded, for the worker to copy a later one into. */
+  credit(buf) {
+    const w = this.workers[this.head];
+    if (!w) return;
+    if (buf instanceof ArrayBuffer) w.postMessage({ kind: 'credit', buf }, [buf]);
+    else w.postMessage({ kind: 'credit' });
   }
 
   /** Stops every worker (also on cancel and on an error). */

@@ -6,6 +6,7 @@
 mod digest;
 mod feed;
 mod pool;
+mod prefault;
 mod preview;
 mod reader;
 mod snapshot_worker;
