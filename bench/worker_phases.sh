@@ -26,7 +26,7 @@ after("  x.tl_begin(me === 0 ? -1 : start, bare ? 1 : 0);\n", log('me', 'begin')
 after("  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });\n", log('me', 'parsed'))
 after("    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);\n", '  ' + log('me', 'sent'))
 # The merging worker's steps per shard k as "<worker>:<k> got" / "<worker>:<k> merged".
-after("    const shard = await nextMessage();\n", '  ' + log("me + ':' + k", 'got'))
+after("    const shard = k === 1 ? await nextTouching(TOUCH_SHARE * (file.size - end) / 2 ** 20) : await nextMessage();\n", '  ' + log("me + ':' + k", 'got'))
 after("    const shard = await shardNo(k);\n", '  ' + log("me + ':' + k", 'got'))
 after("    fine = await absorb(shard);\n", '  ' + log("me + ':' + k", 'merged'), every=True)
 after("    fine = fine && x.tl_absorb_end() === 0;\n", '  ' + log("me + ':' + k", 'merged'))

@@ -314,6 +314,25 @@ async function sendAfterModel(n) {
 }
 // The instance made ahead of the load when this worker was started as the spare (prespawn).
 let ready = null;
+// A task's end: messages that came meanwhile are taken (a timer would wait 4 ms once nested).
+const tick = () => new Promise((r) => {
+  const c = new MessageChannel();
+  c.port1.onmessage = () => { c.port1.close(); r(); };
+  c.port2.postMessage(0);
+});
+// The merging worker's next message; until it comes, up to mib MiB of memory written for the
+// merge, 8 MiB a task, and let go when it comes (tl_touch: the merge's allocations reuse those
+// pages instead of faulting in new ones on the load's serial path).
+async function nextTouching(mib) {
+  mib = Math.max(0, Math.floor(mib));
+  while (queue.length === 0 && mib > 0 && x.tl_touch(8, mib) === 1) await tick();
+  const m = await nextMessage();
+  x.tl_touch_free();
+  return m;
+}
+// Of the bytes a merging worker will merge, the share it writes ahead while it waits: below the
+// ~0.4x its instance grows by when it merges (1 GB on two workers), so its peak stays where it was.
+const TOUCH_SHARE = 0.2;
 async function run(m) {
   const pre = ready;
   ready = null;
@@ -364,7 +383,7 @@ async function run(m) {
   let fine = ok;
   if (m.n > 1) self.postMessage({ kind: 'want', k: 1 });
   for (let k = 1; k < m.n && fine; k++) {
-    const shard = await nextMessage();
+    const shard = k === 1 ? await nextTouching(TOUCH_SHARE * (file.size - end) / 2 ** 20) : await nextMessage();
     if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
     fine = await absorb(shard);
   }
@@ -388,7 +407,9 @@ async function shardNo(k) {
 // of the plan's slices, which the model's finish then reuses (tl_merge_first). In worker 0 the
 // finish's columns found no hole among its own shard's chunks and grew the instance beside them.
 async function runMerger(m) {
-  const plan = await nextMessage();
+  // At most 256 MiB: the merging worker of a 10 GB file has no room for a hole the merge's
+  // allocations would not fit.
+  const plan = await nextTouching(Math.min(256, TOUCH_SHARE * file.size / 2 ** 20));
   let fine = true;
   // Two shards asked for at once, then one more as each arrives: their workers make their
   // sections side by side (on a 10 GB file each took ~3.8 s, one after the other), and no more

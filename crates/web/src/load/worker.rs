@@ -44,6 +44,8 @@ struct State {
     /// The devices of the first views' charts, whose flame graphs follow the model.
     charted: Vec<i64>,
     out: Vec<Vec<u8>>,
+    /// Memory written while this worker waits, for the merge to reuse ([`tl_touch`]).
+    touched: Vec<u8>,
 }
 
 thread_local!(static S: RefCell<State> = RefCell::new(State::default()));
@@ -81,6 +83,32 @@ pub fn tl_input_free() {
 pub fn tl_prefault(mb: u32) {
     let v = vec![1u8; (mb.min(256) as usize) << 20];
     std::hint::black_box(&v);
+}
+
+/// Writes `mb` more MiB of a block of `budget_mb` MiB kept for the merge: called while the merging
+/// worker waits for a shard (worker 0 when it parsed its own first; a worker that parses nothing
+/// while the others parse). The merge grows the instance by about its shards' model (a 1 GB trace
+/// on two workers: ~206 MB), whose first writes are page faults (~0.6 ms per MiB) on the load's
+/// serial path; written while it waits, freed at [`tl_touch_free`] before the merge, the allocator
+/// hands the same pages out again. 0 once the block is whole or cannot be had.
+#[wasm_bindgen]
+pub fn tl_touch(mb: u32, budget_mb: u32) -> u32 {
+    with(|s| {
+        let want = (budget_mb as usize) << 20;
+        let t = &mut s.touched;
+        if t.capacity() == 0 && (want == 0 || t.try_reserve_exact(want).is_err()) {
+            return 0;
+        }
+        let to = (t.len() + ((mb as usize) << 20)).min(t.capacity());
+        t.resize(to, 1);
+        u32::from(to < t.capacity())
+    })
+}
+
+/// Frees the block [`tl_touch`] wrote, for the merge's allocations.
+#[wasm_bindgen]
+pub fn tl_touch_free() {
+    with(|s| s.touched = Vec::new());
 }
 
 /// The first likely event boundary in the first `len` input bytes, or -1.
