@@ -4,7 +4,8 @@
 # (`PH <worker> <step> <Date.now()> <its wasm MB>`), which `node tests/e2e/bench_load.mjs` (VIA=file) turns into
 # `phases`: ms from the pick to the end of each step. The copy's shards.js integrity hash is redone.
 # Steps: begin (its share cut), parsed (its share parsed), sent (worker k > 0: its shard handed
-# over), got / merged (the merging worker, 0 or K: the next shard arrived / was merged), finished
+# over: its last section posted), got / merged (the merging worker, 0 or K: the next shard's header
+# arrived / the shard was merged), finished
 # (the model's finish), handed (every model section sent to the page), reloaded (the merging worker
 # of a big file read the model back), analysed (the analyses run).
 set -euo pipefail
@@ -24,10 +25,9 @@ def after(anchor, line, every=False):
 log = lambda who, step: "  console.log('PH ' + %s + ' %s ' + Date.now() + ' ' + Math.round(x.memory.buffer.byteLength / 1e6));\n" % (who, step)
 after("  x.tl_begin(me === 0 ? -1 : start, bare ? 1 : 0);\n", log('me', 'begin'))
 after("  self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });\n", log('me', 'parsed'))
-after("    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);\n", '  ' + log('me', 'sent'))
+after("      self.postMessage({ kind: 'sent', k: me, wasm: x.memory.buffer.byteLength });\n", '    ' + log('me', 'sent'))
 # The merging worker's steps per shard k as "<worker>:<k> got" / "<worker>:<k> merged".
-after("    const shard = k === 1 ? await nextTouching(TOUCH_SHARE * (file.size - end) / 2 ** 20) : await nextMessage();\n", '  ' + log("me + ':' + k", 'got'))
-after("    const shard = await shardNo(k);\n", '  ' + log("me + ':' + k", 'got'))
+after("    const shard = await shardNo(k);\n", '  ' + log("me + ':' + k", 'got'), every=True)
 after("    fine = await absorb(shard);\n", '  ' + log("me + ':' + k", 'merged'), every=True)
 after("    fine = fine && x.tl_absorb_end() === 0;\n", '  ' + log("me + ':' + k", 'merged'))
 after("  const finished = fine && x.tl_finish() === 0;\n", log('me', 'finished'))

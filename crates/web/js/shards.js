@@ -190,17 +190,50 @@ async function parse(a, b) {
   }
   return true;
 }
-// Worker 0, after its own shard: the next shard's sections, merged (or its bytes read again).
-// Each section is read as it is copied in, and let go: the instance never holds them all.
-async function absorb(m) {
-  const r = x.tl_absorb_begin(m.start, m.bare ? 1 : 0, m.sections.length);
-  if (r === 1) return parse(m.start, m.end);
-  if (r !== 0) return false;
-  for (let i = 0; i < m.sections.length; i++) {
-    const ok = x.tl_absorb_section(put(new Uint8Array(m.sections[i])));
-    m.sections[i] = null;
-    if (!ok) return false;
+// The shards' messages as they come, by shard: each worker sends its shard as a header
+// ({kind: 'shard', k, start, end, bare, n}) then its n sections ('ssec'), each as soon as it is made,
+// so that the merge of the first overlaps the making of the next (sent whole, the merging worker
+// waited for the last: on 1 GB, 2 workers, ~150 ms after the last parse).
+const shardHeads = new Map();
+const shardSecs = new Map();
+// Shards read again from the file (a cut that was not an event boundary): their sections go.
+const dropped = new Set();
+function route(s) {
+  if (s.kind === 'shard') shardHeads.set(s.k, s);
+  else if (s.kind === 'ssec' && !dropped.has(s.k)) {
+    if (!shardSecs.has(s.k)) shardSecs.set(s.k, []);
+    shardSecs.get(s.k).push(s.buf);
   }
+}
+// Shard k's header, whichever shard's messages come first (two are asked for at once).
+async function shardNo(k) {
+  while (!shardHeads.has(k)) route(await nextMessage());
+  const h = shardHeads.get(k);
+  shardHeads.delete(k);
+  return h;
+}
+// Shard k's next section, as bytes.
+async function sectionOf(k) {
+  for (;;) {
+    const l = shardSecs.get(k);
+    if (l && l.length > 0) return new Uint8Array(l.shift());
+    route(await nextMessage());
+  }
+}
+// The merging worker, after its own shard: the next shard's sections, merged (or its bytes read
+// again). Each section is read as it is copied in, and let go: the instance never holds them all.
+async function absorb(h) {
+  const r = x.tl_absorb_begin(h.start, h.bare ? 1 : 0, h.n);
+  if (r === 1) {
+    dropped.add(h.k);
+    shardSecs.delete(h.k);
+    return parse(h.start, h.end);
+  }
+  if (r !== 0) return false;
+  for (let i = 0; i < h.n; i++) {
+    if (!x.tl_absorb_section(put(await sectionOf(h.k)))) return false;
+  }
+  shardSecs.delete(h.k);
   return x.tl_absorb_end() === 0;
 }
 let queue = [];
@@ -320,15 +353,14 @@ const tick = () => new Promise((r) => {
   c.port1.onmessage = () => { c.port1.close(); r(); };
   c.port2.postMessage(0);
 });
-// The merging worker's next message; until it comes, up to mib MiB of memory written for the
+// Until a message (of the kind given, if any) comes, up to mib MiB of memory written for the
 // merge, 8 MiB a task, and let go when it comes (tl_touch: the merge's allocations reuse those
 // pages instead of faulting in new ones on the load's serial path).
-async function nextTouching(mib) {
+async function touchWhileWaiting(mib, kind) {
   mib = Math.max(0, Math.floor(mib));
-  while (queue.length === 0 && mib > 0 && x.tl_touch(8, mib) === 1) await tick();
-  const m = await nextMessage();
+  const come = () => (kind ? queue.some((q) => q.kind === kind) : queue.length > 0);
+  while (!come() && mib > 0 && x.tl_touch(8, mib) === 1) await tick();
   x.tl_touch_free();
-  return m;
 }
 // Of the bytes a merging worker will merge, the share it writes ahead while it waits: below the
 // ~0.4x its instance grows by when it merges (1 GB on two workers), so its peak stays where it was.
@@ -356,25 +388,24 @@ async function run(m) {
   x.tl_input_free();
   self.postMessage({ kind: 'parsed', k: me, start, end, bare, ok, slices: x.tl_slices() });
   if (me !== 0 || m.merger) {
-    // One section at a time out of the instance, each into its own buffer.
-    const encode = () => {
-      const secs = [];
-      for (let i = 0, n = x.tl_shard_sections(); i < n; i++) {
+    // One section at a time out of the instance, each into its own buffer and sent at once.
+    const send = () => {
+      const n = x.tl_shard_sections();
+      self.postMessage({ kind: 'shard', k: me, start, end, bare, n });
+      for (let i = 0; i < n; i++) {
         x.tl_shard_section(i);
-        secs.push(sections(1)[0]);
+        const secs = sections(1);
+        self.postMessage({ kind: 'ssec', k: me, buf: secs[0] }, secs);
       }
-      return secs;
+      self.postMessage({ kind: 'sent', k: me, wasm: x.memory.buffer.byteLength });
     };
-    // A shard the merging worker asks for first is made at once, while the other workers still
+    // A shard the merging worker asks for first is sent at once, while the other workers still
     // parse (the merging worker's ask would find it ready: on 1 GB, 2 workers, its ~160 ms were
     // spent after the last parse, both cores but one idle); the others wait for their turn, so
     // that no more shards' sections than the merging worker takes at once sit in memory.
     const askedFirst = m.merger ? me < 2 : me === 1;
-    let secs = askedFirst ? encode() : null;
-    // Send the shard when the merging worker asks for it.
-    await nextMessage();
-    if (!secs) secs = encode();
-    self.postMessage({ kind: 'shard', k: me, start, end, bare, sections: secs, wasm: x.memory.buffer.byteLength }, secs);
+    if (!askedFirst) await nextMessage();
+    send();
     self.close();
     return;
   }
@@ -383,23 +414,12 @@ async function run(m) {
   let fine = ok;
   if (m.n > 1) self.postMessage({ kind: 'want', k: 1 });
   for (let k = 1; k < m.n && fine; k++) {
-    const shard = k === 1 ? await nextTouching(TOUCH_SHARE * (file.size - end) / 2 ** 20) : await nextMessage();
+    if (k === 1) await touchWhileWaiting(TOUCH_SHARE * (file.size - end) / 2 ** 20);
+    const shard = await shardNo(k);
     if (k + 1 < m.n) self.postMessage({ kind: 'want', k: k + 1 });
     fine = await absorb(shard);
   }
   return finishAndSend(m, fine);
-}
-// Shards that arrived ahead of their turn (two are asked for at once).
-const arrived = new Map();
-// Shard k's message, whichever arrives first.
-async function shardNo(k) {
-  while (!arrived.has(k)) {
-    const s = await nextMessage();
-    arrived.set(s.k, s);
-  }
-  const s = arrived.get(k);
-  arrived.delete(k);
-  return s;
 }
 // The merging worker of a big file: it parses nothing (its instance holds no shard's leftovers).
 // Once every worker has parsed its share ('plan': their slices together), it asks for each shard
@@ -409,7 +429,14 @@ async function shardNo(k) {
 async function runMerger(m) {
   // At most 256 MiB: the merging worker of a 10 GB file has no room for a hole the merge's
   // allocations would not fit.
-  const plan = await nextTouching(Math.min(256, TOUCH_SHARE * file.size / 2 ** 20));
+  // The first shards' messages may come before the plan: kept for their turn.
+  await touchWhileWaiting(Math.min(256, TOUCH_SHARE * file.size / 2 ** 20), 'plan');
+  let plan = null;
+  while (!plan) {
+    const q = await nextMessage();
+    if (q.kind === 'plan') plan = q;
+    else route(q);
+  }
   let fine = true;
   // Two shards asked for at once, then one more as each arrives: their workers make their
   // sections side by side (on a 10 GB file each took ~3.8 s, one after the other), and no more
@@ -423,11 +450,11 @@ async function runMerger(m) {
       fine = await absorb(shard);
       continue;
     }
-    fine = x.tl_merge_first(shard.sections.length, plan.slices) === 0;
-    for (let i = 0; i < shard.sections.length && fine; i++) {
-      fine = x.tl_absorb_section(put(new Uint8Array(shard.sections[i]))) === 1;
-      shard.sections[i] = null;
+    fine = x.tl_merge_first(shard.n, plan.slices) === 0;
+    for (let i = 0; i < shard.n && fine; i++) {
+      fine = x.tl_absorb_section(put(await sectionOf(0))) === 1;
     }
+    shardSecs.delete(0);
     fine = fine && x.tl_absorb_end() === 0;
   }
   return finishAndSend(m, fine);
@@ -670,12 +697,16 @@ export class ShardPool {
         }
         break;
       case 'want':
-        // Worker 0 merges shard m.k next: ask that worker for it.
-        this.workers[m.k].postMessage({ kind: 'send' });
+        // Worker 0 merges shard m.k next: ask that worker for it (one asked for first has sent
+        // it already, and may be gone).
+        if (this.workers[m.k]) this.workers[m.k].postMessage({ kind: 'send' });
         break;
       case 'shard':
+      case 'ssec':
+        if (this.workers[this.head]) this.workers[this.head].postMessage(m, m.buf ? [m.buf] : []);
+        break;
+      case 'sent':
         this.peak(m.wasm, 'shardWorkerWasmBytes');
-        this.workers[this.head].postMessage(m, m.sections);
         this.workers[i] = null;
         break;
       case 'model':
