@@ -376,7 +376,7 @@ pub(super) async fn load_in_workers(
                 }
                 let parsed = get(&m, "bytes").as_f64().unwrap_or(0.0) as u64;
                 progress(parsed, "reading");
-                prefault.step(parsed, total);
+                prefault.step(parsed, total, now_ms);
             }
             Some("model") => {
                 prefault = Default::default();
