@@ -196,11 +196,9 @@ async function parse(a, b) {
 // waited for the last: on 1 GB, 2 workers, ~150 ms after the last parse).
 const shardHeads = new Map();
 const shardSecs = new Map();
-// Shards read again from the file (a cut that was not an event boundary): their sections go.
-const dropped = new Set();
 function route(s) {
   if (s.kind === 'shard') shardHeads.set(s.k, s);
-  else if (s.kind === 'ssec' && !dropped.has(s.k)) {
+  else if (s.kind === 'ssec') {
     if (!shardSecs.has(s.k)) shardSecs.set(s.k, []);
     shardSecs.get(s.k).push(s.buf);
   }
@@ -225,8 +223,8 @@ async function sectionOf(k) {
 async function absorb(h) {
   const r = x.tl_absorb_begin(h.start, h.bare ? 1 : 0, h.n);
   if (r === 1) {
-    dropped.add(h.k);
-    shardSecs.delete(h.k);
+    // Its sections taken and let go, so none is left behind in the queue.
+    for (let i = 0; i < h.n; i++) await sectionOf(h.k);
     return parse(h.start, h.end);
   }
   if (r !== 0) return false;
@@ -428,8 +426,8 @@ async function run(m) {
 // finish's columns found no hole among its own shard's chunks and grew the instance beside them.
 async function runMerger(m) {
   // At most 256 MiB: the merging worker of a 10 GB file has no room for a hole the merge's
-  // allocations would not fit.
-  // The first shards' messages may come before the plan: kept for their turn.
+  // allocations would not fit. The first shards' messages may come before the plan: kept for
+  // their turn.
   await touchWhileWaiting(Math.min(256, TOUCH_SHARE * file.size / 2 ** 20), 'plan');
   let plan = null;
   while (!plan) {
