@@ -23,35 +23,51 @@ const SHARE: f64 = 0.2;
 /// later in 4 pairs of loads on two cores: its first steps met it).
 const FROM: f64 = 0.4;
 
+/// A block of memory written a step at a time and freed when dropped: the page's [`Prefault`],
+/// and the merging worker's while it waits for a shard (`tl_touch`).
+#[derive(Default)]
+pub(crate) struct Touched(Vec<u8>);
+
+impl Touched {
+    /// Writes up to `by` more bytes of a block of `want`; false once the block is whole, or when
+    /// it cannot be had (then nothing is kept).
+    pub(crate) fn grow(&mut self, want: usize, by: usize) -> bool {
+        let t = &mut self.0;
+        if t.capacity() == 0 && (want == 0 || t.try_reserve_exact(want).is_err()) {
+            return false;
+        }
+        let to = (t.len() + by).min(t.capacity());
+        t.resize(to, 1);
+        to < t.capacity()
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Prefault {
-    touched: Vec<u8>,
+    touched: Touched,
     want: usize,
+    done: bool,
 }
 
 impl Prefault {
     /// For a file of `total` bytes read in workers.
     pub(super) fn for_file(total: u64) -> Self {
         Self {
-            touched: Vec::new(),
+            touched: Touched::default(),
             want: (total as f64 * SHARE) as usize,
+            done: false,
         }
     }
 
     /// One step, when `parsed` of `total` bytes are parsed (`now`: ms); nothing once all is
     /// touched, or when the memory cannot be had (the load then goes on as without).
     pub(super) fn step(&mut self, parsed: u64, total: u64, now: impl Fn() -> f64) {
-        if self.touched.len() >= self.want || (parsed as f64) < total as f64 * FROM {
-            return;
-        }
-        if self.touched.capacity() == 0 && self.touched.try_reserve_exact(self.want).is_err() {
-            self.want = 0;
+        if self.done || (parsed as f64) < total as f64 * FROM {
             return;
         }
         let until = now() + STEP_MS;
-        while self.touched.len() < self.want && now() < until {
-            let to = (self.touched.len() + STEP).min(self.want);
-            self.touched.resize(to, 1);
+        while !self.done && now() < until {
+            self.done = !self.touched.grow(self.want, STEP);
         }
     }
 }

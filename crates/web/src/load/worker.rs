@@ -45,7 +45,7 @@ struct State {
     charted: Vec<i64>,
     out: Vec<Vec<u8>>,
     /// Memory written while this worker waits, for the merge to reuse ([`tl_touch`]).
-    touched: Vec<u8>,
+    touched: super::prefault::Touched,
 }
 
 thread_local!(static S: RefCell<State> = RefCell::new(State::default()));
@@ -94,21 +94,17 @@ pub fn tl_prefault(mb: u32) {
 #[wasm_bindgen]
 pub fn tl_touch(mb: u32, budget_mb: u32) -> u32 {
     with(|s| {
-        let want = (budget_mb as usize) << 20;
-        let t = &mut s.touched;
-        if t.capacity() == 0 && (want == 0 || t.try_reserve_exact(want).is_err()) {
-            return 0;
-        }
-        let to = (t.len() + ((mb as usize) << 20)).min(t.capacity());
-        t.resize(to, 1);
-        u32::from(to < t.capacity())
+        u32::from(
+            s.touched
+                .grow((budget_mb as usize) << 20, (mb as usize) << 20),
+        )
     })
 }
 
 /// Frees the block [`tl_touch`] wrote, for the merge's allocations.
 #[wasm_bindgen]
 pub fn tl_touch_free() {
-    with(|s| s.touched = Vec::new());
+    with(|s| s.touched = Default::default());
 }
 
 /// The first likely event boundary in the first `len` input bytes, or -1.
