@@ -2,7 +2,9 @@
 //! every kernel/memcpy/memset to the runtime call that launched it.
 
 use super::build::{Builder, FlowEnd};
+use super::flows;
 use crate::model::*;
+use crate::par;
 use crate::warnings::WarningKind;
 use rustc_hash::FxHashMap;
 
@@ -51,10 +53,11 @@ impl Builder {
         self.apply_metadata();
         self.classify_tracks();
         self.renumber_tracks();
-        self.sort_slices();
+        let ends = std::mem::take(&mut self.flow_ends);
+        let (_, idx) = par::join(|| self.sort_slices(), || flows::pairing_order(&ends));
         self.nest();
         self.link_launches();
-        self.resolve_flows();
+        self.resolve_flows(&ends, &idx);
         self.sort_point_events();
         self.trace
     }
@@ -198,57 +201,93 @@ impl Builder {
         }
     }
 
+    /// Every column in display order. The columns are gathered apart, on every core
+    /// (`par::all`; one after the other in wasm, in this order, each one's chunks freed before
+    /// the next is gathered): natively on one core the gathers were ~140 ms of a 1 GB trace's
+    /// ~480 ms finish.
     fn sort_slices(&mut self) {
         let st = &mut self.staged;
         let n = st.len();
         let order = st.display_order(self.trace.tracks.len());
+        let o = &order[..];
         let s = &mut self.trace.slices;
-        s.start = st.start.gather(&order);
-        s.dur = st.dur.gather(&order);
-        s.track = st.track.gather(&order);
-        s.name = st.name.gather(&order);
-        s.cat = st.cat.gather(&order);
-        s.kind = st.kind.gather(&order);
-        s.external_id = st.external_id.gather_ids(&order);
-        s.correlation = st.correlation.gather_ids(&order);
-        s.rf_id = st.rf_id.gather_ids(&order);
-        s.input_dims = st.input_dims.gather(&order);
-        s.input_types = st.input_types.gather(&order);
-        s.args = st.args.gather(&order);
-        if order.iter().enumerate().any(|(i, &o)| i as u32 != o) {
-            let mut new_of = vec![0u32; n];
-            for (new, &old) in order.iter().enumerate() {
-                new_of[old as usize] = new as u32;
-            }
-            let g = &mut self.trace.gpu;
-            let rows = display_rows(&g.slice, &order, &new_of);
-            for v in &mut g.slice {
-                *v = new_of[*v as usize];
-            }
-            gather(&mut g.slice, &rows);
-            gather(&mut g.device, &rows);
-            gather(&mut g.stream, &rows);
-            gather(&mut g.grid, &rows);
-            gather(&mut g.block, &rows);
-            gather(&mut g.registers, &rows);
-            gather(&mut g.shared_memory, &rows);
-            gather(&mut g.blocks_per_sm, &rows);
-            gather(&mut g.warps_per_sm, &rows);
-            gather(&mut g.occupancy_pct, &rows);
-            gather(&mut g.bytes, &rows);
-            gather(&mut g.bandwidth_gbs, &rows);
-            gather(&mut g.launch, &rows);
-            let f = &mut self.trace.flops;
+        macro_rules! columns {
+            ($($c:ident: $how:ident),*) => {
+                vec![$({
+                    let (from, to) = (&mut st.$c, &mut s.$c);
+                    Box::new(move || *to = from.$how(o)) as par::Job<'_>
+                }),*]
+            };
+        }
+        par::all_over(
+            n,
+            columns!(
+                start: gather,
+                dur: gather,
+                track: gather,
+                name: gather,
+                cat: gather,
+                kind: gather,
+                external_id: gather_ids,
+                correlation: gather_ids,
+                rf_id: gather_ids,
+                input_dims: gather,
+                input_types: gather,
+                args: gather
+            ),
+        );
+        if order.iter().enumerate().all(|(i, &o)| i as u32 == o) {
+            return;
+        }
+        let mut new_of = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old as usize] = new as u32;
+        }
+        let g = &mut self.trace.gpu;
+        let rows = display_rows(&g.slice, &order, &new_of);
+        drop(order);
+        let (r, nw) = (&rows[..], &new_of[..]);
+        let mut jobs: Vec<par::Job<'_>> = Vec::new();
+        let slice = &mut g.slice;
+        jobs.push(Box::new(move || {
+            slice.iter_mut().for_each(|v| *v = nw[*v as usize]);
+            gather(slice, r);
+        }));
+        macro_rules! rows {
+            ($($c:ident),*) => {
+                $(
+                    let v = &mut g.$c;
+                    jobs.push(Box::new(move || gather(v, r)));
+                )*
+            };
+        }
+        rows!(
+            device,
+            stream,
+            grid,
+            block,
+            registers,
+            shared_memory,
+            blocks_per_sm,
+            warps_per_sm,
+            occupancy_pct,
+            bytes,
+            bandwidth_gbs,
+            launch
+        );
+        let f = &mut self.trace.flops;
+        jobs.push(Box::new(move || {
             let mut pairs: Vec<(u32, f64)> = f
                 .slice
                 .iter()
                 .zip(&f.flops)
-                .map(|(&s, &x)| (new_of[s as usize], x))
+                .map(|(&s, &x)| (nw[s as usize], x))
                 .collect();
             pairs.sort_by_key(|p| p.0);
             f.slice = pairs.iter().map(|p| p.0).collect();
             f.flops = pairs.iter().map(|p| p.1).collect();
-        }
+        }));
+        par::all_over(n, jobs);
     }
 
     /// Depth and parent by time nesting per track. A slice that starts inside another but ends after
@@ -341,72 +380,15 @@ impl Builder {
         }
     }
 
-    /// The slice a flow endpoint belongs to: the deepest slice on its track that contains `ts`
-    /// (`bp: "e"`), else the first slice starting at or after it.
-    fn endpoint_slice(&self, e: &FlowEnd) -> Option<u32> {
-        let tr = self.trace.tracks.get(e.track as usize)?;
-        let s = &self.trace.slices;
-        let (a, b) = (tr.first as usize, (tr.first + tr.count) as usize);
-        let starts = &s.start[a..b];
-        let ub = starts.partition_point(|&x| x <= e.ts);
-        // Deepest containing slice: walk back a bounded distance.
-        for k in (ub.saturating_sub(64)..ub).rev() {
-            let i = a + k;
-            if s.start[i] <= e.ts && s.end(i) >= e.ts {
-                return Some(i as u32);
-            }
-        }
-        if !e.enclosing && ub < starts.len() {
-            return Some((a + ub) as u32);
-        }
-        None
-    }
-
-    fn resolve_flows(&mut self) {
-        let ends = std::mem::take(&mut self.flow_ends);
-        // Group by (cat, id) and pair the k-th start with the k-th finish in time order: files write
-        // the `f` before its `s` as often as after, and ids repeat (up to 21 times seen). Sorting
-        // indices does this without a map of small vectors.
-        let mut idx: Vec<u32> = (0..ends.len() as u32)
-            .filter(|&k| matches!(ends[k as usize].ph, b's' | b'f'))
-            .collect();
-        // Indirect: keys packed as integers beside each index sorted slower (89 against 62 ms on
-        // a 1 GB trace natively).
-        idx.sort_unstable_by_key(|&k| {
-            let e = &ends[k as usize];
-            (e.cat, e.id, e.ph, e.ts, k)
-        });
-        let mut unpaired = 0u64;
-        let mut g = 0;
-        while g < idx.len() {
-            let key = |k: u32| (ends[k as usize].cat, ends[k as usize].id);
-            let head = key(idx[g]);
-            let mut h = g;
-            while h < idx.len() && key(idx[h]) == head {
-                h += 1;
-            }
-            // Within the group: all `f` (b'f' < b's') then all `s`, each in time order.
-            let group = &idx[g..h];
-            let nf = group
-                .iter()
-                .take_while(|&&k| ends[k as usize].ph == b'f')
-                .count();
-            let (fs, ss) = group.split_at(nf);
-            unpaired += ss.len().abs_diff(fs.len()) as u64;
-            for (&sk, &fk) in ss.iter().zip(fs) {
-                match (
-                    self.endpoint_slice(&ends[sk as usize]),
-                    self.endpoint_slice(&ends[fk as usize]),
-                ) {
-                    (Some(f), Some(t)) => {
-                        self.trace.flows.cat.push(head.0);
-                        self.trace.flows.from.push(f);
-                        self.trace.flows.to.push(t);
-                    }
-                    _ => unpaired += 1,
-                }
-            }
-            g = h;
+    fn resolve_flows(&mut self, ends: &[FlowEnd], idx: &[u32]) {
+        let (flows, unpaired) = flows::pair(ends, idx, &self.trace.tracks, &self.trace.slices);
+        let f = &mut self.trace.flows;
+        if f.from.is_empty() {
+            *f = flows;
+        } else {
+            f.cat.extend(flows.cat);
+            f.from.extend(flows.from);
+            f.to.extend(flows.to);
         }
         for _ in 0..unpaired {
             self.trace

@@ -19,6 +19,7 @@ mod columns;
 pub mod cut;
 mod event;
 mod finish;
+mod flows;
 mod incoming;
 mod parallel;
 mod shard;
