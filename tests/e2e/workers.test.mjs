@@ -250,6 +250,36 @@ test('a syntax error in the middle of the file is reported as the page\'s own re
   assert.equal(first[1], first[0]);
 });
 
+test('a cut that falls inside an event (a nested object on a line of its own) is read again by the merging worker: what the page\'s own reader shows, and the CLI\'s count', async () => {
+  // Kineto-like, but each event's args hold a list of objects written one a line, each line
+  // starting with blanks and "{" as an event's does: of every 31 such lines, one starts an event,
+  // so a cut made where one of them starts is almost surely inside an event.
+  const lines = ['{"schemaVersion": 1, "traceEvents": ['];
+  for (let i = 0; i < 3000; i++) {
+    const frames = Array.from({ length: 30 }, (_, j) => `    {"frame": "f${j}", "line": ${i * 31 + j}}`).join(',\n');
+    lines.push(`  {"ph": "X", "cat": "cpu_op", "name": "op${i % 17}", "pid": 1, "tid": ${1 + (i % 3)}, "ts": ${1000 + i * 10}, "dur": ${3 + (i % 5)}, "args": {"External id": ${i}, "stack": [\n${frames}\n  ]}}${i < 2999 ? ',' : ''}`);
+  }
+  lines.push(']}');
+  const f = path.join(TMP, 'nested_lines.json');
+  fs.writeFileSync(f, lines.join('\n') + '\n');
+  const one = await open('workers=0', f);
+  await one.p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+  const a = await shown(one.p);
+  assert.equal(Number(a.events), cli(f).files[0].events);
+  assert.equal(Number(a.events), 3000);
+  for (const q of ['workers=3', 'workers=3&merger=1']) {
+    const { p, errors } = await open(q, f);
+    await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
+    assert.deepEqual({ ...await shown(p), workers: 0 }, a, q);
+    const again = Number(await p.evaluate(() => document.documentElement.dataset.shardsReadAgain));
+    assert.ok(again >= 1 && again <= 2, `${q}: ${again} of the two later shards read again`);
+    assert.deepEqual(errors, [], q);
+    await p.close();
+  }
+  assert.deepEqual(one.errors, []);
+  await one.p.close();
+});
+
 test('Cancel stops a load in workers: no trace, no error, and the page opens the next file', { skip: corpusSkip(GZ) }, async () => {
   // ~200 MB: the corpus trace's events eight times over, so the load lasts long enough to cancel.
   const text = fs.readFileSync(plain(), 'utf8');

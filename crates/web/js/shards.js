@@ -220,9 +220,12 @@ async function sectionOf(k) {
 }
 // The merging worker, after its own shard: the next shard's sections, merged (or its bytes read
 // again). Each section is read as it is copied in, and let go: the instance never holds them all.
+// Shards whose cut was not an event boundary, read again in order here (tests read the count).
+let readAgain = 0;
 async function absorb(h) {
   const r = x.tl_absorb_begin(h.start, h.bare ? 1 : 0, h.n);
   if (r === 1) {
+    readAgain++;
     // Its sections taken and let go, so none is left behind in the queue.
     for (let i = 0; i < h.n; i++) await sectionOf(h.k);
     return parse(h.start, h.end);
@@ -461,7 +464,7 @@ async function runMerger(m) {
 // credit, then analysed.
 async function finishAndSend(m, fine) {
   const finished = fine && x.tl_finish() === 0;
-  self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events(), wasm: x.memory.buffer.byteLength });
+  self.postMessage({ kind: finished ? 'model' : 'failed', events: x.tl_events(), wasm: x.memory.buffer.byteLength, again: readAgain });
   if (!finished) {
     const secs = sections(x.tl_error_sections());
     self.postMessage({ kind: 'error-sections', sections: secs }, secs);
@@ -710,6 +713,10 @@ export class ShardPool {
       case 'model':
       case 'failed':
         this.peak(m.wasm);
+        // How many shards the merging worker read again from the file (a cut inside an event).
+        if (m.again !== undefined && typeof document !== 'undefined') {
+          document.documentElement.dataset.shardsReadAgain = String(m.again);
+        }
         this.arrive({ kind: m.kind, events: m.events });
         break;
       case 'done':
