@@ -439,16 +439,8 @@ impl Builder {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rng;
     use super::*;
-
-    fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
-        move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        }
-    }
 
     /// The rows come out in their slices' display order, as sorting them by it gives; a slice
     /// with two rows takes that sort.

@@ -144,13 +144,7 @@ mod tests {
     /// one run; no group is split (a split one would pair its `f`s and `s`s apart).
     #[test]
     fn runs_pair_as_one_run_does() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = super::super::rng(0x2545_f491_4f6c_dd1d);
         let n = 2000;
         let track = |first: u32| Track {
             pid: IdVal::Int(1),

@@ -432,3 +432,14 @@ pub fn read_kineto(bytes: &[u8]) -> Result<Trace> {
     r.push(bytes)?;
     r.finish()
 }
+
+/// A xorshift generator for the tests' random tables: `rng(seed)(m)` is the next value below `m`.
+#[cfg(test)]
+fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |m: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % m
+    }
+}

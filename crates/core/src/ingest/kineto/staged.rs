@@ -449,13 +449,7 @@ mod tests {
     /// first, index), on tracks interleaved across chunks, with runs, reversals and ties.
     #[test]
     fn display_order_is_one_sort_by_track_start_longer_first_index() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = super::super::rng(0x9e37_79b9_7f4a_7c15);
         // The last round has tracks enough for groups of several tracks on different threads.
         for round in 0..7 {
             let tracks = if round == 6 { 300 } else { 1 + rnd(7) as usize };
