@@ -38,17 +38,22 @@ impl PartialEq for Ids {
     }
 }
 
+/// The smallest and largest of `values` other than [`NO_ID`]; `(i64::MAX, i64::MIN)` for none.
+pub fn span(values: impl Iterator<Item = i64>) -> (i64, i64) {
+    values
+        .filter(|&x| x != NO_ID)
+        .fold((i64::MAX, i64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)))
+}
+
 impl Ids {
     /// The `n` values `value(0..n)`, read twice: for their span, then to store them at their size.
     pub fn from_fn(n: usize, value: impl Fn(usize) -> i64) -> Ids {
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-        for i in 0..n {
-            let x = value(i);
-            if x != NO_ID {
-                lo = lo.min(x);
-                hi = hi.max(x);
-            }
-        }
+        Ids::within(span((0..n).map(&value)), n, value)
+    }
+
+    /// [`Ids::from_fn`] where the values' span (`lo`, `hi`, as [`span`] gives it) is known: read
+    /// once. A span wider than the values' is allowed (they may then be kept whole).
+    pub fn within((lo, hi): (i64, i64), n: usize, value: impl Fn(usize) -> i64) -> Ids {
         let base = if lo > hi { 0 } else { lo };
         let fits = lo > hi || hi.checked_sub(lo).is_some_and(|d| d < i64::from(MISSING));
         if fits {
@@ -203,6 +208,21 @@ mod tests {
         let w = Ids::Wide(counters.to_vec());
         assert_eq!(a, w);
         assert_ne!(a, b);
+        // A span given ahead: the values' own gives the same form; a wider one the same values.
+        let at = |i: usize| counters[i];
+        let given = Ids::within(span(counters.iter().copied()), counters.len(), at);
+        assert!(matches!(
+            given,
+            Ids::Narrow {
+                base: 5_000_000_000,
+                ..
+            }
+        ));
+        assert_eq!(given.iter().collect::<Vec<_>>(), counters);
+        let wider_span = Ids::within((-1, i64::MAX), counters.len(), at);
+        assert!(matches!(wider_span, Ids::Wide(_)));
+        assert_eq!(wider_span, a);
+        assert_eq!(span([NO_ID].into_iter()), (i64::MAX, i64::MIN));
     }
 
     /// `first_rows` as a map built row by row, in both forms (a dense narrow column, a sparse

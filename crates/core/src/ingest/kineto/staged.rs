@@ -205,12 +205,15 @@ impl<T: Copy> Chunked<T> {
         self.chunks.iter().for_each(|c| T::put_many(c, out));
     }
 
-    /// The column in `order`, as [`Ids`]; the chunks are freed after.
+    /// The column in `order` (every index once), as [`Ids`]; the chunks are freed after. Their
+    /// span is read from the chunks in place, not through `order`: on a 10 GB trace natively a
+    /// value read in display order cost ~25 ns, in place a few.
     pub fn gather_ids(&mut self, order: &[u32]) -> Ids
     where
         T: Into<i64>,
     {
-        let out = Ids::from_fn(order.len(), |k| self.get(order[k] as usize).into());
+        let span = crate::model::ids::span(self.chunks.iter().flatten().map(|&x| x.into()));
+        let out = Ids::within(span, order.len(), |k| self.get(order[k] as usize).into());
         self.chunks = Vec::new();
         self.len = 0;
         out
