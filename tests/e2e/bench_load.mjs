@@ -74,6 +74,7 @@ for (const f of files) {
     const wasm = Number(await s.getAttribute('data-wasm-bytes'));
     const workers = Number(await s.getAttribute('data-workers'));
     const analysedIn = await s.getAttribute('data-analysed-in');
+    const timelineIn = await s.getAttribute('data-timeline-in');
     // Long tasks from the pick (or the navigation, with ?url=) until the Overview is on screen and
     // its analyses are drawn (a task still running is reported when it ends: wait a second).
     await p.waitForTimeout(1000);
@@ -96,7 +97,7 @@ for (const f of files) {
     const mergedBy = await p.evaluate(() => document.documentElement.dataset.mergedBy ?? null);
     // The worker's wasm memory (MB) after each step, where the build logs it.
     const phaseMb = pick ? Object.fromEntries(steps.filter((x) => x !== pick && x[4] !== undefined).map((x) => [`${x[1]} ${x[2]}`, Number(x[4])])) : undefined;
-    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]), merged_by: mergedBy, phases, phase_mb: phaseMb }));
+    console.log(JSON.stringify({ file: rel, first_paint_ms, first_paint_of: previewed ? 'preview' : 'whole', size_mb: +(size / 1e6).toFixed(1), run, load_ms: Math.round(ms), model_ms: Math.round(modelMs), first_bytes_ms: Math.round(firstMs), parse_ms: Math.round(parseMs), model_mb_s: Math.round(decoded / 1e6 / (modelMs / 1000)), decoded_mb_s: Math.round(decoded / 1e6 / (ms / 1000)), wasm_mb: +(wasm / 1e6).toFixed(1), wasm_vs_file: +(wasm / decoded).toFixed(2), worker_wasm_vs_file: +(workerWasm / decoded).toFixed(2), shard_worker_wasm_vs_file: +(shardWasm / decoded).toFixed(2), page_wall_ms: wall, workers, analysed_in: analysedIn, timeline_in: timelineIn, longest_task_ms: Math.round(Math.max(0, ...long)), long_tasks: long.length, long_task_sum_ms: Math.round(long.reduce((a, x) => a + x, 0)), longest_task_while_loading_ms: Math.round(Math.max(0, ...during)), long_tasks_while_loading: during.length, long_task_list: tasks.map(([t, d]) => [Math.round(t - (window_picked ?? 0)), Math.round(d)]), merged_by: mergedBy, phases, phase_mb: phaseMb }));
     await p.close();
   }
 }

@@ -87,11 +87,27 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   assert.equal(await merged.p.evaluate(() => document.documentElement.dataset.mergedBy), 'merger');
   assert.equal(await three.p.evaluate(() => document.documentElement.dataset.mergedBy), 'worker 0');
   assert.equal(await merged.p.getByTestId('load-stats').getAttribute('data-analysed-in'), 'worker');
+  assert.equal(await merged.p.getByTestId('load-stats').getAttribute('data-timeline-in'), 'worker');
   assert.deepEqual(merged.errors, []);
   await merged.p.close();
-  // The views work on the model the workers built.
-  await three.p.getByTestId('tab-timeline').click();
-  await three.p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 100);
+  // The views work on the model the workers built. The timeline's counter tracks (GPU
+  // utilization, memory), groups and step marks came from the merging worker (`view::parts`):
+  // the same rows and the same pixels as the page's own passes draw.
+  assert.equal(await one.p.getByTestId('load-stats').getAttribute('data-timeline-in'), 'page');
+  assert.equal(await three.p.getByTestId('load-stats').getAttribute('data-timeline-in'), 'worker');
+  const drawn = async (p) => {
+    await p.getByTestId('tab-timeline').click();
+    await p.waitForFunction(() => Number(document.querySelector('[data-testid=timeline]')?.getAttribute('data-rects')) > 100);
+    return p.evaluate(() => {
+      const c = document.querySelector('[data-testid=timeline]');
+      return { rows: JSON.parse(c.dataset.rows), window: c.dataset.window, pixels: c.toDataURL() };
+    });
+  };
+  const [mine, theirs] = [await drawn(one.p), await drawn(three.p)];
+  assert.ok(mine.rows.some((r) => /utilization/.test(r.label)), JSON.stringify(mine.rows.map((r) => r.label)));
+  assert.deepEqual(theirs.rows, mine.rows);
+  assert.equal(theirs.window, mine.window);
+  assert.ok(theirs.pixels === mine.pixels, 'the timeline drawn from the worker\'s parts differs from the page\'s own');
   await three.p.screenshot({ path: shot('workers-timeline.png') });
   assert.deepEqual(one.errors, []);
   assert.deepEqual(three.errors, []);

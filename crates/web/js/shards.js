@@ -490,8 +490,11 @@ async function finishAndSend(m, fine) {
     }
     model = model && x.tl_reload_end() === 0;
   }
-  // Then every analysis of the model (Analysis::of), here while the page indexes its timeline,
-  // instead of in one task of seconds on the page's thread; sent a section per credit.
+  // Then the timeline's parts beside its index (counter tracks, groups, step marks: passes of
+  // up to half a second each on the page's thread for a 10 GB trace), while the page builds the
+  // index; then every analysis of the model (Analysis::of) instead of in one task of seconds on
+  // the page's thread. Each sent a section per credit, as 'analysis' then its 'asection's.
+  await sendAfterModel(model ? x.tl_timeline() : -1);
   await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);
 }
 // Set once a load starts here: the warm-up stops.
@@ -614,9 +617,9 @@ export class ShardPool {
    * `{kind: 'progress', bytes, events}` (any number), then `{kind: 'model', events}` and one
    * `{kind: 'section', bytes}` per `credit()` until `{kind: 'done'}`; or
    * `{kind: 'failed'}` then `{kind: 'error', sections}` (an encoded error); or
-   * `{kind: 'error', message}` when a worker itself failed. After `done`, the analysis:
-   * `{kind: 'analysis', sections: n}` (n < 0: none) and one `{kind: 'asection', bytes}` per
-   * `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
+   * `{kind: 'error', message}` when a worker itself failed. After `done`, the timeline's parts
+   * (`view::parts`), then the analysis, each as `{kind: 'analysis', sections: n}` (n < 0: none)
+   * and one `{kind: 'asection', bytes}` per `credit()`, n of them. `mode` 'snapshot' reads a memory snapshot whole in one worker (k is
    * then 1): after `model` come its first views as the analysis, every `asection` without
    * credits, then its model's sections, its flame graphs' (`{kind: 'fsection', bytes}`, without
    * credits), `{kind: 'summary', bytes}` (the whole summary) and `done`;

@@ -17,7 +17,7 @@ pub enum Unit {
 }
 
 /// A value that holds from its timestamp until the next one.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepSeries {
     pub ts: Vec<i64>,
     pub value: Vec<f64>,
@@ -97,7 +97,7 @@ impl StepSeries {
 }
 
 /// Union of busy intervals with the busy time before each, for utilization.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BusySeries {
     /// Disjoint `(start, end)`, sorted.
     iv: Vec<(i64, i64)>,
@@ -136,6 +136,11 @@ impl BusySeries {
     ) -> BusySeries {
         let mut iv = Vec::with_capacity(n);
         union_of_runs(runs, |x| iv.push(x));
+        BusySeries::from_union(iv)
+    }
+
+    /// From the sorted, disjoint intervals of a union (what [`BusySeries::intervals`] gives).
+    pub fn from_union(iv: Vec<(i64, i64)>) -> BusySeries {
         // One figure a block, and the total after the last (a query past the end of a list of
         // whole blocks reads it).
         let mut prefix = Vec::with_capacity(iv.len() / BUSY_BLOCK + 2);
@@ -146,6 +151,11 @@ impl BusySeries {
             prefix.push(acc);
         }
         BusySeries { iv, prefix }
+    }
+
+    /// The union's intervals: sorted, disjoint.
+    pub fn intervals(&self) -> &[(i64, i64)] {
+        &self.iv
     }
 
     /// Busy ns before `t`.
@@ -209,13 +219,13 @@ fn union_of_runs<I: Iterator<Item = (i64, i64)> + Clone>(
     n
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SeriesData {
     Step(StepSeries),
     Busy(BusySeries),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CounterTrack {
     pub label: String,
     pub unit: Unit,

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod link;
 pub mod lod;
 pub mod palette;
+pub mod parts;
 pub mod roofline;
 pub mod search;
 pub mod slice_colors;

@@ -3,6 +3,7 @@
 //! ([`feed`]), with progress in bytes and MB/s and a cancel flag. The reader is warmed up before
 //! the first pick ([`warm`]).
 
+mod after_model;
 mod digest;
 mod feed;
 mod pool;

@@ -4,20 +4,18 @@
 //! (`tracelight_core::model::wire`), so no task on the page's thread is long while a big trace
 //! loads.
 
+use super::after_model::{get, BUDGET_MS, TICK_MS};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, wasm_memory_bytes, yield_now};
 use crate::platform::url::query_param;
-use crate::session::derived::TimelineData;
 use crate::session::{Content, LoadedFile, Progress, TraceFile};
-use js_sys::{Reflect, Uint8Array};
+use js_sys::Uint8Array;
 use leptos::prelude::*;
 use std::cell::Cell;
 use std::rc::Rc;
 use tracelight_core::ingest::budget::check_fits_in_workers;
 use tracelight_core::ingest::sniff::{self, Format};
 use tracelight_core::model::wire::{self, Wire};
-use tracelight_core::report::analysis::Analysis;
-use tracelight_core::report::analysis_wire;
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -77,13 +75,6 @@ const MIN_BYTES: f64 = crate::session::BIG_FILE_BYTES as f64;
 
 /// Bytes of file per worker at least: a shard's merge costs a few thousand string lookups.
 const MIN_SHARD_BYTES: f64 = 8e6;
-
-/// Work on the page's thread between yields.
-pub(super) const BUDGET_MS: f64 = 30.0;
-
-/// How long the page waits for a worker's word before it looks at Cancel again (worker 0 merges,
-/// finishes and analyses for seconds without one).
-pub(super) const TICK_MS: f64 = 100.0;
 
 /// How many workers read `size` bytes: one per core the browser reports, fewer for a small
 /// file; `?workers=N` sets it (tests, benchmarks; 0 reads on the page's thread).
@@ -288,10 +279,6 @@ pub(super) fn stop_idle_waiting() {
     drop(waiting);
 }
 
-pub(super) fn get(m: &JsValue, k: &str) -> JsValue {
-    Reflect::get(m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
-}
-
 /// What [`load_in_workers`] came to when it did not fail on the trace itself.
 pub(super) enum Outcome {
     Loaded(LoadedFile),
@@ -463,21 +450,16 @@ pub(super) async fn load_in_workers(
             }
         })
     };
-    // Worker 0 analyses the model meanwhile.
-    phase("indexing timeline");
-    let data = TimelineData::build_yielding(&tf.trace).await;
-    tf.set_timeline(data);
-    phase("analysing");
-    let analysis = receive_after::<analysis_wire::Decoder>(
+    // The merging worker computes the timeline's parts and the analyses meanwhile.
+    super::after_model::timeline_and_analysis(
+        &tf,
         |ms| pool.0.next_within(ms),
         || pool.0.credit(),
         &ctx,
-    );
-    match analysis.await {
-        Ok(a) => tf.set_analysis(a),
-        Err(Some(e)) => return Err(e.in_file(&name)),
-        Err(None) => {}
-    }
+        phase,
+    )
+    .await
+    .map_err(|e| e.in_file(&name))?;
     stop_when_idle(pool);
     // A preview still on its way goes on screen first, so the whole trace always replaces it and
     // one never replaces the other the wrong way round. It is the head of the file, read by a
@@ -506,93 +488,4 @@ pub(super) async fn load_in_workers(
         preview: false,
         content: Content::Trace(Box::new(tf)),
     }))
-}
-
-/// What a worker computes after the model and hands over a section per credit (a trace's
-/// analysis, a snapshot's views), decoded on the page one section per task.
-pub(super) trait AfterModel: Default {
-    type Out;
-    /// How the console names it when it cannot be used.
-    const WHAT: &'static str;
-    fn push(&mut self, section: &[u8]) -> Result<(), Error>;
-    fn finish(self) -> Result<Self::Out, Error>;
-}
-
-impl AfterModel for analysis_wire::Decoder {
-    type Out = Analysis;
-    const WHAT: &'static str = "the reader worker's analysis";
-    fn push(&mut self, section: &[u8]) -> Result<(), Error> {
-        analysis_wire::Decoder::push(self, section)
-    }
-    fn finish(self) -> Result<Analysis, Error> {
-        analysis_wire::Decoder::finish(self)
-    }
-}
-
-/// The messages `next` gives after the model: `{kind: 'analysis', sections: n}` then n
-/// `{kind: 'asection', bytes}`, each asked for with `credit`. `Err(None)` when the worker has
-/// none to give (it failed, or its sections do not decode): the page then computes it itself,
-/// on first use, as before; `Err(Some(_))` on Cancel.
-pub(super) async fn receive_after<D: AfterModel>(
-    next: impl Fn(f64) -> js_sys::Promise,
-    credit: impl Fn(),
-    ctx: &LoadCtx,
-) -> Result<D::Out, Option<Error>> {
-    let mut decoder = D::default();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut expected: Option<i32> = None;
-    let mut got = 0;
-    let mut last_yield = now_ms();
-    let warn = |why: &str| {
-        web_sys::console::warn_1(&JsValue::from_str(&format!(
-            "{}: {why}; computing it on the page",
-            D::WHAT
-        )));
-        None
-    };
-    loop {
-        let m = JsFuture::from(next(TICK_MS))
-            .await
-            .map_err(|e| warn(&super::reader::js_err(e)))?;
-        if ctx.cancel.get_untracked() {
-            return Err(Some(Error::new(ErrorKind::Cancelled, 0)));
-        }
-        match get(&m, "kind").as_string().as_deref() {
-            Some("analysis") => {
-                let n = get(&m, "sections").as_f64().unwrap_or(-1.0) as i32;
-                if n <= 0 {
-                    return Err(warn("none"));
-                }
-                expected = Some(n);
-                credit();
-            }
-            Some("asection") => {
-                let arr: Uint8Array = get(&m, "bytes")
-                    .dyn_into()
-                    .map_err(|_| warn("a section that is not bytes"))?;
-                buf.resize(arr.length() as usize, 0);
-                arr.copy_to(&mut buf);
-                decoder.push(&buf).map_err(|e| warn(&e.to_string()))?;
-                got += 1;
-                if Some(got) == expected {
-                    return decoder.finish().map_err(|e| warn(&e.to_string()));
-                }
-                if now_ms() - last_yield >= BUDGET_MS {
-                    yield_now().await;
-                    last_yield = now_ms();
-                }
-                credit();
-            }
-            Some("error") => {
-                let msg = get(&m, "message").as_string().unwrap_or_default();
-                // Out of memory in the worker: the page, which holds the model too, would run
-                // out computing it (and take the session with it), so this ends the load.
-                if get(&m, "oom").is_truthy() {
-                    return Err(Some(Error::whole_file(ErrorKind::Limit(msg))));
-                }
-                return Err(warn(&msg));
-            }
-            _ => {}
-        }
-    }
 }

@@ -5,11 +5,11 @@
 //! kernels and lanes) at once. The whole load replaces it, and a failed or cancelled load puts
 //! back what was on screen before.
 
-use super::pool::{get, receive_after, Held, Pool, ShardPool, BUDGET_MS, TICK_MS};
+use super::after_model::{get, BUDGET_MS, TICK_MS};
+use super::pool::{Held, Pool, ShardPool};
 use super::LoadCtx;
 use crate::platform::clock::{now_ms, yield_now};
 use crate::platform::url::query_param;
-use crate::session::derived::TimelineData;
 use crate::session::{Content, LoadedFile, Session, SessionRef, TraceFile};
 use js_sys::Uint8Array;
 use leptos::prelude::*;
@@ -17,7 +17,6 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 use tracelight_core::model::wire;
-use tracelight_core::report::analysis_wire;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -193,22 +192,16 @@ async fn preview(
     };
     let events = trace.event_count;
     let tf = TraceFile::new(&name, trace).with_source(&blob);
-    let data = TimelineData::build_yielding(&tf.trace).await;
-    if !alive.get() {
-        return;
-    }
-    tf.set_timeline(data);
-    let analysis = receive_after::<analysis_wire::Decoder>(
+    let done = super::after_model::timeline_and_analysis(
+        &tf,
         |ms| pool.0.next_within(ms),
         || pool.0.credit(),
         &ctx,
+        |_| {},
     )
     .await;
-    if !alive.get() {
+    if !alive.get() || done.is_err() {
         return;
-    }
-    if let Ok(a) = analysis {
-        tf.set_analysis(a);
     }
     super::pool::stop_when_idle(pool);
     // The first render of the preview in a task of its own, not after the last section's decode.

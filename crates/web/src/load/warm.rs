@@ -301,6 +301,14 @@ fn worker_pass(b: &[u8]) -> Option<()> {
         ab.push(&s).ok()?;
     }
     ab.finish().ok()?;
-    TimelineData::build(&t);
+    // The timeline's parts as the merging worker makes them and the page reads them back.
+    let p = tracelight_core::view::parts::TimelineParts::of(&t);
+    let mut pb = tracelight_core::view::parts::Decoder::default();
+    for s in tracelight_core::view::parts::sections(&p) {
+        pb.push(&s).ok()?;
+    }
+    let p = pb.finish().ok()?;
+    p.fits(&t).then_some(())?;
+    TimelineData::from_parts(tracelight_core::view::lod::LodIndex::build(&t), p);
     Some(())
 }

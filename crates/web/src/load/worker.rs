@@ -17,6 +17,7 @@ use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire;
 use tracelight_core::report::snapshot_flame_wire::flame_sections;
 use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
+use tracelight_core::view::parts::{self, TimelineParts};
 use tracelight_core::{Error, ErrorKind};
 use wasm_bindgen::prelude::*;
 
@@ -36,6 +37,10 @@ struct State {
     next_section: usize,
     /// The analysis's sections still to hand out, last first.
     analysis: Vec<Vec<u8>>,
+    /// The timeline's parts and the next of their sections to hand out, each made when asked
+    /// ([`tl_timeline`]): a 10 GB trace's counters are ~130 MB, which a copy of every section
+    /// beside them would double in an instance near its 4 GB.
+    parts: Option<(TimelineParts, usize)>,
     /// A memory snapshot: its loader while the file streams in, then the model handed out one
     /// section at a time.
     snap_loader: Option<Loader>,
@@ -407,6 +412,24 @@ pub fn tl_error_sections() -> u32 {
     })
 }
 
+/// The merging worker, after the model's last section and before [`tl_analyze`]: computes the
+/// timeline's parts beside its LOD index (counter tracks, groups, step marks, annotation names:
+/// each a pass over the model, one task of up to 570 ms each on the page's thread for a 10 GB
+/// trace) while the page builds the index. Returns how many sections they take (handed out by
+/// [`tl_next_analysis_section`]), or -1 without a model.
+#[wasm_bindgen]
+pub fn tl_timeline() -> i32 {
+    with(|s| {
+        let Some(t) = s.trace.as_ref() else {
+            return -1;
+        };
+        let p = TimelineParts::of(t);
+        let n = parts::section_count(&p);
+        s.parts = Some((p, 0));
+        n as i32
+    })
+}
+
 /// Worker 0, after the model's last section: computes every analysis of the model
 /// (`Analysis::of`, what the page would otherwise run on its own thread for seconds) under the
 /// file name in the first `len` input bytes, and drops the model. Returns how many sections the
@@ -414,6 +437,8 @@ pub fn tl_error_sections() -> u32 {
 #[wasm_bindgen]
 pub fn tl_analyze(len: u32) -> i32 {
     with(|s| {
+        // The timeline's parts, handed out or not, are let go before the analyses grow the memory.
+        s.parts = None;
         let name = String::from_utf8_lossy(s.input.get(..len as usize).unwrap_or_default());
         let Some(t) = s.trace.take() else { return -1 };
         let a = Analysis::of(&name, &t);
@@ -438,14 +463,30 @@ fn hand_out(s: &mut State, sections: Result<Vec<Vec<u8>>, Error>) -> i32 {
 /// Makes the output the analysis's next section; its length, or -1 after the last.
 #[wasm_bindgen]
 pub fn tl_next_analysis_section() -> i32 {
-    with(|s| match s.analysis.pop() {
+    with(|s| {
+        if let Some((p, k)) = s.parts.as_mut() {
+            if let Some(v) = parts::section(p, *k) {
+                *k += 1;
+                let n = v.len() as i32;
+                s.out = vec![v];
+                return n;
+            }
+            s.parts = None;
+            return -1;
+        }
+        next_analysis_section(s)
+    })
+}
+
+fn next_analysis_section(s: &mut State) -> i32 {
+    match s.analysis.pop() {
         Some(v) => {
             let n = v.len() as i32;
             s.out = vec![v];
             n
         }
         None => -1,
-    })
+    }
 }
 
 /// Starts reading a memory snapshot of `size` bytes (the whole file, in pieces, in this worker).

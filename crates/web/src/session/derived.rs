@@ -9,10 +9,11 @@ use tracelight_core::analysis::gpu::{kernel_devices, kernel_runs};
 use tracelight_core::analysis::scope::annotation_names;
 use tracelight_core::model::Trace;
 use tracelight_core::view::counters::{
-    counter_tracks, memory_tracks, plain_counters, utilization_track, BusySeries, CounterTrack,
+    memory_tracks, plain_counters, utilization_track, BusySeries, CounterTrack,
 };
 use tracelight_core::view::layout::{groups, Group};
 use tracelight_core::view::lod::{LodBuild, LodIndex};
+use tracelight_core::view::parts::TimelineParts;
 use tracelight_core::view::steps::{step_marks, StepMark};
 
 pub struct TimelineData {
@@ -30,7 +31,18 @@ pub struct TimelineData {
 
 impl TimelineData {
     pub fn build(t: &Trace) -> TimelineData {
-        TimelineData::with_lod(t, LodIndex::build(t))
+        TimelineData::from_parts(LodIndex::build(t), TimelineParts::of(t))
+    }
+
+    pub fn from_parts(lod: LodIndex, p: TimelineParts) -> TimelineData {
+        TimelineData {
+            lod,
+            counters: p.counters,
+            groups: p.groups,
+            steps: p.steps,
+            annotations: p.annotations,
+            bounds: p.bounds,
+        }
     }
 
     /// [`TimelineData::build`] that yields to the browser between LOD steps whenever
@@ -38,6 +50,12 @@ impl TimelineData {
     /// slices: together 155 ms of one task on a 1 GB trace), so the page keeps painting while the
     /// index is built.
     pub async fn build_yielding(t: &Trace) -> TimelineData {
+        let lod = TimelineData::lod_yielding(t).await;
+        TimelineData::from_parts(lod, TimelineData::parts_yielding(t).await)
+    }
+
+    /// The LOD index, a step at a time ([`TimelineData::build_yielding`]'s first part).
+    pub async fn lod_yielding(t: &Trace) -> LodIndex {
         yield_now().await;
         let mut b = LodBuild::new(t);
         yield_now().await;
@@ -51,6 +69,12 @@ impl TimelineData {
             }
         }
         yield_now().await;
+        b.finish()
+    }
+
+    /// [`TimelineParts::of`], a pass per task: what the page computes itself when no reader
+    /// worker handed the parts over (`view::parts`).
+    pub async fn parts_yielding(t: &Trace) -> TimelineParts {
         // `counter_tracks`, a piece per task.
         let mut counters = memory_tracks(t);
         yield_now().await;
@@ -74,25 +98,11 @@ impl TimelineData {
         yield_now().await;
         let annotations = annotation_names(t);
         yield_now().await;
-        TimelineData {
-            lod: b.finish(),
+        TimelineParts {
             counters,
             groups,
             steps,
             annotations,
-            bounds: t.time_bounds().unwrap_or((0, 1)),
-        }
-    }
-
-    fn with_lod(t: &Trace, lod: LodIndex) -> TimelineData {
-        let counters = counter_tracks(t);
-        let groups = groups(t, &counters);
-        TimelineData {
-            lod,
-            counters,
-            groups,
-            steps: step_marks(t),
-            annotations: annotation_names(t),
             bounds: t.time_bounds().unwrap_or((0, 1)),
         }
     }

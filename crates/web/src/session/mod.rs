@@ -55,6 +55,8 @@ pub struct TraceFile {
     et_link: OnceLock<Option<(usize, EtLink)>>,
     /// Whether a reader worker computed `analysis` (the load stats say so, for the benchmarks).
     from_worker: AtomicBool,
+    /// Whether a reader worker computed the timeline's parts beside its index (the same).
+    timeline_from_worker: AtomicBool,
     /// The bytes the trace was read from, where its reader left display-only args in them
     /// (the reader workers do): the details panel reads a slice's args there.
     pub source: Option<Source>,
@@ -73,6 +75,7 @@ impl TraceFile {
             timeline: OnceLock::new(),
             et_link: OnceLock::new(),
             from_worker: AtomicBool::new(false),
+            timeline_from_worker: AtomicBool::new(false),
             source: None,
         }
     }
@@ -114,6 +117,18 @@ impl TraceFile {
     /// Stores data built ahead of the first view (ignored if some is already there).
     pub fn set_timeline(&self, d: TimelineData) {
         let _ = self.timeline.set(Arc::new(d));
+    }
+
+    /// [`TraceFile::set_timeline`] with parts a reader worker computed (`view::parts`).
+    pub fn set_timeline_from_worker(&self, d: TimelineData) {
+        if self.timeline.set(Arc::new(d)).is_ok() {
+            self.timeline_from_worker.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the timeline's parts came from a reader worker.
+    pub fn timeline_in_worker(&self) -> bool {
+        self.timeline_from_worker.load(Ordering::Relaxed)
     }
 
     pub fn analysis(&self) -> &Analysis {

@@ -1,0 +1,241 @@
+//! The timeline's parts a reader worker computes and hands to the page in sections
+//! (`view::parts`) read back as exactly what the page would compute itself
+//! (`TimelineParts::of` on the same model) on the GPU fixtures and every Kineto trace of the
+//! corpus, columns longer than a piece included; damaged sections give an error, never a panic.
+
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Read;
+use tracelight_core::ingest::kineto::read_kineto;
+use tracelight_core::model::wire::PIECE;
+use tracelight_core::view::counters::{BusySeries, CounterTrack, SeriesData, StepSeries, Unit};
+use tracelight_core::view::layout::Group;
+use tracelight_core::view::parts::{sections, Decoder, TimelineParts};
+use tracelight_core::view::steps::StepMark;
+
+fn inflate(raw: Vec<u8>) -> Vec<u8> {
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return raw;
+    }
+    let mut v = Vec::new();
+    flate2::read::MultiGzDecoder::new(&raw[..])
+        .read_to_end(&mut v)
+        .unwrap();
+    v
+}
+
+fn round_trip(p: &TimelineParts) -> TimelineParts {
+    let mut d = Decoder::default();
+    for s in sections(p) {
+        d.push(&s).unwrap();
+    }
+    d.finish().unwrap()
+}
+
+#[test]
+fn every_trace_reads_back_the_same_parts() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
+        let mut names: Vec<_> = std::fs::read_dir(format!("{fixtures}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
+            .collect();
+        names.sort();
+        for p in names {
+            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    let fixture_count = files.len();
+    let list: serde_json::Value =
+        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
+    let mut corpus = 0;
+    for rel in list["files"].as_object().unwrap().keys() {
+        if let Some(b) = tracelight_testkit::bytes(rel) {
+            files.push((rel.clone(), b));
+            corpus += 1;
+        }
+    }
+    tracelight_testkit::checked(
+        "timeline parts corpus",
+        corpus,
+        list["files"].as_object().unwrap().len(),
+    );
+    let (mut traces, mut busy, mut memory, mut steps) = (0, 0, 0, 0);
+    for (name, raw) in files {
+        let bytes = inflate(raw);
+        let keep = if cfg!(debug_assertions) {
+            3 << 20
+        } else {
+            usize::MAX
+        };
+        let Ok(t) = read_kineto(&bytes[..bytes.len().min(keep)]) else {
+            continue;
+        };
+        let p = TimelineParts::of(&t);
+        let back = round_trip(&p);
+        assert_eq!(back, p, "{name}");
+        assert!(back.fits(&t), "{name}");
+        traces += 1;
+        busy += usize::from(
+            p.counters
+                .iter()
+                .any(|c| matches!(&c.data, SeriesData::Busy(b) if b.intervals().len() > 10)),
+        );
+        memory += usize::from(p.counters.iter().any(|c| c.unit == Unit::Bytes));
+        steps += usize::from(p.steps.len() > 1);
+    }
+    assert!(traces >= fixture_count + 20, "{traces} traces checked");
+    assert!(
+        busy >= 5 && memory >= 3 && steps >= 5,
+        "{busy} with utilization, {memory} with memory, {steps} with steps"
+    );
+}
+
+/// Parts built by hand, each column longer than a piece (a step series of 2·PIECE + 7 samples, a
+/// busy series of PIECE + 3 intervals, PIECE + 1 step marks) and empty ones beside them.
+fn long_parts() -> TimelineParts {
+    let n = 2 * PIECE + 7;
+    let ts: Vec<i64> = (0..n as i64).map(|i| i * 3).collect();
+    let value: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 * 0.5).collect();
+    let iv: Vec<(i64, i64)> = (0..PIECE as i64 + 3)
+        .map(|i| (i * 10, i * 10 + 4))
+        .collect();
+    let steps = (0..PIECE as i64 + 1)
+        .map(|i| StepMark {
+            start: i * 100,
+            end: i * 100 + 90,
+            label: format!("#{}", i + 5),
+            slice: i as u32,
+            number: i + 5,
+        })
+        .collect();
+    TimelineParts {
+        counters: vec![
+            CounterTrack {
+                label: "Memory allocated (GPU 0)".into(),
+                unit: Unit::Bytes,
+                max: 499.5,
+                data: SeriesData::Step(StepSeries::new(ts, value)),
+            },
+            CounterTrack {
+                label: "GPU 0 utilization".into(),
+                unit: Unit::Fraction,
+                max: 1.0,
+                data: SeriesData::Busy(BusySeries::from_union(iv)),
+            },
+            CounterTrack {
+                label: "empty".into(),
+                unit: Unit::Plain,
+                max: 0.0,
+                data: SeriesData::Step(StepSeries::new(Vec::new(), Vec::new())),
+            },
+            CounterTrack {
+                label: "idle GPU".into(),
+                unit: Unit::Fraction,
+                max: 1.0,
+                data: SeriesData::Busy(BusySeries::from_union(Vec::new())),
+            },
+        ],
+        groups: vec![Group {
+            label: "GPU 0".into(),
+            tracks: vec![0, 2],
+            idle: vec![1],
+            counters: vec![1, 3],
+        }],
+        steps,
+        annotations: vec![("forward".into(), 3, 1_000), ("ünïcode".into(), 1, -5)],
+        bounds: (-7, 1 << 40),
+    }
+}
+
+#[test]
+fn columns_longer_than_a_piece_read_back_whole() {
+    let p = long_parts();
+    let s = sections(&p);
+    // The head, 2 + 1 + 1 + 1 pieces for the step series, 2 + 2 for the busy one, 1 + 1 for the
+    // empty ones' columns each, 2 for each of the marks' four columns.
+    assert_eq!(s.len(), 1 + 6 + 4 + 2 + 2 + 8);
+    assert_eq!(round_trip(&p), p);
+    // A section missing at the end is an error at `finish`.
+    let mut d = Decoder::default();
+    for x in &s[..s.len() - 1] {
+        d.push(x).unwrap();
+    }
+    assert!(d.finish().is_err());
+}
+
+#[test]
+fn parts_that_name_what_the_trace_lacks_do_not_fit() {
+    let t = read_kineto(
+        br#"{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":5}]}"#,
+    )
+    .unwrap();
+    let p = TimelineParts::of(&t);
+    assert!(p.fits(&t));
+    assert_eq!(p.steps.len(), 1);
+    let mut q = p.clone();
+    q.groups[0].tracks.push(t.tracks.len());
+    assert!(!q.fits(&t));
+    let mut q = p.clone();
+    q.groups[0].counters.push(0);
+    assert!(!q.fits(&t));
+    let mut q = p;
+    q.steps[0].slice = t.slices.len() as u32;
+    assert!(!q.fits(&t));
+}
+
+/// The sections of long parts, each flipped, cut, dropped or swapped: the decoder gives parts or
+/// an error, never a panic; most are errors.
+#[test]
+fn damaged_sections_are_errors_not_panics() {
+    let mut p = long_parts();
+    // Shorter columns, so that flips land in the head and the column lengths often.
+    if let SeriesData::Step(s) = &mut p.counters[0].data {
+        *s = StepSeries::new(vec![1, 2, 3, 4], vec![1.0, 2.0, 0.5, 3.0]);
+    }
+    p.counters[1].data = SeriesData::Busy(BusySeries::from_union(vec![(0, 3), (5, 9), (12, 13)]));
+    p.steps.truncate(3);
+    let good = sections(&p);
+    let mut seed = 11u64;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    let mut errors = 0;
+    for round in 0..800 {
+        let mut s = good.clone();
+        let k = next(s.len());
+        match round % 4 {
+            0 => {
+                let len = s[k].len();
+                if len > 0 {
+                    let i = next(len);
+                    s[k][i] ^= 1 << next(8);
+                }
+            }
+            1 => {
+                let len = s[k].len();
+                s[k].truncate(next(len));
+            }
+            2 => {
+                s.remove(k);
+            }
+            _ => {
+                let j = next(s.len());
+                s.swap(k, j);
+            }
+        }
+        let mut d = Decoder::default();
+        let r = s
+            .iter()
+            .try_for_each(|x| d.push(x))
+            .and_then(|()| d.finish());
+        errors += usize::from(r.is_err());
+    }
+    assert!(errors > 400, "{errors} of 800 damaged parts were errors");
+}
