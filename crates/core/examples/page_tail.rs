@@ -2,7 +2,8 @@
 //!
 //! What the page runs on its own thread after a trace's model arrives, one piece at a time, timed
 //! natively on one thread (the page's wasm is slower): the file's facts, each step of the
-//! timeline's index and the passes after it, then the decode of each of the analysis's sections.
+//! timeline's index and the passes after it (which the merging worker runs since `view::parts`),
+//! the decode of the timeline parts' and the analysis's sections.
 //! A piece over ~25 ms here is a task over 50 ms in the page; BENCHMARKS.md quotes it.
 
 use std::io::Read;
@@ -16,7 +17,8 @@ use tracelight_core::view::counters::{
     memory_tracks, plain_counters, utilization_track, BusySeries,
 };
 use tracelight_core::view::layout::groups;
-use tracelight_core::view::lod::LodBuild;
+use tracelight_core::view::lod::LodSort;
+use tracelight_core::view::parts::{self, TimelineParts};
 use tracelight_core::view::steps::step_marks;
 
 fn ms(t: Instant) -> f64 {
@@ -74,9 +76,20 @@ fn main() {
     let c = Instant::now();
     let _ = t.time_bounds();
     piece("time bounds", ms(c));
-    let c = Instant::now();
-    let mut b = LodBuild::new(&t);
-    piece("LodBuild::new", ms(c));
+    let (mut sort, mut longest, all) = (LodSort::new(&t), 0.0f64, Instant::now());
+    loop {
+        let c = Instant::now();
+        let more = sort.step(&t, 1 << 18);
+        longest = longest.max(ms(c));
+        if !more {
+            break;
+        }
+    }
+    piece(
+        &format!("slices into lanes: {:.0} ms in all, longest step", ms(all)),
+        longest,
+    );
+    let mut b = sort.done();
     let (mut steps, mut longest, all) = (0, 0.0f64, Instant::now());
     loop {
         let c = Instant::now();
@@ -127,6 +140,24 @@ fn main() {
     let _a = annotation_names(&t);
     piece("annotation_names", ms(c));
     let c = Instant::now();
+    let parts = TimelineParts::of(&t);
+    println!("{:9.1} ms  TimelineParts::of (in the worker)", ms(c));
+    let mut d = parts::Decoder::default();
+    let (mut longest, mut n) = (0.0f64, 0);
+    for k in 0..parts::section_count(&parts) {
+        let Some(s) = parts::section(&parts, k) else {
+            break;
+        };
+        let c = Instant::now();
+        if let Err(e) = d.push(&s) {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+        longest = longest.max(ms(c));
+        n += 1;
+    }
+    println!("{longest:9.1} ms  the longest of {n} timeline sections' decode");
+    let c = Instant::now();
     let a = Analysis::of(&path, &t);
     println!("{:9.1} ms  Analysis::of (in the worker)", ms(c));
     let sections = match analysis_wire::sections(&a) {
@@ -137,14 +168,17 @@ fn main() {
         }
     };
     let mut d = analysis_wire::Decoder::default();
+    let mut longest = 0.0f64;
     for (k, s) in sections.iter().enumerate() {
         let c = Instant::now();
         if let Err(e) = d.push(s) {
             eprintln!("{e}");
             std::process::exit(2);
         }
+        longest = longest.max(ms(c));
         piece(&format!("analysis section {k}, {} bytes", s.len()), ms(c));
     }
+    println!("{longest:9.1} ms  the longest of {} analysis sections' decode", sections.len());
     let c = Instant::now();
     let _ = d.finish();
     piece("analysis decoder finish", ms(c));

@@ -156,3 +156,55 @@ fn damaged_sections_are_errors_not_panics() {
     }
     assert!(errors > 300, "{errors} of 600 damaged analyses were errors");
 }
+
+/// A trace of 4,000 steps, each an op launching a kernel: the lists that grow with the steps
+/// (the step table, the idle causes' and the per-step tables) go in chunks, several each, and
+/// read back whole; a chunk missing is an error.
+#[test]
+fn lists_that_grow_with_the_steps_read_back_from_their_chunks() {
+    let mut ev = Vec::new();
+    for i in 0..4000u64 {
+        let t = i * 100;
+        ev.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{t},"dur":90}}"#));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{},"dur":20}}"#,
+            t + 5
+        ));
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{i}}}}}"#, t + 10));
+        ev.push(format!(r#"{{"ph":"X","cat":"kernel","name":"gemm_{}","pid":0,"tid":7,"ts":{},"dur":30,"args":{{"device":0,"stream":7,"correlation":{i}}}}}"#, i % 3, t + 20));
+    }
+    let json = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+    let t = read_kineto(json.as_bytes()).unwrap();
+    let a = Analysis::of("steps", &t);
+    assert_eq!(a.steps.len(), 4000);
+    assert_eq!(a.per_step.steps.len(), 4000);
+    assert_eq!(a.idle.steps.len(), 4000);
+    let s = sections(&a).unwrap();
+    let plain = sections(&Analysis::default()).unwrap().len();
+    assert!(
+        s.len() >= plain + 6,
+        "{} sections, {plain} for an empty analysis",
+        s.len()
+    );
+    assert!(
+        s.iter().all(|x| x.len() < 1 << 20),
+        "a section of a MB or more"
+    );
+    assert_same(&round_trip(&a), &a, "4,000 steps");
+    // Each JSON array dropped in turn (the chunks among them): an error, never a panic or a
+    // shorter list taken as whole.
+    let arrays: Vec<usize> = (0..s.len())
+        .filter(|&k| s[k].first() == Some(&b'['))
+        .collect();
+    assert!(arrays.len() >= 6);
+    for &k in &arrays {
+        let mut d = Decoder::default();
+        let r = s
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .try_for_each(|(_, x)| d.push(x))
+            .and_then(|()| d.finish());
+        assert!(r.is_err(), "section {k} dropped");
+    }
+}

@@ -471,12 +471,26 @@ impl Trace {
 
     /// First and last instant covered by any slice, instant, memory event or counter.
     pub fn time_bounds(&self) -> Option<(Ns, Ns)> {
+        let b = self.point_bounds();
+        Trace::bounds_with(b, self.slice_bounds(0..self.slices.len()))
+    }
+
+    /// [`Trace::time_bounds`] of the slices in `rows` alone (the page takes a big trace's in
+    /// parts, a task each).
+    pub fn slice_bounds(&self, rows: std::ops::Range<usize>) -> Option<(Ns, Ns)> {
         let mut lo = i64::MAX;
         let mut hi = i64::MIN;
-        for i in 0..self.slices.len() {
+        for i in rows.start..rows.end.min(self.slices.len()) {
             lo = lo.min(self.slices.start[i]);
             hi = hi.max(self.slices.end(i));
         }
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// [`Trace::time_bounds`] of the instants, memory events and counters alone.
+    pub fn point_bounds(&self) -> Option<(Ns, Ns)> {
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
         for &t in self
             .instants
             .ts
@@ -488,6 +502,14 @@ impl Trace {
             hi = hi.max(t);
         }
         (lo <= hi).then_some((lo, hi))
+    }
+
+    /// The bounds covering both.
+    pub fn bounds_with(a: Option<(Ns, Ns)>, b: Option<(Ns, Ns)>) -> Option<(Ns, Ns)> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Display name of a track: "thread name (tid)" or "stream N" under its process.
@@ -530,5 +552,34 @@ impl Trace {
             + self.instants.ts.capacity() * 28
             + self.counters.ts.capacity() * 20
             + self.flows.from.capacity() * 12
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use crate::view::testutil::trace_json;
+
+    /// The bounds taken in parts, joined, are the whole trace's: the slices' earliest start and
+    /// latest end (a long slice that starts early ends last) and the instants and counters'.
+    #[test]
+    fn bounds_taken_in_parts_join_to_the_whole() {
+        let t = trace_json(
+            r#"{"ph":"X","name":"a","pid":1,"tid":1,"ts":10,"dur":100},
+               {"ph":"X","name":"b","pid":1,"tid":1,"ts":20,"dur":5},
+               {"ph":"X","name":"c","pid":1,"tid":2,"ts":30,"dur":1},
+               {"ph":"i","name":"i","pid":1,"tid":1,"ts":5},
+               {"ph":"C","name":"q","pid":1,"ts":200,"args":{"v":1}}"#,
+        );
+        assert_eq!(t.slices.len(), 3);
+        assert_eq!(t.point_bounds(), Some((5_000, 200_000)));
+        assert_eq!(t.slice_bounds(0..3), Some((10_000, 110_000)));
+        assert_eq!(t.time_bounds(), Some((5_000, 200_000)));
+        for cut in 0..=3 {
+            let parts = super::Trace::bounds_with(t.slice_bounds(0..cut), t.slice_bounds(cut..9));
+            assert_eq!(parts, Some((10_000, 110_000)), "cut {cut}");
+        }
+        assert_eq!(t.slice_bounds(3..3), None);
+        assert_eq!(super::Trace::bounds_with(None, None), None);
     }
 }

@@ -10,38 +10,43 @@
 //! (a non-finite float is written as `null`) is such an error too.
 
 use super::analysis::Analysis;
+use crate::analysis::idle::IdleCauses;
+use crate::analysis::per_step::PerStep;
 use crate::error::Result;
 use crate::model::wire::{bad, Get, Wire, PIECE};
 
-/// The JSON fields, in section order.
+/// The JSON fields, in section order. A `long` one holds lists that grow with the trace's steps
+/// (a 10 GB trace's 172 K steps made each of them one section of 25-47 MB, a task of 130-270 ms on
+/// the page): it goes as a shell, the field with those lists empty, then the lists in chunks of
+/// about [`CHUNK_BYTES`] of JSON ([`Long`]).
 macro_rules! json_fields {
     ($m:ident) => {
-        $m!(path);
-        $m!(events);
-        $m!(ops);
-        $m!(kernels);
-        $m!(categories);
-        $m!(gpu);
-        $m!(temporal_hta);
-        $m!(steps);
-        $m!(memory);
-        $m!(memory_ops);
-        $m!(launch);
-        $m!(sync);
-        $m!(flops);
-        $m!(idle);
-        $m!(roofline);
-        $m!(recommendations);
-        $m!(rank);
-        $m!(collectives);
-        $m!(modules);
-        $m!(sources);
-        $m!(backward);
-        $m!(graphs);
-        $m!(health);
-        $m!(per_step);
-        $m!(warnings);
-        $m!(info);
+        $m!(path, short);
+        $m!(events, short);
+        $m!(ops, short);
+        $m!(kernels, short);
+        $m!(categories, short);
+        $m!(gpu, short);
+        $m!(temporal_hta, short);
+        $m!(steps, long);
+        $m!(memory, short);
+        $m!(memory_ops, short);
+        $m!(launch, short);
+        $m!(sync, short);
+        $m!(flops, short);
+        $m!(idle, long);
+        $m!(roofline, short);
+        $m!(recommendations, short);
+        $m!(rank, short);
+        $m!(collectives, long);
+        $m!(modules, short);
+        $m!(sources, short);
+        $m!(backward, short);
+        $m!(graphs, short);
+        $m!(health, short);
+        $m!(per_step, long);
+        $m!(warnings, short);
+        $m!(info, short);
     };
 }
 
@@ -49,7 +54,7 @@ macro_rules! json_fields {
 const JSON_SECTIONS: usize = {
     let mut n = 0;
     macro_rules! count {
-        ($f:ident) => {
+        ($f:ident, $kind:ident) => {
             n += 1;
         };
     }
@@ -76,8 +81,11 @@ const COLUMNS: usize = 4;
 pub fn sections(a: &Analysis) -> Result<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     macro_rules! enc {
-        ($f:ident) => {
+        ($f:ident, short) => {
             out.push(serde_json::to_vec(&a.$f).map_err(|e| bad(&e.to_string()))?);
+        };
+        ($f:ident, long) => {
+            put_long(&a.$f, &mut out)?;
         };
     }
     json_fields!(enc);
@@ -109,6 +117,171 @@ pub fn sections(a: &Analysis) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// JSON of one chunk of a long list, about.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// A field whose lists grow with the trace's steps ([`json_fields`]' `long` ones).
+trait Long: Sized {
+    /// The field with its lists empty, and each list's chunks.
+    fn split(&self) -> Result<(Self, Vec<Vec<Vec<u8>>>)>;
+    /// Each list's length.
+    fn lens(&self) -> Vec<usize>;
+    /// Makes room for lists of the announced lengths (fallibly: a corrupt length is an error).
+    fn reserve(&mut self, lens: &[usize]) -> Result<()>;
+    /// Appends a chunk of list `k`.
+    fn append(&mut self, k: usize, chunk: &[u8]) -> Result<()>;
+}
+
+/// `v` as JSON arrays of about [`CHUNK_BYTES`] each (none for an empty list).
+fn chunks<T: serde::Serialize>(v: &[T]) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    for x in v {
+        cur.push(if cur.is_empty() { b'[' } else { b',' });
+        serde_json::to_writer(&mut cur, x).map_err(|e| bad(&e.to_string()))?;
+        if cur.len() >= CHUNK_BYTES {
+            cur.push(b']');
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        cur.push(b']');
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+fn reserve<T>(v: &mut Vec<T>, n: Option<&usize>) -> Result<()> {
+    let n = *n.ok_or_else(|| bad("an analysis list not announced"))?;
+    *v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| bad("an analysis list longer than memory allows"))
+}
+
+/// Appends a chunk to `v`, within the room [`reserve`] made.
+fn append<T: serde::de::DeserializeOwned>(v: &mut Vec<T>, chunk: &[u8]) -> Result<()> {
+    let part: Vec<T> =
+        serde_json::from_slice(chunk).map_err(|e| bad(&format!("an analysis chunk: {e}")))?;
+    if part.len() > v.capacity() - v.len() {
+        return Err(bad("an analysis chunk longer than its list"));
+    }
+    v.extend(part);
+    Ok(())
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Long for Vec<T> {
+    fn split(&self) -> Result<(Self, Vec<Vec<Vec<u8>>>)> {
+        Ok((Vec::new(), vec![chunks(self)?]))
+    }
+    fn lens(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
+    fn reserve(&mut self, lens: &[usize]) -> Result<()> {
+        reserve(self, lens.first())
+    }
+    fn append(&mut self, k: usize, chunk: &[u8]) -> Result<()> {
+        match k {
+            0 => append(self, chunk),
+            _ => Err(bad("an analysis chunk of no list")),
+        }
+    }
+}
+
+impl Long for IdleCauses {
+    fn split(&self) -> Result<(Self, Vec<Vec<Vec<u8>>>)> {
+        let shell = IdleCauses {
+            window_start_ns: self.window_start_ns,
+            window_end_ns: self.window_end_ns,
+            window_from_steps: self.window_from_steps,
+            idle_ns: self.idle_ns,
+            causes: self.causes.clone(),
+            devices: self.devices.clone(),
+            streams: self.streams.clone(),
+            steps: Vec::new(),
+            intervals: self.intervals.clone(),
+        };
+        Ok((shell, vec![chunks(&self.steps)?]))
+    }
+    fn lens(&self) -> Vec<usize> {
+        vec![self.steps.len()]
+    }
+    fn reserve(&mut self, lens: &[usize]) -> Result<()> {
+        reserve(&mut self.steps, lens.first())
+    }
+    fn append(&mut self, k: usize, chunk: &[u8]) -> Result<()> {
+        match k {
+            0 => append(&mut self.steps, chunk),
+            _ => Err(bad("an analysis chunk of no list")),
+        }
+    }
+}
+
+impl Long for PerStep {
+    fn split(&self) -> Result<(Self, Vec<Vec<Vec<u8>>>)> {
+        let lists = vec![
+            chunks(&self.steps)?,
+            chunks(&self.ops)?,
+            chunks(&self.kernels)?,
+        ];
+        Ok((PerStep::default(), lists))
+    }
+    fn lens(&self) -> Vec<usize> {
+        vec![self.steps.len(), self.ops.len(), self.kernels.len()]
+    }
+    fn reserve(&mut self, lens: &[usize]) -> Result<()> {
+        reserve(&mut self.steps, lens.first())?;
+        reserve(&mut self.ops, lens.get(1))?;
+        reserve(&mut self.kernels, lens.get(2))
+    }
+    fn append(&mut self, k: usize, chunk: &[u8]) -> Result<()> {
+        match k {
+            0 => append(&mut self.steps, chunk),
+            1 => append(&mut self.ops, chunk),
+            2 => append(&mut self.kernels, chunk),
+            _ => Err(bad("an analysis chunk of no list")),
+        }
+    }
+}
+
+/// A long field's sections: its shell (how many lists; each one's length and chunk count; then
+/// the JSON of the field with its lists empty), then every list's chunks in order.
+fn put_long<L: Long + serde::Serialize>(f: &L, out: &mut Vec<Vec<u8>>) -> Result<()> {
+    let (shell, lists) = f.split()?;
+    let mut head = Vec::new();
+    (lists.len() as u32).put(&mut head);
+    for (n, c) in f.lens().into_iter().zip(&lists) {
+        (n as u32).put(&mut head);
+        (c.len() as u32).put(&mut head);
+    }
+    serde_json::to_writer(&mut head, &shell).map_err(|e| bad(&e.to_string()))?;
+    out.push(head);
+    out.extend(lists.into_iter().flatten());
+    Ok(())
+}
+
+/// A shell's lists' lengths, their chunks still to come (list, count) and its JSON.
+type Shell<'a> = (
+    Vec<usize>,
+    std::collections::VecDeque<(usize, usize)>,
+    &'a [u8],
+);
+
+fn shell(section: &[u8]) -> Result<Shell<'_>> {
+    let mut g = Get::new(section);
+    let m = g.count()?;
+    let mut lens = Vec::with_capacity(m);
+    let mut chunks = std::collections::VecDeque::new();
+    for k in 0..m {
+        lens.push(u32::get(&mut g)? as usize);
+        let c = u32::get(&mut g)? as usize;
+        if c > 0 {
+            chunks.push_back((k, c));
+        }
+    }
+    let json = g.take(section.len() - 4 * (1 + 2 * m))?;
+    Ok((lens, chunks, json))
+}
+
 /// Cuts the lists that grow with the trace's steps and calls to their length. JSON carries no
 /// lengths, so serde grows each list by doubling: up to half of each was spare, and the page keeps
 /// the analysis for the session. Done after each section, so the next one reuses what is freed.
@@ -133,8 +306,14 @@ pub struct Decoder {
     cols: [Vec<u32>; COLUMNS],
     /// How many slices the anchors cover.
     anchor_len: u32,
-    /// Sections read so far.
-    k: usize,
+    /// JSON fields read so far (their shells, for long ones).
+    field: usize,
+    /// Of the last long field read: its lists' announced lengths, and the chunks still to come,
+    /// as (list, chunks), in order.
+    lens: Vec<usize>,
+    chunks: std::collections::VecDeque<(usize, usize)>,
+    /// Whether the section after the JSON fields was read.
+    rest: bool,
     /// The column being read and how many of its values are still to come (`None` before its
     /// first piece).
     col: usize,
@@ -144,12 +323,20 @@ pub struct Decoder {
 impl Decoder {
     /// Reads the next section.
     pub fn push(&mut self, section: &[u8]) -> Result<()> {
-        let k = self.k;
-        self.k += 1;
+        if let Some((list, n)) = self.chunks.front_mut() {
+            let list = *list;
+            *n -= 1;
+            if *n == 0 {
+                self.chunks.pop_front();
+            }
+            return self.chunk(list, section);
+        }
+        let k = self.field;
         if k < JSON_SECTIONS {
+            self.field += 1;
             let mut i = 0;
             macro_rules! dec {
-                ($f:ident) => {
+                ($f:ident, short) => {
                     if i == k {
                         self.a.$f = serde_json::from_slice(section)
                             .map_err(|e| bad(&format!("analysis {}: {e}", stringify!($f))))?;
@@ -158,15 +345,76 @@ impl Decoder {
                     }
                     i += 1;
                 };
+                ($f:ident, long) => {
+                    if i == k {
+                        let (lens, chunks, json) = shell(section)?;
+                        self.a.$f = serde_json::from_slice(json)
+                            .map_err(|e| bad(&format!("analysis {}: {e}", stringify!($f))))?;
+                        Long::reserve(&mut self.a.$f, &lens)?;
+                        self.lens = lens;
+                        self.chunks = chunks;
+                        return self.lists_done(k);
+                    }
+                    i += 1;
+                };
             }
             json_fields!(dec);
             let _ = i;
             return Err(bad("analysis section out of order"));
         }
-        if k == JSON_SECTIONS {
+        if !self.rest {
+            self.rest = true;
             return self.rest(section);
         }
         self.piece(section)
+    }
+
+    /// A chunk of list `list` of the long field read last.
+    fn chunk(&mut self, list: usize, section: &[u8]) -> Result<()> {
+        let k = self.field - 1;
+        let mut i = 0;
+        macro_rules! app {
+            ($f:ident, short) => {
+                i += 1;
+            };
+            ($f:ident, long) => {
+                if i == k {
+                    Long::append(&mut self.a.$f, list, section)?;
+                    return self.lists_done(k);
+                }
+                i += 1;
+            };
+        }
+        json_fields!(app);
+        let _ = i;
+        Err(bad("an analysis chunk of a field without lists"))
+    }
+
+    /// After a long field's shell or chunk: once its last chunk is in, its lists hold what was
+    /// announced.
+    fn lists_done(&self, k: usize) -> Result<()> {
+        if !self.chunks.is_empty() {
+            return Ok(());
+        }
+        let mut i = 0;
+        macro_rules! lens {
+            ($f:ident, short) => {
+                i += 1;
+            };
+            ($f:ident, long) => {
+                if i == k {
+                    return if Long::lens(&self.a.$f) == self.lens {
+                        Ok(())
+                    } else {
+                        Err(bad("an analysis list of another length than announced"))
+                    };
+                }
+                i += 1;
+            };
+        }
+        json_fields!(lens);
+        let _ = i;
+        Ok(())
     }
 
     /// The unmatched count and the modules' frames.
@@ -218,7 +466,11 @@ impl Decoder {
 
     /// The analysis, once every section was read.
     pub fn finish(self) -> Result<Analysis> {
-        if self.k <= JSON_SECTIONS || self.col != COLUMNS {
+        if self.field < JSON_SECTIONS
+            || !self.chunks.is_empty()
+            || !self.rest
+            || self.col != COLUMNS
+        {
             return Err(bad("analysis sections missing"));
         }
         let mut a = self.a;

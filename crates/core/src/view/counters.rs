@@ -53,6 +53,12 @@ impl StepSeries {
         StepSeries { ts, value, pyramid }
     }
 
+    /// The series of `ts` and `value` with the pyramid [`PyramidBuild`] made of the values.
+    pub fn with_pyramid(ts: Vec<i64>, value: Vec<f64>, p: PyramidBuild) -> StepSeries {
+        let pyramid = p.finish(value.len());
+        StepSeries { ts, value, pyramid }
+    }
+
     /// (min, max) of block `j` of level `k` ([`StepSeries::pyramid`]).
     fn block(&self, k: usize, j: usize) -> Option<(f64, f64)> {
         match k.checked_sub(1) {
@@ -93,6 +99,72 @@ impl StepSeries {
             r >>= 1;
         }
         acc.0.is_finite().then_some(acc)
+    }
+}
+
+/// [`StepSeries::new`]'s pyramid made a piece of values at a time, each piece of `2^log` values
+/// but the last: a page takes a long series in pieces, and the whole pyramid of 1.4 M values was
+/// one task of 50-75 ms on its thread.
+pub struct PyramidBuild {
+    log: u32,
+    levels: Vec<Vec<(f64, f64)>>,
+}
+
+fn min_max(c: &[(f64, f64)]) -> (f64, f64) {
+    c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, b| {
+        (a.0.min(b.0), a.1.max(b.1))
+    })
+}
+
+impl PyramidBuild {
+    /// For pieces of `2^log` values (`log` ≥ 1).
+    pub fn new(log: u32) -> PyramidBuild {
+        PyramidBuild {
+            log: log.max(1),
+            levels: Vec::new(),
+        }
+    }
+
+    /// The next piece's values: its blocks of every level up to `2^log` values (a piece's block
+    /// of each level is the whole series' block there, pieces being aligned).
+    pub fn push(&mut self, v: &[f64]) {
+        if v.is_empty() {
+            return;
+        }
+        self.levels.resize_with(self.log as usize, Vec::new);
+        let mut level: Vec<(f64, f64)> = v
+            .chunks(2)
+            .map(|c| {
+                c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, &b| {
+                    (a.0.min(b), a.1.max(b))
+                })
+            })
+            .collect();
+        for k in 0..self.log as usize {
+            if k > 0 {
+                level = level.chunks(2).map(min_max).collect();
+            }
+            self.levels[k].extend_from_slice(&level);
+        }
+    }
+
+    /// The pyramid of a series of `n` values: the levels above a piece made from the pieces',
+    /// up to a level of one block, and none past it.
+    fn finish(mut self, n: usize) -> Vec<Vec<(f64, f64)>> {
+        if n <= 1 {
+            return Vec::new();
+        }
+        while self.levels.last().is_some_and(|l| l.len() > 1) {
+            let next = self
+                .levels
+                .last()
+                .map_or_else(Vec::new, |l| l.chunks(2).map(min_max).collect::<Vec<_>>());
+            self.levels.push(next);
+        }
+        if let Some(one) = self.levels.iter().position(|l| l.len() == 1) {
+            self.levels.truncate(one + 1);
+        }
+        self.levels
     }
 }
 
@@ -144,14 +216,31 @@ impl BusySeries {
         // One figure a block, and the total after the last (a query past the end of a list of
         // whole blocks reads it).
         let mut prefix = Vec::with_capacity(iv.len() / BUSY_BLOCK + 2);
-        let mut acc = 0i64;
-        prefix.push(acc);
+        prefix.push(0);
+        BusySeries::prefix_of(&iv, 0, &mut prefix);
+        BusySeries { iv, prefix }
+    }
+
+    /// Appends to `prefix` the busy time after each block of [`BUSY_BLOCK`] intervals of `iv`
+    /// (the last one partial), counting from `acc`; returns the total. `iv` taken a whole number
+    /// of blocks at a time gives what one call over all of it gives: a page builds the prefix of
+    /// a series that arrives in pieces a piece at a time ([`BusySeries::from_prefix`]).
+    pub fn prefix_of(iv: &[(i64, i64)], mut acc: i64, prefix: &mut Vec<i64>) -> i64 {
         for c in iv.chunks(BUSY_BLOCK) {
             acc += c.iter().map(|&(s, e)| e - s).sum::<i64>();
             prefix.push(acc);
         }
-        BusySeries { iv, prefix }
+        acc
     }
+
+    /// The series of sorted, disjoint `iv` and the `prefix` made for them by
+    /// [`BusySeries::prefix_of`] after a 0; `None` when its length does not fit theirs.
+    pub fn from_prefix(iv: Vec<(i64, i64)>, prefix: Vec<i64>) -> Option<BusySeries> {
+        (prefix.len() == iv.len().div_ceil(BUSY_BLOCK) + 1).then_some(BusySeries { iv, prefix })
+    }
+
+    /// Intervals per prefix figure, which pieces of a series must be a multiple of.
+    pub const BLOCK: usize = BUSY_BLOCK;
 
     /// The union's intervals: sorted, disjoint.
     pub fn intervals(&self) -> &[(i64, i64)] {
@@ -339,6 +428,25 @@ pub fn plain_counters(t: &Trace) -> Vec<CounterTrack> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pyramid made a piece at a time is the one made at once, whatever the length against
+    /// the piece (shorter, equal, one more, many pieces with a short last one).
+    #[test]
+    fn a_pyramid_made_in_pieces_is_the_one_made_at_once() {
+        for log in [1u32, 3, 4] {
+            let piece = 1usize << log;
+            for n in (0..70).chain([128, 129, 255, 256, 257, 1000]) {
+                let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 - 300.0).collect();
+                let ts: Vec<i64> = (0..n as i64).collect();
+                let mut p = PyramidBuild::new(log);
+                for c in v.chunks(piece) {
+                    p.push(c);
+                }
+                let got = StepSeries::with_pyramid(ts.clone(), v.clone(), p);
+                assert_eq!(got, StepSeries::new(ts, v), "log {log}, n {n}");
+            }
+        }
+    }
 
     #[test]
     fn step_range_sees_the_value_in_effect_and_every_sample_inside() {

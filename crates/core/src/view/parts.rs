@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::model::wire::{bad, read_piece, Get, Wire, PIECE};
 use crate::model::Trace;
 use crate::view::counters::{
-    counter_tracks, BusySeries, CounterTrack, SeriesData, StepSeries, Unit,
+    counter_tracks, BusySeries, CounterTrack, PyramidBuild, SeriesData, StepSeries, Unit,
 };
 use crate::view::layout::{groups, Group};
 use crate::view::steps::{step_marks, StepMark};
@@ -235,7 +235,10 @@ struct Pending {
     kind: u8,
 }
 
-/// Rebuilds [`TimelineParts`] from [`sections`], one section per [`Decoder::push`].
+/// Rebuilds [`TimelineParts`] from [`sections`], one section per [`Decoder::push`]. What depends on
+/// a whole column (a step series' pyramid, a busy series' prefix sums, the order checks, the
+/// marks' labels) is made a piece at a time as the pieces come, so no push goes over more than a
+/// piece (a 10 GB trace's memory series of 1.4 M samples had a pyramid of one task of 50-75 ms).
 #[derive(Default)]
 pub struct Decoder {
     p: TimelineParts,
@@ -249,17 +252,24 @@ pub struct Decoder {
     left: Option<usize>,
     /// The piece just read.
     piece: Vec<i64>,
-    /// A step series' times or the marks' starts; a step series' values; a busy series'
-    /// intervals (starts, then ends written into them); the marks' ends, slices and numbers.
+    /// A step series' times or the marks' starts; a step series' values and their pyramid; a busy
+    /// series' intervals (starts, then ends written into them), its prefix sums and busy time so
+    /// far; the marks' ends, slices and numbers.
     ts: Vec<i64>,
     values: Vec<f64>,
+    pyramid: Option<PyramidBuild>,
     iv: Vec<(i64, i64)>,
     /// Of `iv`, the intervals whose ends are in.
     ends_in: usize,
+    prefix: Vec<i64>,
+    busy: i64,
     ends: Vec<i64>,
     slices: Vec<u32>,
     numbers: Vec<i64>,
 }
+
+/// A piece is `2^PIECE_LOG` values.
+const PIECE_LOG: u32 = PIECE.trailing_zeros();
 
 impl Decoder {
     /// Reads the next section.
@@ -274,12 +284,35 @@ impl Decoder {
             None => return Err(bad("more timeline sections than announced")),
         };
         let left = match (kind, self.col) {
-            (Some(STEP) | None, 0) => read_piece(&mut self.ts, self.left, section)?,
-            (Some(STEP), 1) => read_piece(&mut self.values, self.left, section)?,
+            (Some(STEP) | None, 0) => {
+                let from = self.ts.len().saturating_sub(1);
+                let left = read_piece(&mut self.ts, self.left, section)?;
+                if kind.is_some() && self.ts[from..].windows(2).any(|w| w[0] > w[1]) {
+                    return Err(bad("a counter's samples out of order"));
+                }
+                left
+            }
+            (Some(STEP), 1) => {
+                let from = self.values.len();
+                let left = read_piece(&mut self.values, self.left, section)?;
+                let got = &self.values[from..];
+                if left > 0 && got.len() != PIECE {
+                    return Err(bad("a counter's values in uneven pieces"));
+                }
+                self.pyramid
+                    .get_or_insert_with(|| PyramidBuild::new(PIECE_LOG))
+                    .push(got);
+                left
+            }
             (Some(_), c) => self.busy_piece(c, section)?,
             (None, 1) => read_piece(&mut self.ends, self.left, section)?,
             (None, 2) => read_piece(&mut self.slices, self.left, section)?,
-            (None, _) => read_piece(&mut self.numbers, self.left, section)?,
+            (None, _) => {
+                let from = self.numbers.len();
+                let left = read_piece(&mut self.numbers, self.left, section)?;
+                self.marks_from(from)?;
+                left
+            }
         };
         if left > 0 {
             self.left = Some(left);
@@ -289,7 +322,8 @@ impl Decoder {
         self.column_done()
     }
 
-    /// A piece of a busy series' starts (column 0) or ends (1), read into its intervals.
+    /// A piece of a busy series' starts (column 0) or ends (1), read into its intervals; with
+    /// the ends, the intervals checked and their prefix sums made.
     fn busy_piece(&mut self, col: usize, section: &[u8]) -> Result<usize> {
         let (total, left) = piece_apart(self.left, section, &mut self.piece)?;
         if let Some(n) = total {
@@ -298,19 +332,34 @@ impl Decoder {
                 self.iv
                     .try_reserve_exact(n)
                     .map_err(|_| bad("a column longer than memory allows"))?;
+                self.prefix = vec![0];
+                self.busy = 0;
             } else if n != self.iv.len() {
                 return Err(bad("a busy series' starts and ends of different lengths"));
             }
         }
         if col == 0 {
             self.iv.extend(self.piece.iter().map(|&s| (s, s)));
-        } else {
-            let to = self.iv.get_mut(self.ends_in..).unwrap_or_default();
-            for (x, &e) in to.iter_mut().zip(&self.piece) {
-                x.1 = e;
-            }
-            self.ends_in += self.piece.len();
+            return Ok(left);
         }
+        if left > 0 && self.piece.len() != PIECE {
+            return Err(bad("a busy series in uneven pieces"));
+        }
+        let from = self.ends_in;
+        let to = from + self.piece.len();
+        let done = self.iv.get_mut(from..to).unwrap_or_default();
+        for (x, &e) in done.iter_mut().zip(&self.piece) {
+            x.1 = e;
+        }
+        let ordered = self.iv[from..to].iter().all(|x| x.0 <= x.1)
+            && self.iv[from.saturating_sub(1)..to]
+                .windows(2)
+                .all(|w| w[0].1 < w[1].0);
+        if !ordered {
+            return Err(bad("a busy series' intervals out of order"));
+        }
+        self.busy = BusySeries::prefix_of(&self.iv[from..to], self.busy, &mut self.prefix);
+        self.ends_in = to;
         Ok(left)
     }
 
@@ -333,18 +382,27 @@ impl Decoder {
                 std::mem::take(&mut self.ts),
                 std::mem::take(&mut self.values),
             );
-            if ts.len() != values.len() || ts.windows(2).any(|w| w[0] > w[1]) {
-                return Err(bad("a counter's samples out of order or unpaired"));
+            if ts.len() != values.len() {
+                return Err(bad("a counter's samples unpaired"));
             }
-            SeriesData::Step(StepSeries::new(ts, values))
+            let pyramid = self
+                .pyramid
+                .take()
+                .unwrap_or_else(|| PyramidBuild::new(PIECE_LOG));
+            SeriesData::Step(StepSeries::with_pyramid(ts, values, pyramid))
         } else {
-            let iv = std::mem::take(&mut self.iv);
-            let sorted = iv.iter().all(|x| x.0 <= x.1) && iv.windows(2).all(|w| w[0].1 < w[1].0);
-            if self.ends_in != iv.len() || !sorted {
-                return Err(bad("a busy series' intervals out of order"));
+            let (iv, prefix) = (
+                std::mem::take(&mut self.iv),
+                std::mem::take(&mut self.prefix),
+            );
+            if self.ends_in != iv.len() {
+                return Err(bad("a busy series' ends missing"));
             }
             self.ends_in = 0;
-            SeriesData::Busy(BusySeries::from_union(iv))
+            SeriesData::Busy(
+                BusySeries::from_prefix(iv, prefix)
+                    .ok_or_else(|| bad("a busy series' prefix sums"))?,
+            )
         };
         self.p.counters.push(CounterTrack {
             label: std::mem::take(&mut self.pending[self.at].label),
@@ -357,20 +415,39 @@ impl Decoder {
         Ok(())
     }
 
-    fn marks_done(&mut self) -> Result<()> {
-        let n = self.ts.len();
-        if [self.ends.len(), self.slices.len(), self.numbers.len()] != [n; 3] {
+    /// The marks whose numbers came in the piece from `from`.
+    fn marks_from(&mut self, from: usize) -> Result<()> {
+        let n = self.numbers.len();
+        if [self.ts.len(), self.ends.len(), self.slices.len()]
+            .iter()
+            .any(|&c| c < n)
+        {
             return Err(bad("step marks of unequal columns"));
         }
-        self.p.steps = (0..n)
-            .map(|i| StepMark {
-                start: self.ts[i],
-                end: self.ends[i],
-                label: format!("#{}", self.numbers[i]),
-                slice: self.slices[i],
-                number: self.numbers[i],
-            })
-            .collect();
+        if from == 0 {
+            self.p.steps = Vec::with_capacity(self.ts.len());
+        }
+        self.p.steps.extend((from..n).map(|i| StepMark {
+            start: self.ts[i],
+            end: self.ends[i],
+            label: format!("#{}", self.numbers[i]),
+            slice: self.slices[i],
+            number: self.numbers[i],
+        }));
+        Ok(())
+    }
+
+    fn marks_done(&mut self) -> Result<()> {
+        let n = self.ts.len();
+        if [
+            self.ends.len(),
+            self.slices.len(),
+            self.numbers.len(),
+            self.p.steps.len(),
+        ] != [n; 4]
+        {
+            return Err(bad("step marks of unequal columns"));
+        }
         self.at += 1;
         Ok(())
     }

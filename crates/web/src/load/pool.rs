@@ -440,9 +440,9 @@ pub(super) async fn load_in_workers(
     // Every byte of the (inflated) file was decoded (the reader stops at the final `}`, before a
     // trailing newline, as the page's own reader counts too).
     let decoded_bytes = total;
-    // The file's facts (a pass over every slice for the time bounds) in a task of their own.
-    yield_now().await;
-    let tf = TraceFile::new(&name, trace).with_source(&blob);
+    // The file's facts, their time bounds a part of the slices per task.
+    let bounds = super::after_model::bounds_yielding(&trace).await;
+    let tf = TraceFile::with_bounds(&name, trace, bounds).with_source(&blob);
     let phase = |phase: &'static str| {
         ctx.progress.update(|p| {
             if let Some(p) = p {

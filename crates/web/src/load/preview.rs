@@ -191,7 +191,8 @@ async fn preview(
         }
     };
     let events = trace.event_count;
-    let tf = TraceFile::new(&name, trace).with_source(&blob);
+    let bounds = super::after_model::bounds_yielding(&trace).await;
+    let tf = TraceFile::with_bounds(&name, trace, bounds).with_source(&blob);
     let done = super::after_model::timeline_and_analysis(
         &tf,
         |ms| pool.0.next_within(ms),

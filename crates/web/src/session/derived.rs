@@ -12,7 +12,7 @@ use tracelight_core::view::counters::{
     memory_tracks, plain_counters, utilization_track, BusySeries, CounterTrack,
 };
 use tracelight_core::view::layout::{groups, Group};
-use tracelight_core::view::lod::{LodBuild, LodIndex};
+use tracelight_core::view::lod::{LodIndex, LodSort};
 use tracelight_core::view::parts::TimelineParts;
 use tracelight_core::view::steps::{step_marks, StepMark};
 
@@ -57,9 +57,15 @@ impl TimelineData {
     /// The LOD index, a step at a time ([`TimelineData::build_yielding`]'s first part).
     pub async fn lod_yielding(t: &Trace) -> LodIndex {
         yield_now().await;
-        let mut b = LodBuild::new(t);
-        yield_now().await;
         let mut last = now_ms();
+        let mut sort = LodSort::new(t);
+        while sort.step(t, LOD_STEP_SPANS) {
+            if now_ms() - last >= BUDGET_MS {
+                yield_now().await;
+                last = now_ms();
+            }
+        }
+        let mut b = sort.done();
         // A step goes over at most LOD_STEP_SPANS spans, inside a lane where it is longer: a lane
         // a step was a task of 150-300 ms on a 10 GB trace.
         while b.step_within(t, LOD_STEP_SPANS) {
@@ -111,8 +117,8 @@ impl TimelineData {
 /// Work between two yields of [`TimelineData::build_yielding`].
 const BUDGET_MS: f64 = 30.0;
 
-/// Spans a step of the LOD index goes over: a 1 GB trace's index (2.1 M slices) takes 36 such
-/// steps, the longest 4 ms natively on one core.
+/// Spans a step of the LOD index goes over (slices, while they are sorted into lanes): a 1 GB
+/// trace's index (2.1 M slices) takes 36 such steps, the longest 4 ms natively on one core.
 const LOD_STEP_SPANS: usize = 1 << 18;
 
 /// The data of trace `file` of `session`: the one the loader built, or built now for a trace

@@ -64,7 +64,14 @@ pub struct TraceFile {
 
 impl TraceFile {
     pub fn new(name: &str, trace: Trace) -> Self {
-        let facts = Facts::of(name, &trace);
+        let bounds = trace.time_bounds();
+        TraceFile::with_bounds(name, trace, bounds)
+    }
+
+    /// [`TraceFile::new`] given the trace's time bounds ([`Trace::time_bounds`], which the
+    /// loader takes a part per task).
+    pub fn with_bounds(name: &str, trace: Trace, bounds: Option<(i64, i64)>) -> Self {
+        let facts = Facts::with_bounds(name, &trace, bounds);
         TraceFile {
             trace,
             facts,

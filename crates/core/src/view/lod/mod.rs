@@ -12,9 +12,9 @@
 use crate::model::Trace;
 
 mod build;
-pub use build::LodBuild;
 #[cfg(test)]
 use build::{merged, runs};
+pub use build::{LodBuild, LodSort};
 
 /// One drawable run: `[start, end)` in trace ns, `rep` the longest slice in it (its colour and,
 /// when `count == 1`, its name), `count` the slices merged into it.
@@ -426,6 +426,54 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The slices sorted into lanes a few at a time, stopping inside a track's count and inside
+    /// its placing, give the lanes of the sort in one go (empty tracks between included).
+    #[test]
+    fn sorting_in_steps_gives_the_lanes_of_one_sort() {
+        let mut ev = Vec::new();
+        for i in 0..300u64 {
+            let tid = [1, 2, 2, 5][i as usize % 4];
+            ev.push(("op", "cpu_op", tid, i as f64 * 4.0, 3.0));
+            ev.push(("child", "cpu_op", tid, i as f64 * 4.0 + 0.5, 1.0));
+        }
+        let t = trace_of(&ev);
+        let whole = LodIndex::build(&t);
+        // Each track's lanes, a depth each, its slices in model order; counted from the model.
+        let (mut first, mut want) = (Vec::new(), Vec::new());
+        for tr in &t.tracks {
+            first.push(want.len() as u32);
+            if tr.count == 0 {
+                continue;
+            }
+            for d in 0..=tr.max_depth {
+                let rows = tr.first..tr.first + tr.count;
+                want.push(
+                    rows.filter(|&i| t.slices.depth[i as usize] == d)
+                        .collect::<Vec<u32>>(),
+                );
+            }
+        }
+        first.push(want.len() as u32);
+        assert!(want.len() >= 6);
+        for budget in [1, 2, 5, 97, 1_000_000] {
+            let mut s = LodSort::new(&t);
+            let mut steps = 1;
+            while s.step(&t, budget) {
+                steps += 1;
+            }
+            if budget == 1 {
+                assert!(steps >= 2 * t.slices.len() - 4, "{steps} steps");
+            }
+            let mut b = s.done();
+            while b.step(&t) {}
+            let got = b.finish();
+            assert_eq!(got.first, first, "budget {budget}");
+            let lanes: Vec<Vec<u32>> = got.lanes.iter().map(|l| l.slices.clone()).collect();
+            assert_eq!(lanes, want, "budget {budget}");
+            assert_eq!(got.stored_spans(), whole.stored_spans(), "budget {budget}");
         }
     }
 
