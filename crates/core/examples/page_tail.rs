@@ -178,7 +178,10 @@ fn main() {
         longest = longest.max(ms(c));
         piece(&format!("analysis section {k}, {} bytes", s.len()), ms(c));
     }
-    println!("{longest:9.1} ms  the longest of {} analysis sections' decode", sections.len());
+    println!(
+        "{longest:9.1} ms  the longest of {} analysis sections' decode",
+        sections.len()
+    );
     let c = Instant::now();
     let _ = d.finish();
     piece("analysis decoder finish", ms(c));

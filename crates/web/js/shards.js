@@ -494,7 +494,9 @@ async function finishAndSend(m, fine) {
   // up to half a second each on the page's thread for a 10 GB trace), while the page builds the
   // index; then every analysis of the model (Analysis::of) instead of in one task of seconds on
   // the page's thread. Each sent a section per credit, as 'analysis' then its 'asection's.
-  await sendAfterModel(model ? x.tl_timeline() : -1);
+  // A preview's page makes its own (the head's passes are short there, and the first paint
+  // would wait for them here, before the analyses).
+  if (!m.preview) await sendAfterModel(model ? x.tl_timeline() : -1);
   await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);
 }
 // Set once a load starts here: the warm-up stops.
@@ -663,7 +665,7 @@ export class ShardPool {
       const from = Math.floor((file.size * i) / k);
       const to = preview ? previewTo : Math.floor((file.size * (i + 1)) / k);
       const last = !preview && i === k - 1;
-      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small, merger });
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small, merger, preview });
       this.workers.push(w);
     }
     if (merger) {

@@ -24,6 +24,11 @@ pub(super) const BUDGET_MS: f64 = 30.0;
 /// finishes and analyses for seconds without one).
 pub(super) const TICK_MS: f64 = 100.0;
 
+/// Sections a worker may send ahead of the page's decode after the model: with one, the worker's
+/// copy-out and the page's decode of each of a 1 GB trace's ~100 such sections waited for each
+/// other.
+const AHEAD: i32 = 4;
+
 /// Field `k` of a worker's message.
 pub(super) fn get(m: &JsValue, k: &str) -> JsValue {
     Reflect::get(m, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
@@ -33,16 +38,24 @@ pub(super) fn get(m: &JsValue, k: &str) -> JsValue {
 /// task, while the merging worker computes the timeline's other parts; those parts received, then
 /// the worker's analyses. Parts that do not come, do not decode or do not fit the model are
 /// computed here (a pass per task), and the analyses then too, on first use: the worker's later
-/// sections may not line up. `Err` only for what ends the load (Cancel, a worker out of memory).
+/// sections may not line up. A preview's worker sends no parts (`parts_here`: the page makes
+/// them, while the worker analyses the head). `Err` only for what ends the load (Cancel, a worker
+/// out of memory).
 pub(super) async fn timeline_and_analysis(
     tf: &TraceFile,
     next: impl Fn(f64) -> js_sys::Promise,
     credit: impl Fn(),
     ctx: &LoadCtx,
     phase: impl Fn(&'static str),
+    parts_here: bool,
 ) -> Result<(), Error> {
     phase("indexing timeline");
     let lod = TimelineData::lod_yielding(&tf.trace).await;
+    if parts_here {
+        let p = TimelineData::parts_yielding(&tf.trace).await;
+        tf.set_timeline(TimelineData::from_parts(lod, p));
+        return analysis(tf, &next, &credit, ctx).await;
+    }
     let got = match receive_after::<parts::Decoder>(&next, &credit, ctx).await {
         Ok(p) if p.fits(&tf.trace) => Some(p),
         Ok(_) => {
@@ -62,7 +75,17 @@ pub(super) async fn timeline_and_analysis(
     };
     tf.set_timeline_from_worker(TimelineData::from_parts(lod, p));
     phase("analysing");
-    match receive_after::<analysis_wire::Decoder>(&next, &credit, ctx).await {
+    analysis(tf, &next, &credit, ctx).await
+}
+
+/// The worker's analyses, when they come and decode (else the page computes them on first use).
+async fn analysis(
+    tf: &TraceFile,
+    next: &impl Fn(f64) -> js_sys::Promise,
+    credit: &impl Fn(),
+    ctx: &LoadCtx,
+) -> Result<(), Error> {
+    match receive_after::<analysis_wire::Decoder>(next, credit, ctx).await {
         Ok(a) => tf.set_analysis(a),
         Err(Some(e)) => return Err(e),
         Err(None) => {}
@@ -128,7 +151,7 @@ impl AfterModel for analysis_wire::Decoder {
 }
 
 /// The messages `next` gives after the model: `{kind: 'analysis', sections: n}` then n
-/// `{kind: 'asection', bytes}`, each asked for with `credit`. `Err(None)` when the worker has
+/// `{kind: 'asection', bytes}`, each asked for with `credit`, up to [`AHEAD`] ahead. `Err(None)` when the worker has
 /// none to give (it failed, or its sections do not decode): the page then computes it itself,
 /// on first use, as before; `Err(Some(_))` on Cancel.
 pub(super) async fn receive_after<D: AfterModel>(
@@ -140,6 +163,8 @@ pub(super) async fn receive_after<D: AfterModel>(
     let mut buf: Vec<u8> = Vec::new();
     let mut expected: Option<i32> = None;
     let mut got = 0;
+    // Credits given so far: n in all, never more (the worker's next wait is for the next stage).
+    let mut given = 0;
     let mut last_yield = now_ms();
     let warn = |why: &str| {
         warn(D::WHAT, why);
@@ -159,7 +184,10 @@ pub(super) async fn receive_after<D: AfterModel>(
                     return Err(warn("none"));
                 }
                 expected = Some(n);
-                credit();
+                for _ in 0..n.min(AHEAD) {
+                    credit();
+                }
+                given = n.min(AHEAD);
             }
             Some("asection") => {
                 let arr: Uint8Array = get(&m, "bytes")
@@ -176,7 +204,10 @@ pub(super) async fn receive_after<D: AfterModel>(
                     yield_now().await;
                     last_yield = now_ms();
                 }
-                credit();
+                if Some(given) < expected {
+                    credit();
+                    given += 1;
+                }
             }
             Some("error") => {
                 let msg = get(&m, "message").as_string().unwrap_or_default();

@@ -457,6 +457,7 @@ pub(super) async fn load_in_workers(
         || pool.0.credit(),
         &ctx,
         phase,
+        false,
     )
     .await
     .map_err(|e| e.in_file(&name))?;

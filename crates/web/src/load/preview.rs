@@ -199,6 +199,7 @@ async fn preview(
         || pool.0.credit(),
         &ctx,
         |_| {},
+        true,
     )
     .await;
     if !alive.get() || done.is_err() {
