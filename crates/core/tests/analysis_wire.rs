@@ -116,37 +116,8 @@ fn damaged_sections_are_errors_not_panics() {
     );
     let t = read_kineto(&inflate(std::fs::read(p).unwrap())).unwrap();
     let good = sections(&Analysis::of("gpu_mlp", &t)).unwrap();
-    let mut seed = 7u64;
-    let mut next = |n: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as usize) % n.max(1)
-    };
     let mut errors = 0;
-    for round in 0..600 {
-        let mut s = good.clone();
-        let k = next(s.len());
-        match round % 4 {
-            0 => {
-                let len = s[k].len();
-                if len > 0 {
-                    let i = next(len);
-                    s[k][i] ^= 1 << next(8);
-                }
-            }
-            1 => {
-                let len = s[k].len();
-                s[k].truncate(next(len));
-            }
-            2 => {
-                s.remove(k);
-            }
-            _ => {
-                let j = next(s.len());
-                s.swap(k, j);
-            }
-        }
+    for s in tracelight_testkit::damaged(&good, 600, 7) {
         let mut d = Decoder::default();
         let r = s
             .iter()

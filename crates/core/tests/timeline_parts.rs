@@ -199,37 +199,8 @@ fn damaged_sections_are_errors_not_panics() {
     p.counters[1].data = SeriesData::Busy(BusySeries::from_union(vec![(0, 3), (5, 9), (12, 13)]));
     p.steps.truncate(3);
     let good = sections(&p);
-    let mut seed = 11u64;
-    let mut next = |n: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as usize) % n.max(1)
-    };
     let mut errors = 0;
-    for round in 0..800 {
-        let mut s = good.clone();
-        let k = next(s.len());
-        match round % 4 {
-            0 => {
-                let len = s[k].len();
-                if len > 0 {
-                    let i = next(len);
-                    s[k][i] ^= 1 << next(8);
-                }
-            }
-            1 => {
-                let len = s[k].len();
-                s[k].truncate(next(len));
-            }
-            2 => {
-                s.remove(k);
-            }
-            _ => {
-                let j = next(s.len());
-                s.swap(k, j);
-            }
-        }
+    for s in tracelight_testkit::damaged(&good, 800, 11) {
         let mut d = Decoder::default();
         let r = s
             .iter()
@@ -238,4 +209,31 @@ fn damaged_sections_are_errors_not_panics() {
         errors += usize::from(r.is_err());
     }
     assert!(errors > 400, "{errors} of 800 damaged parts were errors");
+}
+
+/// The bounds taken in parts (`Trace::slice_bounds`, as the page takes a big trace's), joined, are
+/// the whole trace's: the slices' earliest start and latest end (a long slice that starts early
+/// ends last) and the instants' and counters' times.
+#[test]
+fn bounds_taken_in_parts_join_to_the_whole() {
+    use tracelight_core::model::Trace;
+    let t = read_kineto(
+        br#"{"traceEvents":[
+            {"ph":"X","name":"a","pid":1,"tid":1,"ts":10,"dur":100},
+            {"ph":"X","name":"b","pid":1,"tid":1,"ts":20,"dur":5},
+            {"ph":"X","name":"c","pid":1,"tid":2,"ts":30,"dur":1},
+            {"ph":"i","name":"i","pid":1,"tid":1,"ts":5},
+            {"ph":"C","name":"q","pid":1,"ts":200,"args":{"v":1}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(t.slices.len(), 3);
+    assert_eq!(t.point_bounds(), Some((5_000, 200_000)));
+    assert_eq!(t.slice_bounds(0..3), Some((10_000, 110_000)));
+    assert_eq!(t.time_bounds(), Some((5_000, 200_000)));
+    for cut in 0..=3 {
+        let parts = Trace::bounds_with(t.slice_bounds(0..cut), t.slice_bounds(cut..9));
+        assert_eq!(parts, Some((10_000, 110_000)), "cut {cut}");
+    }
+    assert_eq!(t.slice_bounds(3..3), None);
+    assert_eq!(Trace::bounds_with(None, None), None);
 }

@@ -91,3 +91,38 @@ pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         seed
     }
 }
+
+/// `rounds` damaged copies of a list of sections (what a worker hands the page), in turn one
+/// section's bit flipped, one cut short, one dropped, two swapped, at places drawn from `seed`:
+/// a decoder must give each an error or a value, never a panic.
+pub fn damaged(good: &[Vec<u8>], rounds: usize, seed: u64) -> Vec<Vec<Vec<u8>>> {
+    let mut rng = xorshift(seed);
+    let mut next = |n: usize| (rng() % n.max(1) as u64) as usize;
+    (0..rounds)
+        .map(|round| {
+            let mut s = good.to_vec();
+            let k = next(s.len());
+            match round % 4 {
+                0 => {
+                    let len = s[k].len();
+                    if len > 0 {
+                        let i = next(len);
+                        s[k][i] ^= 1 << next(8);
+                    }
+                }
+                1 => {
+                    let len = s[k].len();
+                    s[k].truncate(next(len));
+                }
+                2 => {
+                    s.remove(k);
+                }
+                _ => {
+                    let j = next(s.len());
+                    s.swap(k, j);
+                }
+            }
+            s
+        })
+        .collect()
+}

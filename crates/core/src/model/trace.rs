@@ -554,32 +554,3 @@ impl Trace {
             + self.flows.from.capacity() * 12
     }
 }
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
-mod tests {
-    use crate::view::testutil::trace_json;
-
-    /// The bounds taken in parts, joined, are the whole trace's: the slices' earliest start and
-    /// latest end (a long slice that starts early ends last) and the instants and counters'.
-    #[test]
-    fn bounds_taken_in_parts_join_to_the_whole() {
-        let t = trace_json(
-            r#"{"ph":"X","name":"a","pid":1,"tid":1,"ts":10,"dur":100},
-               {"ph":"X","name":"b","pid":1,"tid":1,"ts":20,"dur":5},
-               {"ph":"X","name":"c","pid":1,"tid":2,"ts":30,"dur":1},
-               {"ph":"i","name":"i","pid":1,"tid":1,"ts":5},
-               {"ph":"C","name":"q","pid":1,"ts":200,"args":{"v":1}}"#,
-        );
-        assert_eq!(t.slices.len(), 3);
-        assert_eq!(t.point_bounds(), Some((5_000, 200_000)));
-        assert_eq!(t.slice_bounds(0..3), Some((10_000, 110_000)));
-        assert_eq!(t.time_bounds(), Some((5_000, 200_000)));
-        for cut in 0..=3 {
-            let parts = super::Trace::bounds_with(t.slice_bounds(0..cut), t.slice_bounds(cut..9));
-            assert_eq!(parts, Some((10_000, 110_000)), "cut {cut}");
-        }
-        assert_eq!(t.slice_bounds(3..3), None);
-        assert_eq!(super::Trace::bounds_with(None, None), None);
-    }
-}

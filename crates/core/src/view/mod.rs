@@ -15,6 +15,7 @@ pub mod link;
 pub mod lod;
 pub mod palette;
 pub mod parts;
+pub mod pyramid;
 pub mod roofline;
 pub mod search;
 pub mod slice_colors;

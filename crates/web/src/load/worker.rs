@@ -6,26 +6,23 @@
 //! the module is a stub that throws, so nothing here may call into JS (no DOM, no clock, no log).
 
 use std::cell::RefCell;
-use tracelight_core::analysis::snapshot::summarize;
 use tracelight_core::ingest::kineto::cut::find_cut_forward;
 use tracelight_core::ingest::kineto::{first_byte, IncomingShard, KinetoReader};
-use tracelight_core::ingest::snapshot::{self, Snapshot};
-use tracelight_core::ingest::{Loaded, Loader};
+use tracelight_core::ingest::snapshot::Snapshot;
+use tracelight_core::ingest::Loader;
 use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
 use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire;
-use tracelight_core::report::snapshot_flame_wire::flame_sections;
-use tracelight_core::report::snapshot_wire::{self, SnapshotViews};
 use tracelight_core::view::parts::{self, TimelineParts};
-use tracelight_core::{Error, ErrorKind};
+use tracelight_core::Error;
 use wasm_bindgen::prelude::*;
 
 #[derive(Default)]
-struct State {
-    input: Vec<u8>,
+pub(super) struct State {
+    pub(super) input: Vec<u8>,
     reader: Option<KinetoReader>,
-    error: Option<Error>,
+    pub(super) error: Option<Error>,
     /// The shard being merged, its sections read as they arrive.
     incoming: Option<IncomingShard>,
     /// `incoming` is the first shard of a worker that read nothing ([`tl_merge_first`]).
@@ -43,19 +40,19 @@ struct State {
     parts: Option<(TimelineParts, usize)>,
     /// A memory snapshot: its loader while the file streams in, then the model handed out one
     /// section at a time.
-    snap_loader: Option<Loader>,
-    snapshot: Option<Box<Snapshot>>,
-    next_snap_section: usize,
+    pub(super) snap_loader: Option<Loader>,
+    pub(super) snapshot: Option<Box<Snapshot>>,
+    pub(super) next_snap_section: usize,
     /// The devices of the first views' charts, whose flame graphs follow the model.
-    charted: Vec<i64>,
-    out: Vec<Vec<u8>>,
+    pub(super) charted: Vec<i64>,
+    pub(super) out: Vec<Vec<u8>>,
     /// Memory written while this worker waits, for the merge to reuse ([`tl_touch`]).
     touched: super::prefault::Touched,
 }
 
 thread_local!(static S: RefCell<State> = RefCell::new(State::default()));
 
-fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
+pub(super) fn with<T>(f: impl FnOnce(&mut State) -> T) -> T {
     S.with(|s| f(&mut s.borrow_mut()))
 }
 
@@ -449,7 +446,7 @@ pub fn tl_analyze(len: u32) -> i32 {
 
 /// Keeps what follows the model (`sections`, handed out last first by
 /// [`tl_next_analysis_section`]); how many, or -1 when it could not be encoded.
-fn hand_out(s: &mut State, sections: Result<Vec<Vec<u8>>, Error>) -> i32 {
+pub(super) fn hand_out(s: &mut State, sections: Result<Vec<Vec<u8>>, Error>) -> i32 {
     match sections {
         Ok(mut v) => {
             v.reverse();
@@ -487,133 +484,4 @@ fn next_analysis_section(s: &mut State) -> i32 {
         }
         None => -1,
     }
-}
-
-/// Starts reading a memory snapshot of `size` bytes (the whole file, in pieces, in this worker).
-#[wasm_bindgen]
-pub fn tl_snap_begin(size: f64) {
-    with(|s| {
-        let mut l = Loader::new("snapshot");
-        l.size_hint(size as u64);
-        s.snap_loader = Some(l);
-        s.snapshot = None;
-        s.error = None;
-    });
-}
-
-/// Reads the first `len` input bytes into the snapshot; 0 when that failed (the error is kept).
-#[wasm_bindgen]
-pub fn tl_snap_push(len: u32) -> u32 {
-    with(|s| {
-        let Some(l) = s.snap_loader.as_mut() else {
-            return 0;
-        };
-        match l.push(s.input.get(..len as usize).unwrap_or_default()) {
-            Ok(()) => 1,
-            Err(e) => {
-                s.error = Some(e);
-                s.snap_loader = None;
-                0
-            }
-        }
-    })
-}
-
-/// Ends the file and builds the snapshot: 0, or -1 with the error kept (also when the file
-/// turned out to hold something else: the page sniffed it as a snapshot).
-#[wasm_bindgen]
-pub fn tl_snap_finish() -> i32 {
-    with(|s| {
-        let Some(l) = s.snap_loader.take() else {
-            return -1;
-        };
-        match l.finish() {
-            Ok(Loaded::Snapshot(snap)) => {
-                s.snapshot = Some(snap);
-                s.next_snap_section = 0;
-                0
-            }
-            Ok(_) => {
-                s.error = Some(Error::new(
-                    ErrorKind::Incompatible("not a memory snapshot".into()),
-                    0,
-                ));
-                -1
-            }
-            Err(e) => {
-                s.error = Some(e);
-                -1
-            }
-        }
-    })
-}
-
-/// Makes the output the snapshot's next section; its length, or -1 after the last.
-#[wasm_bindgen]
-pub fn tl_snap_next_section() -> i32 {
-    with(|s| {
-        let Some(snap) = &s.snapshot else { return -1 };
-        match snapshot::wire::section(snap, s.next_snap_section) {
-            Some(v) => {
-                s.next_snap_section += 1;
-                let n = v.len() as i32;
-                s.out = vec![v];
-                n
-            }
-            None => -1,
-        }
-    })
-}
-
-/// After the snapshot is built, before its sections: builds its first views (each device's
-/// figures and chart, `SnapshotViews::first`: what the page would otherwise compute on its own
-/// thread for seconds), which the page draws while the model's sections follow.
-/// Returns how many sections they take (handed out by [`tl_next_analysis_section`]), or -1 (no
-/// snapshot, or they could not be encoded: the page computes them itself).
-#[wasm_bindgen]
-pub fn tl_snap_views() -> i32 {
-    with(|s| {
-        let views = match &s.snapshot {
-            Some(snap) => SnapshotViews::first(snap),
-            None => return -1,
-        };
-        s.charted = views.charts.iter().map(|(d, _)| *d).collect();
-        let sections = snapshot_wire::sections(&views);
-        hand_out(s, sections)
-    })
-}
-
-/// After the model's last section, before the whole summary: the peak flame graph of each device
-/// the first views charted (the Memory tab shows them once the model is in). Returns how many
-/// sections they take (handed out by [`tl_next_analysis_section`]), or -1 (no snapshot: the page
-/// computes a device's graph when it shows it).
-#[wasm_bindgen]
-pub fn tl_snap_flames() -> i32 {
-    with(|s| {
-        let Some(snap) = &s.snapshot else { return -1 };
-        let flames = snapshot_wire::peak_flames(snap, &s.charted);
-        hand_out(s, Ok(flame_sections(&flames)))
-    })
-}
-
-/// After the model's last section: the whole summary (the first views' figures with the peak's
-/// tables and the state at the dump) as the output, and the model dropped. Its length, or -1
-/// (the page then computes it itself).
-#[wasm_bindgen]
-pub fn tl_snap_summary() -> i32 {
-    with(|s| {
-        let Some(snap) = s.snapshot.take() else {
-            return -1;
-        };
-        let sum = summarize(&snap);
-        drop(snap);
-        match snapshot_wire::summary_section(&sum) {
-            Ok(v) => {
-                let n = v.len() as i32;
-                s.out = vec![v];
-                n
-            }
-            Err(_) => -1,
-        }
-    })
 }
