@@ -7,21 +7,12 @@
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Read;
+mod common;
+
+use common::inflate;
 use tracelight_core::ingest::kineto::read_kineto;
 use tracelight_core::report::analysis::Analysis;
 use tracelight_core::report::analysis_wire::{sections, Decoder};
-
-fn inflate(raw: Vec<u8>) -> Vec<u8> {
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return raw;
-    }
-    let mut v = Vec::new();
-    flate2::read::MultiGzDecoder::new(&raw[..])
-        .read_to_end(&mut v)
-        .unwrap();
-    v
-}
 
 fn round_trip(a: &Analysis) -> Analysis {
     let mut d = Decoder::default();
@@ -52,38 +43,9 @@ fn assert_same(a: &Analysis, b: &Analysis, what: &str) {
 /// modules, autograd pairs (the repo's H100 fixtures), and the corpus's traces.
 #[test]
 fn every_trace_reads_back_the_same_analysis() {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
-        let mut names: Vec<_> = std::fs::read_dir(format!("{fixtures}/{dir}"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-            .collect();
-        names.sort();
-        for p in names {
-            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-        }
-    }
-    let fixture_count = files.len();
-    assert!(fixture_count >= 5, "{fixture_count} fixtures");
-    let list: serde_json::Value =
-        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
-    let mut corpus = 0;
-    for rel in list["files"].as_object().unwrap().keys() {
-        if let Some(b) = tracelight_testkit::bytes(rel) {
-            files.push((rel.clone(), b));
-            corpus += 1;
-        }
-    }
-    tracelight_testkit::checked(
-        "analysis_wire corpus",
-        corpus,
-        list["files"].as_object().unwrap().len(),
-    );
+    let (files, fixture_count) = common::fixtures_and_corpus("analysis_wire corpus");
     let (mut traces, mut anchors) = (0, 0);
-    for (name, raw) in files {
-        let bytes = inflate(raw);
+    for (name, bytes) in files {
         // Kineto traces only (the list holds ET and other files too); debug builds read a prefix.
         let keep = if cfg!(debug_assertions) {
             3 << 20

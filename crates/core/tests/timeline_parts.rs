@@ -6,24 +6,14 @@
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Read;
+mod common;
+
 use tracelight_core::ingest::kineto::read_kineto;
 use tracelight_core::model::wire::PIECE;
 use tracelight_core::view::counters::{BusySeries, CounterTrack, SeriesData, StepSeries, Unit};
 use tracelight_core::view::layout::Group;
 use tracelight_core::view::parts::{sections, Decoder, TimelineParts};
 use tracelight_core::view::steps::StepMark;
-
-fn inflate(raw: Vec<u8>) -> Vec<u8> {
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return raw;
-    }
-    let mut v = Vec::new();
-    flate2::read::MultiGzDecoder::new(&raw[..])
-        .read_to_end(&mut v)
-        .unwrap();
-    v
-}
 
 fn round_trip(p: &TimelineParts) -> TimelineParts {
     let mut d = Decoder::default();
@@ -35,37 +25,9 @@ fn round_trip(p: &TimelineParts) -> TimelineParts {
 
 #[test]
 fn every_trace_reads_back_the_same_parts() {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
-        let mut names: Vec<_> = std::fs::read_dir(format!("{fixtures}/{dir}"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-            .collect();
-        names.sort();
-        for p in names {
-            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-        }
-    }
-    let fixture_count = files.len();
-    let list: serde_json::Value =
-        serde_json::from_str(include_str!("scripts/corpus_event_counts.out.json")).unwrap();
-    let mut corpus = 0;
-    for rel in list["files"].as_object().unwrap().keys() {
-        if let Some(b) = tracelight_testkit::bytes(rel) {
-            files.push((rel.clone(), b));
-            corpus += 1;
-        }
-    }
-    tracelight_testkit::checked(
-        "timeline parts corpus",
-        corpus,
-        list["files"].as_object().unwrap().len(),
-    );
+    let (files, fixture_count) = common::fixtures_and_corpus("timeline parts corpus");
     let (mut traces, mut busy, mut memory, mut steps) = (0, 0, 0, 0);
-    for (name, raw) in files {
-        let bytes = inflate(raw);
+    for (name, bytes) in files {
         let keep = if cfg!(debug_assertions) {
             3 << 20
         } else {

@@ -35,8 +35,63 @@ pub fn kineto_corpus() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The repo's GPU and CPU fixtures (`tests/fixtures/*/*.pt.trace.json.gz`) and then every corpus
+/// file of the list found beside the clone, each inflated, with its name; and how many fixtures
+/// lead. Where CI must have the corpus, a missing file fails (`testkit::checked`).
+#[allow(dead_code)] // Each test crate compiles this module; not every one reads these.
+pub fn fixtures_and_corpus(what: &str) -> (Vec<(String, Vec<u8>)>, usize) {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for dir in ["torch-2.11-cuda13-h100", "torch-2.15-cpu"] {
+        let mut names: Vec<_> = std::fs::read_dir(format!("{fixtures}/{dir}"))
+            .expect("the fixtures folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
+            .collect();
+        names.sort();
+        for p in names {
+            files.push((
+                p.display().to_string(),
+                std::fs::read(&p).expect("a fixture"),
+            ));
+        }
+    }
+    let fixture_count = files.len();
+    assert!(fixture_count >= 5, "{fixture_count} fixtures");
+    let list: serde_json::Value =
+        serde_json::from_str(include_str!("../scripts/corpus_event_counts.out.json"))
+            .expect("the corpus list is JSON");
+    let listed = list["files"].as_object().expect("the list has files");
+    let mut corpus = 0;
+    for rel in listed.keys() {
+        if let Some(b) = tracelight_testkit::bytes(rel) {
+            files.push((rel.clone(), b));
+            corpus += 1;
+        }
+    }
+    tracelight_testkit::checked(what, corpus, listed.len());
+    let files = files
+        .into_iter()
+        .map(|(name, raw)| (name, inflate(raw)))
+        .collect();
+    (files, fixture_count)
+}
+
+/// `raw`, gunzipped where it is gzip.
+pub fn inflate(raw: Vec<u8>) -> Vec<u8> {
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return raw;
+    }
+    let mut v = Vec::new();
+    flate2::read::MultiGzDecoder::new(&raw[..])
+        .read_to_end(&mut v)
+        .expect("gzip that inflates");
+    v
+}
+
 /// Two models are the same: every slice column, string, stored args text, and (through their
 /// `Debug` form) every other table, the metadata and the warnings.
+#[allow(dead_code)] // Each test crate compiles this module; not every one compares models.
 pub fn assert_same_model(a: &Trace, b: &Trace, what: &str) {
     let (x, y) = (&a.slices, &b.slices);
     assert!(
