@@ -11,21 +11,26 @@ pub extern "C" fn buffer(len: usize) -> *mut u8 {
     p
 }
 
-/// Reads the `len` bytes at `ptr` in 4 MiB pushes, as a reader worker does; with `finish` 1 also
-/// builds the model (sort, nesting, flows). Returns the events read (0 on an error).
+/// Reads the `len` bytes at `ptr` in 4 MiB pushes, as a reader worker does; with bit 0 of `mode`
+/// also builds the model (sort, nesting, flows), with bit 1 leaves a slice's display-only args in
+/// the file as the page's reader workers do (`KinetoReader::leave_args_in_file`). Returns the
+/// events read (0 on an error).
 #[no_mangle]
-pub extern "C" fn parse(ptr: *const u8, len: usize, finish: u32) -> u64 {
+pub extern "C" fn parse(ptr: *const u8, len: usize, mode: u32) -> u64 {
     // The workspace denies `unsafe`; this bench crate is outside it.
     // SAFETY: the caller passes a buffer from `buffer(len)`, which is `len` initialized bytes.
     let b = unsafe { std::slice::from_raw_parts(ptr, len) };
     let mut r = KinetoReader::new();
+    if mode & 2 != 0 {
+        r.leave_args_in_file();
+    }
     for piece in b.chunks(4 << 20) {
         if r.push(piece).is_err() {
             return 0;
         }
     }
     let n = r.events();
-    if finish == 1 && r.finish().is_err() {
+    if mode & 1 != 0 && r.finish().is_err() {
         return 0;
     }
     n

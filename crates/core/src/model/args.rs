@@ -16,7 +16,6 @@
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 /// Bytes per block: the slack of the last one is wasm memory too.
 const BLOCK: usize = 1 << 20;
@@ -49,14 +48,14 @@ fn file_mark(b: &[u8]) -> Option<&[u8]> {
     (b[0] == b'{' && mark[0] == FILE && mark[1..].iter().all(u8::is_ascii_hexdigit)).then_some(mark)
 }
 
-/// `fmt::Write` onto a byte buffer, for the file mark's digits.
-struct HexOut<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for HexOut<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
+/// `v`'s low `digits` hex digits, most significant first, in lower case (as `{:0Nx}` writes them:
+/// the file mark is written for every slice whose args stay in the file, so not through `fmt`).
+fn put_hex(out: &mut Vec<u8>, v: u64, digits: u32) {
+    out.extend(
+        (0..digits)
+            .rev()
+            .map(|i| b"0123456789abcdef"[(v >> (4 * i)) as usize & 15]),
+    );
 }
 
 /// Copies `b`, writing any literal [`KEY`] byte as the JSON escape for it.
@@ -159,7 +158,8 @@ impl ArgsArena {
             out.push(b'{');
             if let Some((off, len)) = file {
                 out.push(FILE);
-                let _ = write!(HexOut(out), "{off:016x}{len:08x}");
+                put_hex(out, off, 16);
+                put_hex(out, u64::from(len), 8);
             }
             for (n, ((k, v), id)) in pairs.zip(&ids).enumerate() {
                 if n > 0 {
@@ -381,6 +381,24 @@ impl ArgsArena {
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_digits_are_those_fmt_writes() {
+        for v in [
+            0u64,
+            1,
+            0xa,
+            0xdead_beef,
+            u64::MAX,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+        ] {
+            let mut out = Vec::new();
+            put_hex(&mut out, v, 16);
+            put_hex(&mut out, v & 0xffff_ffff, 8);
+            assert_eq!(out, format!("{v:016x}{:08x}", v & 0xffff_ffff).into_bytes());
+        }
+    }
 
     #[test]
     fn objects_round_trip_with_keys_stored_once() {

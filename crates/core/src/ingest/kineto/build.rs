@@ -98,8 +98,21 @@ pub(super) struct Builder {
     /// Which top-level keys were assigned ([`top`]).
     pub top_set: u8,
     scratch: String,
+    /// Each args entry's [`ArgClass`] for the event being stored, reused from event to event.
+    arg_class: Vec<ArgClass>,
     /// Offset of the event being ingested, for warnings.
     at: u64,
+}
+
+/// What [`Builder::store_args`] does with an args entry, decided once per entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgClass {
+    /// Its value is in a column already: not stored.
+    Column,
+    /// An analysis reads it ([`ANALYSED_KEYS`]): stored.
+    Analysed,
+    /// Stored unless the args are left in the file.
+    Other,
 }
 
 impl Builder {
@@ -202,35 +215,54 @@ impl Builder {
         at: u64,
     ) -> (u32, u32) {
         let Some(a) = ev.args else { return (0, 0) };
-        let key = |p: &ArgPair| &buf[p[0]..p[1]];
-        let columnar = |p: &ArgPair| kind.is_some_and(|k| is_columnar(key(p), &buf[p[2]..p[3]], k));
         let span = u32::try_from(a.len())
             .ok()
             .filter(|_| ev.args_rel != u32::MAX)
             .map(|len| (at + u64::from(ev.args_rel), len));
-        let analysed = |p: &ArgPair| ANALYSED_KEYS.contains(&key(p));
-        // Only where that saves memory: what is left out (a key reference, the value, a comma
-        // each) must outweigh the mark that says where it is.
+        let mut class = std::mem::take(&mut self.arg_class);
+        class.clear();
+        // What is left out when the args stay in the file (a key reference, the value, a comma
+        // each), and whether the slice is a collective.
+        let (mut others, mut collective) = (0usize, false);
+        for p in pairs {
+            let key = &buf[p[0]..p[1]];
+            class.push(
+                if kind.is_some_and(|k| is_columnar(key, &buf[p[2]..p[3]], k)) {
+                    ArgClass::Column
+                } else if ANALYSED_KEYS.contains(&key) {
+                    ArgClass::Analysed
+                } else {
+                    collective |= key == COLLECTIVE_KEY;
+                    others += 4 + p[3] - p[2];
+                    ArgClass::Other
+                },
+            );
+        }
+        // Only where that saves memory: what is left out must outweigh the mark that says where
+        // it is.
         let left = self.args_in_file
             && kind.is_some()
             && span.is_some()
-            && !pairs.iter().any(|p| key(p) == COLLECTIVE_KEY)
-            && pairs
-                .iter()
-                .filter(|p| !columnar(p) && !analysed(p))
-                .map(|p| 4 + p[3] - p[2])
-                .sum::<usize>()
-                > crate::model::args::FILE_MARK;
-        let keep = |p: &ArgPair| !columnar(p) && (!left || analysed(p));
+            && !collective
+            && others > crate::model::args::FILE_MARK;
+        let keep = |c: ArgClass| match c {
+            ArgClass::Column => false,
+            ArgClass::Analysed => true,
+            ArgClass::Other => !left,
+        };
         let file = span.filter(|_| left);
-        if file.is_none() && !pairs.iter().any(keep) {
-            return (0, 0);
-        }
-        let pairs = pairs
-            .iter()
-            .filter(move |p| keep(p))
-            .map(|p| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
-        self.trace.args.push_object_from(a.len(), pairs, file)
+        let stored = if file.is_none() && !class.iter().any(|&c| keep(c)) {
+            (0, 0)
+        } else {
+            let kept = pairs
+                .iter()
+                .zip(&class)
+                .filter(|&(_, &c)| keep(c))
+                .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
+            self.trace.args.push_object_from(a.len(), kept, file)
+        };
+        self.arg_class = class;
+        stored
     }
 
     pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
