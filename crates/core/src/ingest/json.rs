@@ -118,6 +118,17 @@ pub(crate) fn unescape_into(b: &[u8], out: &mut String) -> bool {
     }
 }
 
+/// The bytes a number's text is read over: one table load a byte instead of five compares.
+static NUMBER_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = matches!(c as u8, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E');
+        c += 1;
+    }
+    t
+};
+
 pub(crate) struct Cursor<'a> {
     pub b: &'a [u8],
     pub i: usize,
@@ -208,9 +219,7 @@ impl<'a> Cursor<'a> {
         self.ws();
         let start = self.i;
         let mut j = start;
-        while j < self.b.len()
-            && matches!(self.b[j], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-        {
+        while self.b.get(j).is_some_and(|&c| NUMBER_BYTE[usize::from(c)]) {
             j += 1;
         }
         if j == self.b.len() {
