@@ -1,30 +1,13 @@
 //! Appends scanned events to the columns: interning, typed-arg decoding, track lookup.
 
-use super::columns::{gpu_row, is_columnar};
+use super::args_kept::ArgsKept;
+use super::columns::gpu_row;
 use super::event::{ArgPair, ArgSpans, Ev};
 use crate::ingest::json::{parse_f64, parse_int, RawStr};
 use crate::model::time::{us_text_to_ns, MAX_ABS_NS};
 use crate::model::*;
 use crate::warnings::WarningKind;
 use rustc_hash::FxHashMap;
-
-/// The args keys without a column that an analysis reads from a slice (`Trace::slice_arg_int`,
-/// `slice_arg_str`, `slice_args_stored`): kept in the model when the others are left in the
-/// file. `tests/args_in_file.rs` checks that every analysis gives the same answer either way.
-const ANALYSED_KEYS: &[&[u8]] = &[
-    crate::analysis::autograd::SEQUENCE_NUMBER.as_bytes(),
-    crate::analysis::autograd::FWD_THREAD_ID.as_bytes(),
-    crate::analysis::source::CALL_FROM.as_bytes(),
-    crate::analysis::graphs::GRAPH_ID.as_bytes(),
-    crate::analysis::graphs::GRAPH_NODE_ID.as_bytes(),
-    crate::model::arg_keys::bytes::STREAM,
-    // Stride, padding and dilation of a convolution, a cast's dtype: flops and the roofline.
-    b"Concrete Inputs",
-];
-
-/// A slice whose args have this key is a collective: all its args are kept (the collectives'
-/// matching reads several, `analysis/comm_calls.rs`), and collectives are few.
-const COLLECTIVE_KEY: &[u8] = b"Collective name";
 
 /// A flow endpoint as read; resolved to a slice in `finish`.
 pub(super) struct FlowEnd {
@@ -90,40 +73,14 @@ pub(super) struct Builder {
     /// an `E` with no open `B` on its track is kept in [`Builder::unmatched_ends`] rather than
     /// warned about, since a `B` of an earlier shard may close it.
     pub shard: bool,
-    /// Slices keep only the args keys an analysis reads ([`ANALYSED_KEYS`]; every key of a
-    /// collective's), and where the whole object lies in the file for the rest
-    /// ([`super::KinetoReader::leave_args_in_file`]).
-    pub args_in_file: bool,
+    /// Which args entries go into the model's args text (`args_kept.rs`).
+    pub kept: ArgsKept,
     pub unmatched_ends: Vec<UnmatchedEnd>,
     /// Which top-level keys were assigned ([`top`]).
     pub top_set: u8,
     scratch: String,
-    /// Each args entry's [`ArgClass`] for the event being stored, reused from event to event.
-    arg_class: ArgClasses,
     /// Offset of the event being ingested, for warnings.
     at: u64,
-}
-
-/// [`Builder::store_args`]' scratch, allocated with the builder: made on the first slice instead,
-/// it sat between the columns' growing blocks, and the page's merging worker's wasm memory grew
-/// from 0.43x to 0.46x the file (1 GB trace).
-struct ArgClasses(Vec<ArgClass>);
-
-impl Default for ArgClasses {
-    fn default() -> Self {
-        ArgClasses(Vec::with_capacity(64))
-    }
-}
-
-/// What [`Builder::store_args`] does with an args entry, decided once per entry.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ArgClass {
-    /// Its value is in a column already: not stored.
-    Column,
-    /// An analysis reads it ([`ANALYSED_KEYS`]): stored.
-    Analysed,
-    /// Stored unless the args are left in the file.
-    Other,
 }
 
 impl Builder {
@@ -209,71 +166,6 @@ impl Builder {
         let k = SliceKind::from_cat(self.trace.strings.resolve(cat));
         self.cat_kind[i] = Some(k);
         k
-    }
-
-    /// Appends the args object in compact form, built from the key/value spans the scanner
-    /// recorded (values are copied as written).
-    /// Keys whose values live in columns are left out: `Trace::slice_args` puts them back, and the
-    /// args text (a third of a trace's bytes) shrinks by half. With [`Builder::args_in_file`], a
-    /// slice's keys that no analysis reads are left out too, and the record says where the whole
-    /// object is (`at`: the event's offset in the stream).
-    fn store_args(
-        &mut self,
-        ev: &Ev<'_>,
-        buf: &[u8],
-        pairs: &[ArgPair],
-        kind: Option<SliceKind>,
-        at: u64,
-    ) -> (u32, u32) {
-        let Some(a) = ev.args else { return (0, 0) };
-        let span = u32::try_from(a.len())
-            .ok()
-            .filter(|_| ev.args_rel != u32::MAX)
-            .map(|len| (at + u64::from(ev.args_rel), len));
-        let mut class = std::mem::take(&mut self.arg_class.0);
-        class.clear();
-        // What is left out when the args stay in the file (a key reference, the value, a comma
-        // each), and whether the slice is a collective.
-        let (mut others, mut collective) = (0usize, false);
-        for p in pairs {
-            let key = &buf[p[0]..p[1]];
-            class.push(
-                if kind.is_some_and(|k| is_columnar(key, &buf[p[2]..p[3]], k)) {
-                    ArgClass::Column
-                } else if ANALYSED_KEYS.contains(&key) {
-                    ArgClass::Analysed
-                } else {
-                    collective |= key == COLLECTIVE_KEY;
-                    others += 4 + p[3] - p[2];
-                    ArgClass::Other
-                },
-            );
-        }
-        // Only where that saves memory: what is left out must outweigh the mark that says where
-        // it is.
-        let left = self.args_in_file
-            && kind.is_some()
-            && span.is_some()
-            && !collective
-            && others > crate::model::args::FILE_MARK;
-        let keep = |c: ArgClass| match c {
-            ArgClass::Column => false,
-            ArgClass::Analysed => true,
-            ArgClass::Other => !left,
-        };
-        let file = span.filter(|_| left);
-        let stored = if file.is_none() && !class.iter().any(|&c| keep(c)) {
-            (0, 0)
-        } else {
-            let kept = pairs
-                .iter()
-                .zip(&class)
-                .filter(|&(_, &c)| keep(c))
-                .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
-            self.trace.args.push_object_from(a.len(), kept, file)
-        };
-        self.arg_class.0 = class;
-        stored
     }
 
     pub fn top_level(&mut self, key: &[u8], v: &[u8]) {
@@ -409,7 +301,9 @@ impl Builder {
         let idx = self.staged.len() as u32;
         let input_dims = a.input_dims.map_or(StrId::EMPTY, |v| self.intern_json(v));
         let input_types = a.input_types.map_or(StrId::EMPTY, |v| self.intern_json(v));
-        let args = self.store_args(ev, buf, pairs, Some(kind), at);
+        let args = self
+            .kept
+            .store(&mut self.trace.args, ev, buf, pairs, Some(kind), at);
         let s = &mut self.staged;
         s.start.push(start);
         s.dur.push(dur);
@@ -494,7 +388,9 @@ impl Builder {
         }
         let name = ev.name.map_or(StrId::EMPTY, |n| self.intern_raw(n));
         let cat = ev.cat.map_or(StrId::EMPTY, |c| self.intern_raw(c));
-        let args = self.store_args(ev, buf, pairs, None, self.at);
+        let args = self
+            .kept
+            .store(&mut self.trace.args, ev, buf, pairs, None, self.at);
         let i = &mut self.trace.instants;
         i.ts.push(ts);
         i.track.push(track);

@@ -14,6 +14,7 @@
 //! The reader is push-based: [`KinetoReader::push`] takes the decoded stream in slices of any size and
 //! keeps only the unfinished tail of the last event, so memory is the model plus one slice.
 
+mod args_kept;
 mod build;
 mod columns;
 pub mod cut;
@@ -142,7 +143,7 @@ impl KinetoReader {
     /// [`KinetoReader::shard`]) does this; the two-thread one keeps every arg.
     pub fn leave_args_in_file(&mut self) {
         if let Sink::Direct(b) = &mut self.sink {
-            b.args_in_file = true;
+            b.kept.in_file = true;
         }
     }
 

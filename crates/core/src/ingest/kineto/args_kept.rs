@@ -1,0 +1,125 @@
+//! Which of a slice's args entries the builder stores in the model's args text, and which it
+//! leaves in the file (with a mark that says where the whole object is).
+
+use super::columns::is_columnar;
+use super::event::{ArgPair, Ev};
+use crate::model::args::ArgsArena;
+use crate::model::SliceKind;
+
+/// The args keys without a column that an analysis reads from a slice (`Trace::slice_arg_int`,
+/// `slice_arg_str`, `slice_args_stored`): kept in the model when the others are left in the
+/// file. `tests/args_in_file.rs` checks that every analysis gives the same answer either way.
+const ANALYSED_KEYS: &[&[u8]] = &[
+    crate::analysis::autograd::SEQUENCE_NUMBER.as_bytes(),
+    crate::analysis::autograd::FWD_THREAD_ID.as_bytes(),
+    crate::analysis::source::CALL_FROM.as_bytes(),
+    crate::analysis::graphs::GRAPH_ID.as_bytes(),
+    crate::analysis::graphs::GRAPH_NODE_ID.as_bytes(),
+    crate::model::arg_keys::bytes::STREAM,
+    // Stride, padding and dilation of a convolution, a cast's dtype: flops and the roofline.
+    b"Concrete Inputs",
+];
+
+/// A slice whose args have this key is a collective: all its args are kept (the collectives'
+/// matching reads several, `analysis/comm_calls.rs`), and collectives are few.
+const COLLECTIVE_KEY: &[u8] = b"Collective name";
+
+/// What a builder keeps of each slice's args.
+pub(super) struct ArgsKept {
+    /// Slices keep only the args keys an analysis reads ([`ANALYSED_KEYS`]; every key of a
+    /// collective's), and where the whole object lies in the file for the rest
+    /// ([`super::KinetoReader::leave_args_in_file`]).
+    pub in_file: bool,
+    /// Each entry's class for the event being stored, reused from event to event. Allocated with
+    /// the builder: made on the first slice instead, it sat between the columns' growing blocks,
+    /// and the page's merging worker's wasm memory grew from 0.43x to 0.46x the file (1 GB).
+    classes: Vec<ArgClass>,
+}
+
+impl Default for ArgsKept {
+    fn default() -> Self {
+        ArgsKept {
+            in_file: false,
+            classes: Vec::with_capacity(64),
+        }
+    }
+}
+
+/// What [`ArgsKept::store`] does with an args entry, decided once per entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgClass {
+    /// Its value is in a column already: not stored.
+    Column,
+    /// An analysis reads it ([`ANALYSED_KEYS`]): stored.
+    Analysed,
+    /// Stored unless the args are left in the file.
+    Other,
+}
+
+impl ArgsKept {
+    /// Appends the args object in compact form, built from the key/value spans the scanner
+    /// recorded (values are copied as written).
+    /// Keys whose values live in columns are left out: `Trace::slice_args` puts them back, and the
+    /// args text (a third of a trace's bytes) shrinks by half. With [`ArgsKept::in_file`], a
+    /// slice's keys that no analysis reads are left out too, and the record says where the whole
+    /// object is (`at`: the event's offset in the stream).
+    pub(super) fn store(
+        &mut self,
+        arena: &mut ArgsArena,
+        ev: &Ev<'_>,
+        buf: &[u8],
+        pairs: &[ArgPair],
+        kind: Option<SliceKind>,
+        at: u64,
+    ) -> (u32, u32) {
+        let Some(a) = ev.args else { return (0, 0) };
+        let span = u32::try_from(a.len())
+            .ok()
+            .filter(|_| ev.args_rel != u32::MAX)
+            .map(|len| (at + u64::from(ev.args_rel), len));
+        let mut class = std::mem::take(&mut self.classes);
+        class.clear();
+        // What is left out when the args stay in the file (a key reference, the value, a comma
+        // each), and whether the slice is a collective.
+        let (mut others, mut collective) = (0usize, false);
+        for p in pairs {
+            let key = &buf[p[0]..p[1]];
+            class.push(
+                if kind.is_some_and(|k| is_columnar(key, &buf[p[2]..p[3]], k)) {
+                    ArgClass::Column
+                } else if ANALYSED_KEYS.contains(&key) {
+                    ArgClass::Analysed
+                } else {
+                    collective |= key == COLLECTIVE_KEY;
+                    others += 4 + p[3] - p[2];
+                    ArgClass::Other
+                },
+            );
+        }
+        // Only where that saves memory: what is left out must outweigh the mark that says where
+        // it is.
+        let left = self.in_file
+            && kind.is_some()
+            && span.is_some()
+            && !collective
+            && others > crate::model::args::FILE_MARK;
+        let keep = |c: ArgClass| match c {
+            ArgClass::Column => false,
+            ArgClass::Analysed => true,
+            ArgClass::Other => !left,
+        };
+        let file = span.filter(|_| left);
+        let stored = if file.is_none() && !class.iter().any(|&c| keep(c)) {
+            (0, 0)
+        } else {
+            let kept = pairs
+                .iter()
+                .zip(&class)
+                .filter(|&(_, &c)| keep(c))
+                .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
+            arena.push_object_from(a.len(), kept, file)
+        };
+        self.classes = class;
+        stored
+    }
+}
