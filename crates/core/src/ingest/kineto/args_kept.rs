@@ -77,7 +77,7 @@ impl ArgsKept {
             .ok()
             .filter(|_| ev.args_rel != u32::MAX)
             .map(|len| (at + u64::from(ev.args_rel), len));
-        let mut class = std::mem::take(&mut self.classes);
+        let class = &mut self.classes;
         class.clear();
         // What is left out when the args stay in the file (a key reference, the value, a comma
         // each), and whether the slice is a collective.
@@ -109,17 +109,14 @@ impl ArgsKept {
             ArgClass::Other => !left,
         };
         let file = span.filter(|_| left);
-        let stored = if file.is_none() && !class.iter().any(|&c| keep(c)) {
-            (0, 0)
-        } else {
-            let kept = pairs
-                .iter()
-                .zip(&class)
-                .filter(|&(_, &c)| keep(c))
-                .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
-            arena.push_object_from(a.len(), kept, file)
-        };
-        self.classes = class;
-        stored
+        if file.is_none() && !class.iter().any(|&c| keep(c)) {
+            return (0, 0);
+        }
+        let kept = pairs
+            .iter()
+            .zip(class.iter())
+            .filter(|&(_, &c)| keep(c))
+            .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
+        arena.push_object_from(a.len(), kept, file)
     }
 }
