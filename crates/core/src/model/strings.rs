@@ -65,6 +65,20 @@ impl Interner {
         StrId(id)
     }
 
+    /// Looks raw bytes up without adding them or checking them as UTF-8: every interned string is
+    /// UTF-8, so bytes equal to one are too. The reader tries this before it validates a name
+    /// (`from_utf8` was ~2 % of a reader worker's time, on names it had seen before).
+    #[inline]
+    pub fn find_bytes(&self, b: &[u8]) -> Option<StrId> {
+        let (buf, spans) = (self.buf.as_bytes(), &self.spans);
+        self.table
+            .find(hash(b), |&id| {
+                let (a, e) = spans[id as usize];
+                &buf[a as usize..e as usize] == b
+            })
+            .map(|&id| StrId(id))
+    }
+
     /// Looks a string up without adding it.
     pub fn get(&self, s: &str) -> Option<StrId> {
         let h = hash(s.as_bytes());
@@ -109,5 +123,9 @@ mod tests {
         assert_eq!(i.intern(""), StrId::EMPTY);
         assert_eq!(i.get("aten::addmm"), Some(b));
         assert_eq!(i.get("nope"), None);
+        assert_eq!(i.find_bytes(b"aten::addmm"), Some(b));
+        assert_eq!(i.find_bytes(b""), Some(StrId::EMPTY));
+        assert_eq!(i.find_bytes(b"aten::m"), None);
+        assert_eq!(i.find_bytes(&[0xff, 0xfe]), None);
     }
 }

@@ -48,12 +48,19 @@ pub(super) fn gpu_row(g: &mut GpuDetails, idx: u32, a: &ArgSpans<'_>) {
     g.launch.push(NONE);
 }
 
+/// Whether [`parse_int`] reads `v`, without reading it where it is plain digits (the slice's
+/// builder parses the same ids again for their columns).
+fn is_int(v: &[u8]) -> bool {
+    let d = v.strip_prefix(b"-").unwrap_or(v);
+    (!d.is_empty() && d.len() <= 19 && d.iter().all(u8::is_ascii_digit)) || parse_int(v).is_some()
+}
+
 /// Whether a slice's arg of this key is kept in a column (and rebuilt by `Trace::slice_args`).
 pub(super) fn is_columnar(key: &[u8], value: &[u8], kind: SliceKind) -> bool {
     match key {
         // Ids are columns only when they parse as integers.
         k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER | k::RECORD_FUNCTION_ID | k::CORRELATION => {
-            parse_int(value).is_some()
+            is_int(value)
         }
         k::INPUT_DIMS | k::INPUT_DIMS_LOWER | k::INPUT_TYPE => true,
         k::DEVICE | k::STREAM => kind.is_gpu_work(),
@@ -68,5 +75,37 @@ pub(super) fn is_columnar(key: &[u8], value: &[u8], kind: SliceKind) -> bool {
             matches!(kind, SliceKind::Memcpy | SliceKind::Memset)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_an_int_where_parse_int_reads_it() {
+        for v in [
+            &b"0"[..],
+            b"123",
+            b"-7",
+            b"-",
+            b"",
+            b"1234567890123456789",
+            b"18446744073709551615",
+            b"00000000000000000000001",
+            b"+5",
+            b"5.0",
+            b"5.5",
+            b"\"5\"",
+            b"abc",
+            b"1e3",
+        ] {
+            assert_eq!(
+                is_int(v),
+                parse_int(v).is_some(),
+                "{}",
+                String::from_utf8_lossy(v)
+            );
+        }
     }
 }

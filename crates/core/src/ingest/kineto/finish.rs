@@ -199,6 +199,7 @@ impl Builder {
         for v in self.track_of.values_mut() {
             *v = new_of[*v as usize];
         }
+        self.last_track = None;
     }
 
     /// Every column in display order. The columns are gathered apart, on every core

@@ -252,6 +252,7 @@ impl ShardDecoder {
         for (i, tr) in b.trace.tracks.iter().enumerate() {
             b.track_of.insert((tr.pid, tr.tid), i as u32);
         }
+        b.last_track = None;
         let c = &b.trace.counters;
         for (k, (&pid, &name)) in c.series_pid.iter().zip(&c.series_name).enumerate() {
             b.counter_series.insert((pid, name), k as u32);
