@@ -64,3 +64,37 @@ pub extern "C" fn snapshot(ptr: *const u8, len: usize, views: u32) -> u64 {
     }
     n
 }
+
+/// The reader [`read_only`] left for [`finish_only`]: the model's finish timed alone.
+static HELD: std::sync::Mutex<Option<KinetoReader>> = std::sync::Mutex::new(None);
+
+/// Reads the `len` bytes at `ptr` as [`parse`] does (bit 1 of `mode` as there) and keeps the
+/// reader for [`finish_only`]. Returns the events read (0 on an error).
+#[no_mangle]
+pub extern "C" fn read_only(ptr: *const u8, len: usize, mode: u32) -> u64 {
+    // SAFETY: as in `parse`.
+    let b = unsafe { std::slice::from_raw_parts(ptr, len) };
+    let mut r = KinetoReader::new();
+    if mode & 2 != 0 {
+        r.leave_args_in_file();
+    }
+    for piece in b.chunks(4 << 20) {
+        if r.push(piece).is_err() {
+            return 0;
+        }
+    }
+    let n = r.events();
+    let Ok(mut held) = HELD.lock() else { return 0 };
+    *held = Some(r);
+    n
+}
+
+/// Finishes the reader [`read_only`] kept (sort, nesting, flows); the slices in the model, 0
+/// on an error.
+#[no_mangle]
+pub extern "C" fn finish_only() -> u64 {
+    let Some(r) = HELD.lock().ok().and_then(|mut h| h.take()) else {
+        return 0;
+    };
+    r.finish().map_or(0, |t| t.slices.len() as u64)
+}
