@@ -17,6 +17,16 @@ pub extern "C" fn buffer(len: usize) -> *mut u8 {
 /// events read (0 on an error).
 #[no_mangle]
 pub extern "C" fn parse(ptr: *const u8, len: usize, mode: u32) -> u64 {
+    let Some(r) = read(ptr, len, mode) else { return 0 };
+    let n = r.events();
+    if mode & 1 != 0 && r.finish().is_err() {
+        return 0;
+    }
+    n
+}
+
+/// The reader after every byte at `ptr` was pushed (`mode` as in [`parse`]); `None` on an error.
+fn read(ptr: *const u8, len: usize, mode: u32) -> Option<KinetoReader> {
     // The workspace denies `unsafe`; this bench crate is outside it.
     // SAFETY: the caller passes a buffer from `buffer(len)`, which is `len` initialized bytes.
     let b = unsafe { std::slice::from_raw_parts(ptr, len) };
@@ -25,15 +35,9 @@ pub extern "C" fn parse(ptr: *const u8, len: usize, mode: u32) -> u64 {
         r.leave_args_in_file();
     }
     for piece in b.chunks(4 << 20) {
-        if r.push(piece).is_err() {
-            return 0;
-        }
+        r.push(piece).ok()?;
     }
-    let n = r.events();
-    if mode & 1 != 0 && r.finish().is_err() {
-        return 0;
-    }
-    n
+    Some(r)
 }
 
 /// Reads the `len` bytes at `ptr` as a memory snapshot in 4 MiB pushes (the snapshot worker's
@@ -72,17 +76,7 @@ static HELD: std::sync::Mutex<Option<KinetoReader>> = std::sync::Mutex::new(None
 /// reader for [`finish_only`]. Returns the events read (0 on an error).
 #[no_mangle]
 pub extern "C" fn read_only(ptr: *const u8, len: usize, mode: u32) -> u64 {
-    // SAFETY: as in `parse`.
-    let b = unsafe { std::slice::from_raw_parts(ptr, len) };
-    let mut r = KinetoReader::new();
-    if mode & 2 != 0 {
-        r.leave_args_in_file();
-    }
-    for piece in b.chunks(4 << 20) {
-        if r.push(piece).is_err() {
-            return 0;
-        }
-    }
+    let Some(r) = read(ptr, len, mode) else { return 0 };
     let n = r.events();
     let Ok(mut held) = HELD.lock() else { return 0 };
     *held = Some(r);
