@@ -210,39 +210,39 @@ impl Builder {
         let st = &mut self.staged;
         let n = st.len();
         let order = st.display_order(self.trace.tracks.len());
-        let o = &order[..];
+        let mut new_of = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old as usize] = new as u32;
+        }
+        let (o, nw) = (&order[..], &new_of[..]);
         let s = &mut self.trace.slices;
         macro_rules! columns {
-            ($($c:ident: $how:ident),*) => {
+            ($($c:ident: $how:ident($by:ident)),*) => {
                 vec![$({
                     let (from, to) = (&mut st.$c, &mut s.$c);
-                    Box::new(move || *to = from.$how(o)) as par::Job<'_>
+                    Box::new(move || *to = from.$how($by)) as par::Job<'_>
                 }),*]
             };
         }
         par::all_over(
             n,
             columns!(
-                start: gather,
-                dur: gather,
-                track: gather,
-                name: gather,
-                cat: gather,
-                kind: gather,
-                external_id: gather_ids,
-                correlation: gather_ids,
-                rf_id: gather_ids,
-                input_dims: gather,
-                input_types: gather,
-                args: gather
+                start: scatter(nw),
+                dur: scatter(nw),
+                track: scatter(nw),
+                name: scatter(nw),
+                cat: scatter(nw),
+                kind: scatter(nw),
+                external_id: gather_ids(o),
+                correlation: gather_ids(o),
+                rf_id: gather_ids(o),
+                input_dims: scatter(nw),
+                input_types: scatter(nw),
+                args: scatter(nw)
             ),
         );
         if order.iter().enumerate().all(|(i, &o)| i as u32 == o) {
             return;
-        }
-        let mut new_of = vec![0u32; n];
-        for (new, &old) in order.iter().enumerate() {
-            new_of[old as usize] = new as u32;
         }
         let g = &mut self.trace.gpu;
         let rows = display_rows(&g.slice, &order, &new_of);

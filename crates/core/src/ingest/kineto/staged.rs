@@ -224,10 +224,34 @@ impl<T: Copy> Chunked<T> {
         out
     }
 
-    /// The column in `order`, as one exact-size `Vec`; the chunks are freed as it goes.
+    /// The column in `order`, as one exact-size `Vec`; the chunks are freed after. The finish
+    /// uses [`Self::scatter`]; this is what the tests hold it to.
+    #[cfg(test)]
     pub fn gather(&mut self, order: &[u32]) -> Vec<T> {
         let out: Vec<T> = order.iter().map(|&i| self.get(i as usize)).collect();
         self.chunks = Vec::new();
+        self.len = 0;
+        out
+    }
+
+    /// [`Self::gather`] given the order's inverse (value `i` goes to `new_of[i]`, every place
+    /// once): the chunks read in turn, each freed once read, and the values written to their
+    /// places. Reading through the order found each value's chunk first (two bounds checks and a
+    /// chunk's address a value): the gathers were ~110 ms of a 1 GB trace's finish in V8.
+    pub fn scatter(&mut self, new_of: &[u32]) -> Vec<T> {
+        let Some(&fill) = self.chunks.first().and_then(|c| c.first()) else {
+            self.len = 0;
+            return Vec::new();
+        };
+        let mut out = vec![fill; self.len];
+        let mut places = new_of;
+        for c in std::mem::take(&mut self.chunks) {
+            let (now, later) = places.split_at(c.len().min(places.len()));
+            for (&v, &at) in c.iter().zip(now) {
+                out[at as usize] = v;
+            }
+            places = later;
+        }
         self.len = 0;
         out
     }
@@ -480,6 +504,42 @@ mod tests {
 
     /// `display_order` against its definition, one sort of every slice by (track, start, longer
     /// first, index), on tracks interleaved across chunks, with runs, reversals and ties.
+    /// Through the order's inverse, the column [`Chunked::gather`] gives, across chunk ends,
+    /// flat or chunked.
+    #[test]
+    fn scatter_is_gather() {
+        let mut rnd = super::super::rng(0x1234_5678_9abc_def1);
+        for (n, flat) in [
+            (0, false),
+            (1, false),
+            (CHUNK - 1, false),
+            (CHUNK * 2 + 7, false),
+            (CHUNK + 3, true),
+        ] {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, rnd(i as u64 + 1) as usize);
+            }
+            let mut new_of = vec![0u32; n];
+            for (new, &old) in order.iter().enumerate() {
+                new_of[old as usize] = new as u32;
+            }
+            let fill = |c: &mut Chunked<i64>| {
+                if flat {
+                    c.reserve_flat(n);
+                }
+                for i in 0..n {
+                    c.push(i as i64 * 7 - 3);
+                }
+            };
+            let (mut a, mut b) = (Chunked::default(), Chunked::default());
+            fill(&mut a);
+            fill(&mut b);
+            assert_eq!(a.scatter(&new_of), b.gather(&order), "{n} {flat}");
+            assert_eq!(a.len(), 0);
+        }
+    }
+
     #[test]
     fn nearly_sorted_is_the_stable_sort() {
         let mut rnd = super::super::rng(0x2545_f491_4f6c_dd1d);
