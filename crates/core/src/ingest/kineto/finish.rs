@@ -460,14 +460,7 @@ mod tests {
             (5000, false),
             (300, true),
         ] {
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            for i in (1..order.len()).rev() {
-                order.swap(i, rnd(i as u64 + 1) as usize);
-            }
-            let mut new_of = vec![0u32; n];
-            for (new, &old) in order.iter().enumerate() {
-                new_of[old as usize] = new as u32;
-            }
+            let (order, new_of) = super::super::shuffled(n, &mut rnd);
             let mut slice_of: Vec<u32> = (0..n as u32).filter(|_| rnd(3) == 0).collect();
             if twice {
                 slice_of.push(slice_of[0]);

@@ -18,6 +18,7 @@ mod args_kept;
 mod build;
 mod columns;
 pub mod cut;
+mod display_order;
 mod event;
 mod finish;
 mod flows;
@@ -432,6 +433,21 @@ pub fn read_kineto(bytes: &[u8]) -> Result<Trace> {
     let mut r = KinetoReader::new();
     r.push(bytes)?;
     r.finish()
+}
+
+/// A random order of `0..n` (display place -> slice) and its inverse (slice -> place), for the
+/// tests of what the finish puts in display order.
+#[cfg(test)]
+fn shuffled(n: usize, rnd: &mut impl FnMut(u64) -> u64) -> (Vec<u32>, Vec<u32>) {
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rnd(i as u64 + 1) as usize);
+    }
+    let mut new_of = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    (order, new_of)
 }
 
 /// A xorshift generator for the tests' random tables: `rng(seed)(m)` is the next value below `m`.
