@@ -7,7 +7,9 @@
 # over: its last section posted), got / merged (the merging worker, 0 or K: the next shard's header
 # arrived / the shard was merged), finished
 # (the model's finish), handed (every model section sent to the page), reloaded (the merging worker
-# of a big file read the model back), analysed (the analyses run).
+# of a big file, or the helper, read the model back), analysed (the analyses run); with the
+# analyses in halves, tabled (the merging worker's half), paced (the helper's), half (the helper's
+# came to the merging worker); hold / go (a preview held the parse / let it go).
 set -euo pipefail
 rm -rf "$2"
 cp -a "$1" "$2"
@@ -33,9 +35,17 @@ after("    fine = fine && x.tl_absorb_end() === 0;\n", '  ' + log("me + ':' + k"
 after("  const finished = fine && x.tl_finish() === 0;\n", log('me', 'finished'))
 after("  self.postMessage({ kind: 'done' });\n", log('me', 'handed'))
 after("    model = model && x.tl_reload_end() === 0;\n", '  ' + log('me', 'reloaded'))
-anchor = "  await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);\n"
-assert anchor in s
-s = s.replace(anchor, "  const analysed = model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1;\n" + log('me', 'analysed') + "  await sendAfterModel(analysed);\n", 1)
+# The analyses: whole in the merging worker, or in halves (tabled: its half; half: the helper's
+# came; paced: the helper computed it).
+after("    const whole = model ? x.tl_analyze(name()) : -1;\n", '  ' + log('me', 'analysed'))
+after("  const joined = x.tl_analyze_join(bytes.length > 0 ? put(bytes) : 0);\n", log('me', 'analysed'))
+after("  const half = await pacedHalf();\n", log('me', 'half'))
+after("    await sendAfterModel(whole);\n    return;\n  }\n", log('me', 'tabled'))
+after("    if (model && x.tl_reload_end() === 0 && x.tl_analyze_paced() === 1) json = sections(1);\n", '  ' + log('me', 'paced'))
+after("      self.postMessage({ kind: 'spare', buf: q.buf }, [q.buf]);\n    }\n", '  ' + log('me', 'reloaded'))
+# A preview's hold on the whole load's workers: when it came and when 'go' let them on.
+after("  if (m.kind === 'hold') {\n", "    if (x) " + log('me', 'hold').lstrip())
+after("  if (m.kind === 'go') {\n", "    if (x) " + log('me', 'go').lstrip())
 open(p, 'w').write(s)
 EOF
 new=$(openssl dgst -sha384 -binary "$f" | base64 -w0)

@@ -6,6 +6,7 @@
 // the reader itself ran (parse_ms), decoded MB/s, and the wasm linear memory after the load.
 // INFLATE=browser|wasm picks who inflates .gz (DecompressionStream in the worker, or flate2).
 // WORKERS=N reads a plain trace on N workers (0: on the page's thread; unset: the page decides).
+// HALVES=1|0: worker 1 computes half of the analyses beside worker 0, or not (unset: by size).
 // Long tasks on the page's thread (a PerformanceObserver for 'longtask', installed before the page's
 // own scripts) are counted from the pick to the Overview shown: longest, count, and their sum.
 // First paint: pick (or navigation) → the first Overview on screen, a preview of the head's or the
@@ -50,6 +51,7 @@ for (const f of files) {
     if (process.env.WORKERS !== undefined) q += `&workers=${process.env.WORKERS}`;
     if (process.env.PREVIEW !== undefined) q += `&preview=${process.env.PREVIEW}`;
     if (process.env.MERGER !== undefined) q += `&merger=${process.env.MERGER}`;
+    if (process.env.HALVES !== undefined) q += `&halves=${process.env.HALVES}`;
     if (process.env.VIA === 'file') {
       await p.goto(`${srv.base}/?${q}`);
       // As a user would: the app is up (and its reader warmed, see load::warm_up) before a file

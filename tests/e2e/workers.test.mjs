@@ -115,10 +115,10 @@ test('three workers show what the page\'s own reader shows for the same plain tr
   await three.p.close();
 });
 
-test('the Overview\'s analyses of a model read by three workers equal the CLI\'s (NCCL A100 trace), merged by worker 0 or by a worker that parses nothing', { skip: corpusSkip(NCCL) }, async () => {
+test('the Overview\'s analyses of a model read by three workers equal the CLI\'s (NCCL A100 trace), merged by worker 0 or by a worker that parses nothing, and computed in two halves by workers 0 and 1', { skip: corpusSkip(NCCL) }, async () => {
   const f = unzipped(NCCL, 'nccl_rank0.json');
   const c = cli(f);
-  for (const q of ['workers=3', 'workers=3&merger=1']) await overviewEqualsCli(q, f, c);
+  for (const q of ['workers=3&halves=0', 'workers=3&merger=1', 'workers=3&halves=1']) await overviewEqualsCli(q, f, c);
 });
 
 async function overviewEqualsCli(query, f, c) {
@@ -146,7 +146,10 @@ async function overviewEqualsCli(query, f, c) {
   }
   assert.equal(await p.getByTestId('recommendation').count(), c.recommendations.length);
   assert.equal(await p.evaluate(() => document.documentElement.dataset.mergedBy), mergedBy);
-  await p.screenshot({ path: shot(query.includes('merger') ? 'workers-overview-merger.png' : 'workers-overview.png') });
+  // The steps and their breakdown above are the helper's half where the analyses went in halves.
+  const pacedBy = await p.evaluate(() => document.documentElement.dataset.pacedBy);
+  assert.equal(pacedBy, query.includes('halves=1') ? 'helper' : undefined);
+  await p.screenshot({ path: shot(query.includes('merger') ? 'workers-overview-merger.png' : query.includes('halves=1') ? 'workers-overview-halves.png' : 'workers-overview.png') });
   assert.deepEqual(errors, []);
   await p.close();
 }

@@ -2,7 +2,8 @@
 //! (`report::analysis_wire`) reads back as exactly the analysis the page would compute itself
 //! (`Analysis::of` on the same model): every field, per-slice vectors and floats included, on the
 //! GPU fixtures and every Kineto trace of the corpus, and whatever order or damage the sections
-//! arrive in gives an error, never a panic.
+//! arrive in gives an error, never a panic. The analysis from its two halves, the steps-and-time
+//! half read back from another worker's JSON, is that analysis too.
 
 // Tests: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,7 +12,7 @@ mod common;
 
 use common::inflate;
 use tracelight_core::ingest::kineto::read_kineto;
-use tracelight_core::report::analysis::Analysis;
+use tracelight_core::report::analysis::{Analysis, Paced, Tables};
 use tracelight_core::report::analysis_wire::{sections, Decoder};
 
 fn round_trip(a: &Analysis) -> Analysis {
@@ -58,6 +59,12 @@ fn every_trace_reads_back_the_same_analysis() {
         let a = Analysis::of(&name, &t);
         let b = round_trip(&a);
         assert_same(&b, &a, &name);
+        // Two workers' halves: the steps-and-time half through its JSON, and cut short, an error.
+        let json = Paced::of(&t).to_json();
+        assert!(Paced::from_json(&json[..json.len() - 1]).is_err(), "{name}");
+        let paced = Paced::from_json(&json).unwrap();
+        let c = Analysis::from_parts(&name, &t, paced, Tables::of(&t));
+        assert_same(&c, &a, &format!("{name}, from two halves"));
         traces += 1;
         anchors += usize::from(a.autograd.anchor.len() > 1000);
     }

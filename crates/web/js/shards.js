@@ -407,6 +407,7 @@ async function run(m) {
     const askedFirst = m.merger ? me < 2 : me === 1;
     if (!askedFirst) await nextMessage();
     send();
+    if (m.helper === me) await help();
     self.close();
     return;
   }
@@ -422,6 +423,33 @@ async function run(m) {
   }
   return finishAndSend(m, fine);
 }
+// The helper, once its shard is sent: the model, read back from the sections the page decoded as
+// the page hands them on ('msec', each buffer given back for the merging worker to copy a later
+// section into; 'mend' after the last), then the analyses of steps and time (the half of
+// Analysis::of the merging worker does not compute meanwhile), sent to it as 'paced'. Whatever
+// fails here sends none: the merging worker then computes that half itself.
+async function help() {
+  let json = [];
+  try {
+    x.tl_reload_begin();
+    let model = true;
+    for (;;) {
+      const q = await nextMessage();
+      if (q.kind === 'mend') break;
+      if (q.kind !== 'msec') continue;
+      if (model) model = x.tl_reload_section(put(new Uint8Array(q.buf, 0, q.len))) === 1;
+      self.postMessage({ kind: 'spare', buf: q.buf }, [q.buf]);
+    }
+    if (model && x.tl_reload_end() === 0 && x.tl_analyze_paced() === 1) json = sections(1);
+  } catch (err) {
+    json = [];
+  }
+  self.postMessage({ kind: 'paced', sections: json, wasm: x.memory.buffer.byteLength }, json);
+}
+// The helper's half, when it comes (routed here by onmessage, not queued).
+let paced = null;
+let pacedCame = null;
+const pacedHalf = () => paced || new Promise((r) => { pacedCame = r; });
 // The merging worker of a big file: it parses nothing (its instance holds no shard's leftovers).
 // Once every worker has parsed its share ('plan': their slices together), it asks for each shard
 // in order; the first becomes the reader the others merge into, its staged columns one block each
@@ -497,7 +525,17 @@ async function finishAndSend(m, fine) {
   // A preview's page makes its own (the head's passes are short there, and the first paint
   // would wait for them here, before the analyses).
   if (!m.preview) await sendAfterModel(model ? x.tl_timeline() : -1);
-  await sendAfterModel(model ? x.tl_analyze(put(new TextEncoder().encode(m.name))) : -1);
+  const name = () => put(new TextEncoder().encode(m.name));
+  if (!model || !(m.helper > 0) || x.tl_analyze_tables(name()) !== 0) {
+    const whole = model ? x.tl_analyze(name()) : -1;
+    await sendAfterModel(whole);
+    return;
+  }
+  // The other half comes from the helper (an empty one when it had none: computed here then).
+  const half = await pacedHalf();
+  const bytes = half.sections.length > 0 ? new Uint8Array(half.sections[0]) : new Uint8Array(0);
+  const joined = x.tl_analyze_join(bytes.length > 0 ? put(bytes) : 0);
+  await sendAfterModel(joined);
 }
 // Set once a load starts here: the warm-up stops.
 let started = false;
@@ -546,6 +584,16 @@ self.onmessage = (e) => {
     } catch (err) {
       ready = null;
     }
+    return;
+  }
+  // A buffer the page handed the helper a model section in, back for the next section's copy.
+  if (m.kind === 'spare') {
+    spares.push(m.buf);
+    return;
+  }
+  if (m.kind === 'paced') {
+    paced = m;
+    if (pacedCame) pacedCame(m);
     return;
   }
   if (m.kind === 'hold') {
@@ -631,12 +679,20 @@ export class ShardPool {
    * show, to look at meanwhile (its end, the cut, comes as `{kind: 'parsed', end}`). `small`: a
    * preview is on its way, keep reads short until `go()`. `merger`: one more worker, which parses
    * nothing, merges the k shards (worker 0's included) and finishes the model: its instance then
-   * holds no shard's chunks beside the model's columns (a big file's peak).
+   * holds no shard's chunks beside the model's columns (a big file's peak). `halves`: worker 1,
+   * its shard sent, stays as the helper: the page hands it each model section it has decoded
+   * (the buffers go back to worker 0 from there), it reads the model back and computes the
+   * analyses of steps and time while worker 0 computes the tables, then sends worker 0 its half.
    */
-  constructor(module, file, k, name, mode, previewTo, small, merger) {
+  constructor(module, file, k, name, mode, previewTo, small, merger, halves) {
     const preview = previewTo > 0;
     if (preview) k = 1;
     merger = !!merger && !preview && mode !== 'snapshot';
+    // The helper (worker 1), or -1 for none.
+    this.helper = halves && !merger && !preview && mode !== 'snapshot' && k >= 2 ? 1 : -1;
+    // Lengths of the model's sections the page is decoding, in order, to hand on to the helper.
+    this.forward = [];
+    this.modelDone = false;
     // The worker that merges the shards and hands out the model: worker 0, or with `merger` one
     // more that parses nothing.
     this.head = merger ? k : 0;
@@ -660,12 +716,17 @@ export class ShardPool {
       w.onmessage = (e) => this.onWorker(i, e.data);
       w.onerror = (e) => {
         e.preventDefault();
+        // The helper failing only means worker 0 computes its half too.
+        if (i === this.helper && this.workers[i] === null) {
+          if (this.helperWorker) this.helperGone();
+          return;
+        }
         this.arrive({ kind: 'error', message: e.message || 'a reader worker failed' });
       };
       const from = Math.floor((file.size * i) / k);
       const to = preview ? previewTo : Math.floor((file.size * (i + 1)) / k);
       const last = !preview && i === k - 1;
-      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small, merger, preview });
+      w.postMessage({ kind: 'start', module, file, name: name ?? file.name ?? '', k: i, n: k, from, to, last, mode, small: !!small, merger, preview, helper: this.helper });
       this.workers.push(w);
     }
     if (merger) {
@@ -713,7 +774,19 @@ export class ShardPool {
         break;
       case 'sent':
         this.peak(m.wasm, 'shardWorkerWasmBytes');
+        // The helper stays, out of the list of workers that parse (see helperGone).
+        if (i === this.helper) this.helperWorker = this.workers[i];
         this.workers[i] = null;
+        break;
+      case 'spare':
+        if (this.workers[this.head]) this.workers[this.head].postMessage(m, [m.buf]);
+        break;
+      case 'paced':
+        this.peak(m.wasm, 'shardWorkerWasmBytes');
+        this.helperWorker = null;
+        // Whether the helper computed its half (tests read it): 'helper', or 'none'.
+        if (typeof document !== 'undefined') document.documentElement.dataset.pacedBy = m.sections.length > 0 ? 'helper' : 'none';
+        if (this.workers[this.head]) this.workers[this.head].postMessage(m, m.sections);
         break;
       case 'model':
       case 'failed':
@@ -726,6 +799,8 @@ export class ShardPool {
         break;
       case 'done':
         this.peak(m.wasm);
+        this.modelDone = true;
+        this.handOn();
         this.arrive({ kind: 'done' });
         break;
       case 'analysis':
@@ -733,6 +808,8 @@ export class ShardPool {
         this.arrive({ kind: m.kind, sections: m.sections });
         break;
       case 'section':
+        if (this.helperWorker) this.forward.push(m.len ?? m.buf.byteLength);
+      // falls through
       case 'asection':
       case 'fsection':
       case 'summary':
@@ -802,13 +879,38 @@ export class ShardPool {
   credit(buf) {
     const w = this.workers[this.head];
     if (!w) return;
+    if (buf instanceof ArrayBuffer && this.helperWorker && this.forward.length > 0) {
+      // A model section decoded: its bytes are the helper's now; the buffer comes back from it.
+      this.helperWorker.postMessage({ kind: 'msec', buf, len: this.forward.shift() }, [buf]);
+      w.postMessage({ kind: 'credit' });
+      this.handOn();
+      return;
+    }
     if (buf instanceof ArrayBuffer) w.postMessage({ kind: 'credit', buf }, [buf]);
     else w.postMessage({ kind: 'credit' });
+  }
+
+  /** Tells the helper the model is whole once every section is handed on. */
+  handOn() {
+    if (this.helperWorker && this.modelDone && this.forward.length === 0 && !this.handedOn) {
+      this.handedOn = true;
+      this.helperWorker.postMessage({ kind: 'mend' });
+    }
+  }
+
+  /** The helper failed: worker 0 computes the steps-and-time half itself. */
+  helperGone() {
+    if (this.helperWorker) this.helperWorker.terminate();
+    this.helperWorker = null;
+    this.forward = [];
+    if (this.workers[this.head]) this.workers[this.head].postMessage({ kind: 'paced', sections: [] });
   }
 
   /** Stops every worker (also on cancel and on an error). */
   close() {
     for (const w of this.workers) if (w) w.terminate();
+    if (this.helperWorker) this.helperWorker.terminate();
+    this.helperWorker = null;
     this.workers = [];
     if (spareModule) setTimeout(() => prespawn(spareModule), 0);
   }

@@ -17,7 +17,7 @@ use crate::analysis::{
     ops::{op_table_indexed, LaunchTree, OpOptions, OpTable},
     per_step::{per_step, PerStep},
     recommend::{recommend, Inputs, Recommendation},
-    roofline::{call_costs, roofline, Roofline},
+    roofline::{call_costs, roofline, CallCost, Roofline},
     source::{source_table, SourceTable},
     steps::{steps, Step},
 };
@@ -90,6 +90,100 @@ struct Rest {
     ag: Autograd,
 }
 
+/// The half of [`Analysis::of`] that follows the steps and time (steps, idle causes, the per-step
+/// and temporal tables, the GPU's health, CUDA graphs): computed on its own, it can travel from
+/// another reader worker as JSON ([`Paced::to_json`]) and join the other half
+/// ([`Analysis::from_parts`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Paced {
+    steps: Vec<Step>,
+    idle: IdleCauses,
+    per_step: PerStep,
+    temporal_hta: Temporal,
+    health: GpuHealth,
+    graphs: Graphs,
+}
+
+impl Paced {
+    pub fn of(t: &Trace) -> Paced {
+        let ((steps, idle), (per_step, temporal_hta, health, graphs)) = crate::par::join(
+            || {
+                let steps = steps(t);
+                let idle = idle_causes(t, &steps);
+                (steps, idle)
+            },
+            || {
+                (
+                    per_step(t),
+                    temporal_hta_compat(t),
+                    gpu_health(t),
+                    graphs(t),
+                )
+            },
+        );
+        Paced {
+            steps,
+            idle,
+            per_step,
+            temporal_hta,
+            health,
+            graphs,
+        }
+    }
+
+    /// JSON, floats read back exactly (`float_roundtrip`). A non-finite figure is written as
+    /// `null` and does not read back: the receiver then computes this half itself.
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// What [`Paced::to_json`] wrote; an error for any other bytes.
+    pub fn from_json(bytes: &[u8]) -> crate::error::Result<Paced> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| crate::model::wire::bad(&format!("the analyses of steps and time: {e}")))
+    }
+}
+
+/// The other half of [`Analysis::of`]: the op, kernel, module and source tables, and what the
+/// roofline needs (the op tree and call costs). It stays in the instance that made it.
+pub struct Tables {
+    rest: Rest,
+    op_part: (OpTable, LaunchTree, Vec<CallCost>),
+}
+
+impl Tables {
+    pub fn of(t: &Trace) -> Tables {
+        let (rest, op_part) = crate::par::join(
+            || {
+                let kernels = kernel_table(t);
+                let cats = categories(&kernels);
+                let ag = autograd(t);
+                Rest {
+                    gpu: gpu_summary(t),
+                    memory: memory_summary(t),
+                    launch: launch_stats(t),
+                    sync: sync_groups(&sync_points(t)),
+                    modules: module_table(t, &ag),
+                    sources: source_table(t, &ag),
+                    backward: backward_table(t, &ag),
+                    memory_ops: op_memory_table(t),
+                    collectives: calls(t),
+                    kernels,
+                    cats,
+                    ag,
+                }
+            },
+            || {
+                let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
+                let tree = LaunchTree::from(tree);
+                let costs = call_costs(t, &tree);
+                (ops, tree, costs)
+            },
+        );
+        Tables { rest, op_part }
+    }
+}
+
 impl Analysis {
     /// This analysis with the kernels' finer categories (rows and totals) under `rules`: a
     /// user's edited rules, applied the same way wherever the categories are shown or exported.
@@ -103,7 +197,6 @@ impl Analysis {
     }
 
     pub fn of(path: &str, t: &Trace) -> Analysis {
-        use crate::par::join;
         // Independent passes in four groups, on threads where the machine has cores (`par`): on
         // 1 GB the op table and its call costs took 0.9 s, steps and idle causes 0.65 s, the
         // per-step table 0.3 s, the rest 0.4 s, one after the other. Where they run one after the
@@ -111,56 +204,23 @@ impl Analysis {
         // per-step table's run first, while nothing else is kept, and the op tree and call costs
         // (kept until the roofline below) last (a reader worker held 0.71x its file's bytes at the
         // peak in the old order, 0.59x in this one; `examples/worker_peak.rs`).
-        let (((steps, idle), timing), (rest, op_part)) = join(
-            || {
-                join(
-                    || {
-                        let steps = steps(t);
-                        let idle = idle_causes(t, &steps);
-                        (steps, idle)
-                    },
-                    || {
-                        (
-                            per_step(t),
-                            temporal_hta_compat(t),
-                            gpu_health(t),
-                            graphs(t),
-                        )
-                    },
-                )
-            },
-            || {
-                join(
-                    || {
-                        let kernels = kernel_table(t);
-                        let cats = categories(&kernels);
-                        let ag = autograd(t);
-                        Rest {
-                            gpu: gpu_summary(t),
-                            memory: memory_summary(t),
-                            launch: launch_stats(t),
-                            sync: sync_groups(&sync_points(t)),
-                            modules: module_table(t, &ag),
-                            sources: source_table(t, &ag),
-                            backward: backward_table(t, &ag),
-                            memory_ops: op_memory_table(t),
-                            collectives: calls(t),
-                            kernels,
-                            cats,
-                            ag,
-                        }
-                    },
-                    || {
-                        let (ops, tree, _) = op_table_indexed(t, OpOptions::default());
-                        let tree = LaunchTree::from(tree);
-                        let costs = call_costs(t, &tree);
-                        (ops, tree, costs)
-                    },
-                )
-            },
-        );
+        let (paced, tables) = crate::par::join(|| Paced::of(t), || Tables::of(t));
+        Analysis::from_parts(path, t, paced, tables)
+    }
+
+    /// The analysis of `t` from its two halves, each computed from the same model, wherever
+    /// (the page's reader workers compute them in two instances at once).
+    pub fn from_parts(path: &str, t: &Trace, paced: Paced, tables: Tables) -> Analysis {
+        let Paced {
+            steps,
+            idle,
+            per_step,
+            temporal_hta,
+            health,
+            graphs,
+        } = paced;
+        let Tables { rest, op_part } = tables;
         let (mut ops, tree, costs) = op_part;
-        let (per_step, temporal_hta, health, graphs) = timing;
         let Rest {
             gpu,
             memory,

@@ -13,6 +13,7 @@ mod reader;
 mod snapshot_worker;
 mod warm;
 pub mod worker;
+mod worker_halves;
 mod worker_snapshot;
 
 pub use feed::SLICE_BYTES;

@@ -34,6 +34,7 @@ extern "C" {
         preview_to: f64,
         small_reads: bool,
         merger: bool,
+        halves: bool,
     ) -> Result<ShardPool, JsValue>;
     #[wasm_bindgen(method)]
     fn next(this: &ShardPool) -> js_sys::Promise;
@@ -103,6 +104,23 @@ fn merger_for(size: f64, k: u32) -> bool {
         Some("1") => k > 0,
         Some("0") => false,
         _ => k > 0 && size >= MERGER_BYTES,
+    }
+}
+
+/// Files this big or bigger have their analyses computed in two halves at once, by worker 0 and
+/// worker 1 (`worker_halves`): below it, the model's trip to worker 1 and the half's JSON back
+/// cost about what the half saves.
+const HALVES_BYTES: f64 = 64e6;
+
+/// Whether worker 1 computes half of the analyses of `size` bytes read by `k` workers (not with
+/// a merging worker that parses nothing: a big file's workers' memory is spoken for);
+/// `?halves=1` (or 0) says (tests, benchmarks).
+fn halves_for(size: f64, k: u32, merger: bool) -> bool {
+    let can = k >= 2 && !merger;
+    match query_param("halves").as_deref() {
+        Some("1") => can,
+        Some("0") => false,
+        _ => can && size >= HALVES_BYTES,
     }
 }
 
@@ -335,6 +353,7 @@ pub(super) async fn load_in_workers(
         0.0,
         !preview_over.get(),
         merger,
+        halves_for(total as f64, k, merger),
     ) {
         Ok(p) => {
             held.set(&p);

@@ -146,6 +146,7 @@ async fn preview(
         // The head (32 MiB) in 4 MiB reads, as the whole load's workers read while it is on its way.
         true,
         false,
+        false,
     ) else {
         return;
     };

@@ -12,7 +12,7 @@ use tracelight_core::ingest::snapshot::Snapshot;
 use tracelight_core::ingest::Loader;
 use tracelight_core::model::wire;
 use tracelight_core::model::Trace;
-use tracelight_core::report::analysis::Analysis;
+use tracelight_core::report::analysis::{Analysis, Tables};
 use tracelight_core::report::analysis_wire;
 use tracelight_core::view::parts::{self, TimelineParts};
 use tracelight_core::Error;
@@ -28,16 +28,19 @@ pub(super) struct State {
     /// `incoming` is the first shard of a worker that read nothing ([`tl_merge_first`]).
     incoming_first: bool,
     /// The finished model, handed out one section at a time, then analysed.
-    trace: Option<Trace>,
+    pub(super) trace: Option<Trace>,
+    /// The tables half of the analyses and the file's name, while the helper computes the other
+    /// half (`worker_halves`).
+    pub(super) tables: Option<(String, Tables)>,
     /// The model read back from its own sections before the analyses ([`tl_reload_begin`]).
     reload: Option<wire::Decoder>,
     next_section: usize,
     /// The analysis's sections still to hand out, last first.
-    analysis: Vec<Vec<u8>>,
+    pub(super) analysis: Vec<Vec<u8>>,
     /// The timeline's parts and the next of their sections to hand out, each made when asked
     /// ([`tl_timeline`]): a 10 GB trace's counters are ~130 MB, which a copy of every section
     /// beside them would double in an instance near its 4 GB.
-    parts: Option<(TimelineParts, usize)>,
+    pub(super) parts: Option<(TimelineParts, usize)>,
     /// A memory snapshot: its loader while the file streams in, then the model handed out one
     /// section at a time.
     pub(super) snap_loader: Option<Loader>,
