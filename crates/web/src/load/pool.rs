@@ -108,12 +108,14 @@ fn merger_for(size: f64, k: u32) -> bool {
 }
 
 /// Files this big or bigger have their analyses computed in two halves at once, by worker 0 and
-/// worker 1 (`worker_halves`): below it, the model's trip to worker 1 and the half's JSON back
-/// cost about what the half saves.
-const HALVES_BYTES: f64 = 64e6;
+/// worker 1 (`worker_halves`). On 1 GB and 304 MB synthetic traces the load's end came 610 and
+/// 140 ms sooner; on the 87 MB MTIA trace, whose steps-and-time half is small, ~20 ms later, and
+/// on a 35 MB A100 trace ~25 ms sooner (BENCHMARKS.md).
+const HALVES_BYTES: f64 = 128e6;
 
 /// Whether worker 1 computes half of the analyses of `size` bytes read by `k` workers (not with
-/// a merging worker that parses nothing: a big file's workers' memory is spoken for);
+/// a merging worker that parses nothing: a big file's workers' memory is spoken for; worker 1
+/// holds 0.55x a 1 GB file then, and where it runs out of memory worker 0 computes the half);
 /// `?halves=1` (or 0) says (tests, benchmarks).
 fn halves_for(size: f64, k: u32, merger: bool) -> bool {
     let can = k >= 2 && !merger;

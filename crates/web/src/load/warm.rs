@@ -258,7 +258,8 @@ fn worker_pass(b: &[u8]) -> Option<()> {
     use tracelight_core::ingest::kineto::cut::find_cut_forward;
     use tracelight_core::ingest::kineto::{first_byte, KinetoReader, Merge};
     use tracelight_core::model::wire::{self, Wire};
-    use tracelight_core::report::{analysis::Analysis, analysis_wire};
+    use tracelight_core::report::analysis::{Analysis, Paced, Tables};
+    use tracelight_core::report::analysis_wire;
 
     let cut = find_cut_forward(b, b.len() / 2)?;
     let bare = first_byte(b) == Some(b'[');
@@ -295,7 +296,10 @@ fn worker_pass(b: &[u8]) -> Option<()> {
     let mut checked = back.finish_in_steps().ok()?;
     while !checked.step().ok()? {}
     let t = checked.trace().ok()?;
-    let a = Analysis::of("warm-up", &t);
+    // In two halves, as the merging worker and the helper compute it, the helper's half through
+    // its JSON (`worker_halves`).
+    let paced = Paced::from_json(&Paced::of(&t).to_json()).ok()?;
+    let a = Analysis::from_parts("warm-up", &t, paced, Tables::of(&t));
     let mut ab = analysis_wire::Decoder::default();
     for s in analysis_wire::sections(&a).ok()? {
         ab.push(&s).ok()?;
