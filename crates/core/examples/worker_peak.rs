@@ -202,11 +202,13 @@ fn main() {
             let copy = section.clone();
             LIVE.fetch_add(section.len(), Ordering::Relaxed);
             drop(section);
+            let began = std::time::Instant::now();
             r.absorb_section(&mut inc, &copy)
                 .unwrap_or_else(|e| fail(e));
+            let took = began.elapsed().as_secs_f64() * 1e3;
             if std::env::var_os("SECTIONS").is_some() {
                 eprintln!(
-                    "  section {:>9} B: live {:.1} MB, peak {:.1} MB",
+                    "  section {:>9} B in {took:6.1} ms: live {:.1} MB, peak {:.1} MB",
                     copy.len(),
                     LIVE.load(Ordering::Relaxed) as f64 / 1e6,
                     PEAK.load(Ordering::Relaxed) as f64 / 1e6
