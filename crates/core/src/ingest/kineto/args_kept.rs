@@ -2,7 +2,7 @@
 //! leaves in the file (with a mark that says where the whole object is).
 
 use super::columns::is_columnar;
-use super::event::{ArgPair, Ev};
+use super::event::{key, ArgPair, Ev};
 use crate::model::args::ArgsArena;
 use crate::model::SliceKind;
 
@@ -56,6 +56,25 @@ enum ArgClass {
     Other,
 }
 
+/// The class of an args entry: `id` is its key's [`key`] number (the typed keys found by the
+/// scanner; only `stream` among them is one an analysis reads), `name` the key, `value` its value.
+#[inline]
+fn classify(id: usize, name: &[u8], value: &[u8], kind: Option<SliceKind>) -> ArgClass {
+    if id != key::NONE {
+        if kind.is_some_and(|k| is_columnar(id, value, k)) {
+            ArgClass::Column
+        } else if id == key::STREAM {
+            ArgClass::Analysed
+        } else {
+            ArgClass::Other
+        }
+    } else if ANALYSED_KEYS.contains(&name) {
+        ArgClass::Analysed
+    } else {
+        ArgClass::Other
+    }
+}
+
 impl ArgsKept {
     /// Appends the args object in compact form, built from the key/value spans the scanner
     /// recorded (values are copied as written).
@@ -83,18 +102,11 @@ impl ArgsKept {
         // each), and whether the slice is a collective.
         let (mut others, mut collective) = (0usize, false);
         for p in pairs {
-            let key = &buf[p[0]..p[1]];
-            class.push(
-                if kind.is_some_and(|k| is_columnar(key, &buf[p[2]..p[3]], k)) {
-                    ArgClass::Column
-                } else if ANALYSED_KEYS.contains(&key) {
-                    ArgClass::Analysed
-                } else {
-                    collective |= key == COLLECTIVE_KEY;
-                    others += 4 + p[3] - p[2];
-                    ArgClass::Other
-                },
-            );
+            class.push(classify(p[4], &buf[p[0]..p[1]], &buf[p[2]..p[3]], kind));
+            if class.last() == Some(&ArgClass::Other) {
+                collective |= p[4] == key::NONE && &buf[p[0]..p[1]] == COLLECTIVE_KEY;
+                others += 4 + p[3] - p[2];
+            }
         }
         // Only where that saves memory: what is left out must outweigh the mark that says where
         // it is.
@@ -118,5 +130,95 @@ impl ArgsKept {
             .filter(|&(_, &c)| keep(c))
             .map(|(p, _)| (&buf[p[0]..p[1]], &buf[p[2]..p[3]]));
         arena.push_object_from(a.len(), kept, file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::kineto::event::key_of;
+    use crate::model::arg_keys;
+
+    /// The class as it was decided from the key's bytes alone (before the scanner's key numbers):
+    /// the reference [`classify`] must agree with.
+    fn by_name(name: &[u8], value: &[u8], kind: Option<SliceKind>) -> ArgClass {
+        use arg_keys::bytes as k;
+        let columnar = |kind: SliceKind| match name {
+            k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER | k::RECORD_FUNCTION_ID | k::CORRELATION => {
+                crate::ingest::json::parse_int(value).is_some()
+            }
+            k::INPUT_DIMS | k::INPUT_DIMS_LOWER | k::INPUT_TYPE => true,
+            k::DEVICE | k::STREAM => kind.is_gpu_work(),
+            k::GRID
+            | k::BLOCK
+            | k::REGISTERS
+            | k::SHARED_MEMORY
+            | k::BLOCKS_PER_SM
+            | k::WARPS_PER_SM
+            | k::OCCUPANCY => kind == SliceKind::Kernel,
+            k::BYTES | k::BANDWIDTH => matches!(kind, SliceKind::Memcpy | SliceKind::Memset),
+            _ => false,
+        };
+        if kind.is_some_and(columnar) {
+            ArgClass::Column
+        } else if ANALYSED_KEYS.contains(&name) {
+            ArgClass::Analysed
+        } else {
+            ArgClass::Other
+        }
+    }
+
+    #[test]
+    fn the_scanners_key_numbers_give_the_classes_the_keys_give() {
+        let mut names: Vec<&[u8]> = arg_keys::ALL.iter().map(|k| k.as_bytes()).collect();
+        names.extend_from_slice(ANALYSED_KEYS);
+        names.extend_from_slice(&[
+            COLLECTIVE_KEY,
+            b"Ev Idx",
+            b"Python id",
+            b"",
+            b"Stream",
+            b"bytes ",
+            b"cbid",
+            b"kernel",
+        ]);
+        let kinds = [
+            None,
+            Some(SliceKind::CpuOp),
+            Some(SliceKind::GpuAnnotation),
+            Some(SliceKind::Kernel),
+            Some(SliceKind::Memcpy),
+            Some(SliceKind::Memset),
+            Some(SliceKind::Runtime),
+        ];
+        let values: [&[u8]; 5] = [b"12", b"-3", b"\"7\"", b"[1, 2, 3]", b"1.5"];
+        let mut checked = 0;
+        for name in &names {
+            let id = key_of(name);
+            // Every typed key has a number of its own; no other key has one.
+            assert_eq!(
+                id != key::NONE,
+                arg_keys::ALL.iter().any(|k| k.as_bytes() == *name),
+                "{:?}",
+                String::from_utf8_lossy(name)
+            );
+            for kind in kinds {
+                for value in values {
+                    assert!(
+                        classify(id, name, value, kind) == by_name(name, value, kind),
+                        "{:?} = {:?} in {kind:?}",
+                        String::from_utf8_lossy(name),
+                        String::from_utf8_lossy(value)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000);
+        // The typed keys are all different numbers.
+        let mut ids: Vec<usize> = arg_keys::ALL.iter().map(|k| key_of(k.as_bytes())).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), arg_keys::ALL.len());
     }
 }

@@ -2,9 +2,8 @@
 //! decodes those (a kernel's grid and registers, a copy's bytes): `Trace::slice_args` rebuilds the
 //! text from them, so the two lists must agree.
 
-use super::event::ArgSpans;
+use super::event::{key, ArgSpans};
 use crate::ingest::json::{parse_f64, parse_int};
-use crate::model::arg_keys::bytes as k;
 use crate::model::*;
 
 /// `[x, y, z]` of a grid or block arg (missing parts 0).
@@ -55,23 +54,25 @@ fn is_int(v: &[u8]) -> bool {
     (!d.is_empty() && d.len() <= 19 && d.iter().all(u8::is_ascii_digit)) || parse_int(v).is_some()
 }
 
-/// Whether a slice's arg of this key is kept in a column (and rebuilt by `Trace::slice_args`).
-pub(super) fn is_columnar(key: &[u8], value: &[u8], kind: SliceKind) -> bool {
+/// Whether a slice's arg of this key (its [`key`] number) is kept in a column (and rebuilt by
+/// `Trace::slice_args`).
+#[inline]
+pub(super) fn is_columnar(key: usize, value: &[u8], kind: SliceKind) -> bool {
     match key {
         // Ids are columns only when they parse as integers.
-        k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER | k::RECORD_FUNCTION_ID | k::CORRELATION => {
+        key::EXTERNAL_ID | key::EXTERNAL_ID_LOWER | key::RECORD_FUNCTION_ID | key::CORRELATION => {
             is_int(value)
         }
-        k::INPUT_DIMS | k::INPUT_DIMS_LOWER | k::INPUT_TYPE => true,
-        k::DEVICE | k::STREAM => kind.is_gpu_work(),
-        k::GRID
-        | k::BLOCK
-        | k::REGISTERS
-        | k::SHARED_MEMORY
-        | k::BLOCKS_PER_SM
-        | k::WARPS_PER_SM
-        | k::OCCUPANCY => kind == SliceKind::Kernel,
-        k::BYTES | k::BANDWIDTH => {
+        key::INPUT_DIMS | key::INPUT_DIMS_LOWER | key::INPUT_TYPE => true,
+        key::DEVICE | key::STREAM => kind.is_gpu_work(),
+        key::GRID
+        | key::BLOCK
+        | key::REGISTERS
+        | key::SHARED_MEMORY
+        | key::BLOCKS_PER_SM
+        | key::WARPS_PER_SM
+        | key::OCCUPANCY => kind == SliceKind::Kernel,
+        key::BYTES | key::BANDWIDTH => {
             matches!(kind, SliceKind::Memcpy | SliceKind::Memset)
         }
         _ => false,

@@ -44,47 +44,120 @@ arg_spans!(
     labels,
 );
 
+/// Which of the typed args keys ([`crate::model::arg_keys`]) an args entry has, as a small number
+/// ([`key_of`]; [`key::NONE`] for any other key): the scanner matches each key once and keeps
+/// the number with the entry ([`ArgPair`]), and the builder's [`ArgSpans::from_pairs`] and
+/// `ArgsKept::store` read it instead of matching the key again (in wasm the second match was a
+/// few % of a reader worker).
+pub(super) mod key {
+    pub const NONE: usize = 0;
+    pub const EXTERNAL_ID: usize = 1;
+    pub const EXTERNAL_ID_LOWER: usize = 2;
+    pub const CORRELATION: usize = 3;
+    pub const RECORD_FUNCTION_ID: usize = 4;
+    pub const INPUT_DIMS: usize = 5;
+    pub const INPUT_DIMS_LOWER: usize = 6;
+    pub const INPUT_TYPE: usize = 7;
+    pub const FLOPS: usize = 8;
+    pub const DEVICE: usize = 9;
+    pub const STREAM: usize = 10;
+    pub const GRID: usize = 11;
+    pub const BLOCK: usize = 12;
+    pub const REGISTERS: usize = 13;
+    pub const SHARED_MEMORY: usize = 14;
+    pub const BLOCKS_PER_SM: usize = 15;
+    pub const WARPS_PER_SM: usize = 16;
+    pub const OCCUPANCY: usize = 17;
+    pub const BYTES: usize = 18;
+    pub const BYTES_UPPER: usize = 19;
+    pub const BANDWIDTH: usize = 20;
+    pub const TOTAL_ALLOCATED: usize = 21;
+    pub const TOTAL_RESERVED: usize = 22;
+    pub const ADDR: usize = 23;
+    pub const DEVICE_ID: usize = 24;
+    pub const DEVICE_TYPE: usize = 25;
+    pub const NAME: usize = 26;
+    pub const SORT_INDEX: usize = 27;
+    pub const LABELS: usize = 28;
+}
+
+/// The [`key`] number of an args key.
+#[inline]
+pub(super) fn key_of(name: &[u8]) -> usize {
+    match name {
+        k::EXTERNAL_ID => key::EXTERNAL_ID,
+        k::EXTERNAL_ID_LOWER => key::EXTERNAL_ID_LOWER,
+        k::CORRELATION => key::CORRELATION,
+        k::RECORD_FUNCTION_ID => key::RECORD_FUNCTION_ID,
+        k::INPUT_DIMS => key::INPUT_DIMS,
+        k::INPUT_DIMS_LOWER => key::INPUT_DIMS_LOWER,
+        k::INPUT_TYPE => key::INPUT_TYPE,
+        k::FLOPS => key::FLOPS,
+        k::DEVICE => key::DEVICE,
+        k::STREAM => key::STREAM,
+        k::GRID => key::GRID,
+        k::BLOCK => key::BLOCK,
+        k::REGISTERS => key::REGISTERS,
+        k::SHARED_MEMORY => key::SHARED_MEMORY,
+        k::BLOCKS_PER_SM => key::BLOCKS_PER_SM,
+        k::WARPS_PER_SM => key::WARPS_PER_SM,
+        k::OCCUPANCY => key::OCCUPANCY,
+        k::BYTES => key::BYTES,
+        k::BYTES_UPPER => key::BYTES_UPPER,
+        k::BANDWIDTH => key::BANDWIDTH,
+        k::TOTAL_ALLOCATED => key::TOTAL_ALLOCATED,
+        k::TOTAL_RESERVED => key::TOTAL_RESERVED,
+        k::ADDR => key::ADDR,
+        k::DEVICE_ID => key::DEVICE_ID,
+        k::DEVICE_TYPE => key::DEVICE_TYPE,
+        k::NAME => key::NAME,
+        k::SORT_INDEX => key::SORT_INDEX,
+        k::LABELS => key::LABELS,
+        _ => key::NONE,
+    }
+}
+
 impl<'a> ArgSpans<'a> {
-    /// The column an args key feeds, if any.
-    fn slot(&mut self, key: &[u8]) -> Option<&mut Option<&'a [u8]>> {
+    /// The column an args key feeds (by its [`key`] number), if any.
+    #[inline]
+    fn slot(&mut self, key: usize) -> Option<&mut Option<&'a [u8]>> {
         let a = self;
         Some(match key {
-            k::EXTERNAL_ID | k::EXTERNAL_ID_LOWER => &mut a.external_id,
-            k::CORRELATION => &mut a.correlation,
-            k::RECORD_FUNCTION_ID => &mut a.rf_id,
-            k::INPUT_DIMS | k::INPUT_DIMS_LOWER => &mut a.input_dims,
-            k::INPUT_TYPE => &mut a.input_types,
-            k::FLOPS => &mut a.flops,
-            k::DEVICE => &mut a.device,
-            k::STREAM => &mut a.stream,
-            k::GRID => &mut a.grid,
-            k::BLOCK => &mut a.block,
-            k::REGISTERS => &mut a.registers,
-            k::SHARED_MEMORY => &mut a.shared_memory,
-            k::BLOCKS_PER_SM => &mut a.blocks_per_sm,
-            k::WARPS_PER_SM => &mut a.warps_per_sm,
-            k::OCCUPANCY => &mut a.occupancy,
-            k::BYTES | k::BYTES_UPPER => &mut a.bytes,
-            k::BANDWIDTH => &mut a.bandwidth,
-            k::TOTAL_ALLOCATED => &mut a.total_allocated,
-            k::TOTAL_RESERVED => &mut a.total_reserved,
-            k::ADDR => &mut a.addr,
-            k::DEVICE_ID => &mut a.device_id,
-            k::DEVICE_TYPE => &mut a.device_type,
-            k::NAME => &mut a.name,
-            k::SORT_INDEX => &mut a.sort_index,
-            k::LABELS => &mut a.labels,
+            key::EXTERNAL_ID | key::EXTERNAL_ID_LOWER => &mut a.external_id,
+            key::CORRELATION => &mut a.correlation,
+            key::RECORD_FUNCTION_ID => &mut a.rf_id,
+            key::INPUT_DIMS | key::INPUT_DIMS_LOWER => &mut a.input_dims,
+            key::INPUT_TYPE => &mut a.input_types,
+            key::FLOPS => &mut a.flops,
+            key::DEVICE => &mut a.device,
+            key::STREAM => &mut a.stream,
+            key::GRID => &mut a.grid,
+            key::BLOCK => &mut a.block,
+            key::REGISTERS => &mut a.registers,
+            key::SHARED_MEMORY => &mut a.shared_memory,
+            key::BLOCKS_PER_SM => &mut a.blocks_per_sm,
+            key::WARPS_PER_SM => &mut a.warps_per_sm,
+            key::OCCUPANCY => &mut a.occupancy,
+            key::BYTES | key::BYTES_UPPER => &mut a.bytes,
+            key::BANDWIDTH => &mut a.bandwidth,
+            key::TOTAL_ALLOCATED => &mut a.total_allocated,
+            key::TOTAL_RESERVED => &mut a.total_reserved,
+            key::ADDR => &mut a.addr,
+            key::DEVICE_ID => &mut a.device_id,
+            key::DEVICE_TYPE => &mut a.device_type,
+            key::NAME => &mut a.name,
+            key::SORT_INDEX => &mut a.sort_index,
+            key::LABELS => &mut a.labels,
             _ => return None,
         })
     }
 
-    /// The typed args again from the entries' spans: the builder thread redoes this cheap match
-    /// rather than receive 25 spans per event.
+    /// The typed args again from the entries' spans and key numbers (the builder thread of the
+    /// native reader gets the entries, not 25 spans per event).
     pub fn from_pairs(w: &'a [u8], pairs: &[ArgPair]) -> Self {
         let mut a = ArgSpans::default();
         for p in pairs {
-            let key = w.get(p[0]..p[1]).unwrap_or_default();
-            if let Some(slot) = a.slot(key) {
+            if let Some(slot) = a.slot(p[4]) {
                 *slot = Some(w.get(p[2]..p[3]).unwrap_or_default());
             }
         }
@@ -189,8 +262,9 @@ impl EvAt {
     }
 }
 
-/// Byte ranges of one args entry in the window: key (between its quotes) and raw value.
-pub(super) type ArgPair = [usize; 4];
+/// Byte ranges of one args entry in the window, key (between its quotes) and raw value, then its
+/// key's [`key`] number.
+pub(super) type ArgPair = [usize; 5];
 
 /// Scans one event object; the cursor must be on its `{`. Every args entry's key and value spans
 /// are appended to `pairs` (cleared first) so the builder can copy args compactly without a rescan.
@@ -296,8 +370,9 @@ fn scan_args<'a>(c: &mut Cursor<'a>, a: &mut ArgSpans<'a>, pairs: &mut Vec<ArgPa
         c.expect(b':', "expected ':' after an args key")?;
         let v = c.value()?;
         let (k0, v0) = (offset(c.b, key.bytes), offset(c.b, v));
-        pairs.push([k0, k0 + key.bytes.len(), v0, v0 + v.len()]);
-        if let Some(slot) = a.slot(key.bytes) {
+        let id = key_of(key.bytes);
+        pairs.push([k0, k0 + key.bytes.len(), v0, v0 + v.len(), id]);
+        if let Some(slot) = a.slot(id) {
             *slot = Some(v);
         }
         if end_of_member(c, "expected ',' or '}' in args")? {
