@@ -244,7 +244,8 @@ test('a syntax error in the middle of the file is reported as the page\'s own re
   const bad = path.join(TMP, 'broken.json');
   fs.writeFileSync(bad, text.slice(0, at) + '"ph": ]' + text.slice(at + 9));
   const msgs = [];
-  for (const q of ['workers=0', 'workers=3', 'workers=3&merger=1']) {
+  // halves=1: worker 1, which would have computed half of the analyses, is let go with the load.
+  for (const q of ['workers=0', 'workers=3', 'workers=3&merger=1', 'workers=3&halves=1']) {
     const { p } = await open(q, bad);
     await p.getByTestId('error').waitFor({ timeout: 120_000 });
     msgs.push(await p.getByTestId('error').textContent());
@@ -253,6 +254,7 @@ test('a syntax error in the middle of the file is reported as the page\'s own re
   assert.match(msgs[0], /broken\.json: malformed input/);
   assert.equal(msgs[1], msgs[0]);
   assert.equal(msgs[2], msgs[0]);
+  assert.equal(msgs[3], msgs[0]);
   // Broken in the first shard: the merging worker that parses nothing gets it as that shard's
   // status, and reports what the page's own reader reports.
   const early = text.indexOf('"ph": "X"', Math.floor(text.length / 6));
@@ -286,12 +288,17 @@ test('a cut that falls inside an event (a nested object on a line of its own) is
   const a = await shown(one.p);
   assert.equal(Number(a.events), cli(f).files[0].events);
   assert.equal(Number(a.events), 3000);
-  for (const q of ['workers=3', 'workers=3&merger=1']) {
+  for (const q of ['workers=3', 'workers=3&merger=1', 'workers=3&halves=1']) {
     const { p, errors } = await open(q, f);
     await p.getByTestId('event-count').waitFor({ timeout: 120_000 });
     assert.deepEqual({ ...await shown(p), workers: 0 }, a, q);
     const again = Number(await p.evaluate(() => document.documentElement.dataset.shardsReadAgain));
     assert.ok(again >= 1 && again <= 2, `${q}: ${again} of the two later shards read again`);
+    if (q.includes('halves=1')) {
+      // Worker 1's shard was read again, not merged: it still computed its half from the model.
+      await p.waitForFunction(() => document.documentElement.dataset.pacedBy, null, { timeout: 120_000 });
+      assert.equal(await p.evaluate(() => document.documentElement.dataset.pacedBy), 'helper');
+    }
     assert.deepEqual(errors, [], q);
     await p.close();
   }
