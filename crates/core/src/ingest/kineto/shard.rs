@@ -293,6 +293,7 @@ impl Builder {
         let (ns, ni) = (args.len(), o.trace.instants.ts.len());
         let mut instant_args = Vec::with_capacity(ni);
         let instants = &o.trace.instants.args;
+        let mut copier = self.trace.args.copier(&o.trace.args, &kmap);
         let (mut i, mut j) = (0, 0);
         loop {
             while i < ns && args[i].1 == 0 {
@@ -309,14 +310,14 @@ impl Builder {
                 (a, _) => a,
             };
             if slice_first {
-                args[i] = self.trace.args.copy_record(&o.trace.args, args[i], &kmap);
+                args[i] = copier.copy(args[i]);
                 i += 1;
             } else {
-                let r = instants[j];
-                instant_args.push(self.trace.args.copy_record(&o.trace.args, r, &kmap));
+                instant_args.push(copier.copy(instants[j]));
                 j += 1;
             }
         }
+        drop(copier);
         drop(std::mem::take(&mut o.trace.args));
         self.staged.args.extend_from_slice(&args);
         drop(args);
