@@ -92,3 +92,56 @@ pub extern "C" fn finish_only() -> u64 {
     };
     r.finish().map_or(0, |t| t.slices.len() as u64)
 }
+
+/// The first half of the file read and the second half's shard sections made by [`split_only`],
+/// for [`merge_only`].
+static SPLIT: std::sync::Mutex<Option<(KinetoReader, u64, bool, Vec<Vec<u8>>)>> =
+    std::sync::Mutex::new(None);
+
+/// Reads the `len` bytes at `ptr` as two workers do (args left in the file): the first half in
+/// one reader, the second as a shard whose sections are made and kept for [`merge_only`].
+/// Returns the cut's offset (0 on an error).
+#[no_mangle]
+pub extern "C" fn split_only(ptr: *const u8, len: usize) -> u64 {
+    use tracelight_core::ingest::kineto::{cut::find_cut_forward, first_byte};
+    // SAFETY: as in `parse`.
+    let b = unsafe { std::slice::from_raw_parts(ptr, len) };
+    let Some(cut) = find_cut_forward(b, len / 2) else { return 0 };
+    let bare = first_byte(b) == Some(b'[');
+    let mut a = KinetoReader::new();
+    a.leave_args_in_file();
+    for piece in b[..cut].chunks(4 << 20) {
+        if a.push(piece).is_err() {
+            return 0;
+        }
+    }
+    let mut s = KinetoReader::shard(cut as u64, bare);
+    s.leave_args_in_file();
+    for piece in b[cut..].chunks(4 << 20) {
+        if s.push(piece).is_err() {
+            return 0;
+        }
+    }
+    // The status section (no error), then the shard's.
+    let Some(mut secs) = s.to_sections() else { return 0 };
+    let mut status = Vec::new();
+    tracelight_core::model::wire::Wire::put(&None::<tracelight_core::Error>, &mut status);
+    secs.insert(0, status);
+    let Ok(mut held) = SPLIT.lock() else { return 0 };
+    *held = Some((a, cut as u64, bare, secs));
+    cut as u64
+}
+
+/// Merges the shard [`split_only`] kept into its first half, as the merging worker does; the
+/// events then read, 0 on an error.
+#[no_mangle]
+pub extern "C" fn merge_only() -> u64 {
+    let Some((mut a, cut, bare, secs)) = SPLIT.lock().ok().and_then(|mut h| h.take()) else {
+        return 0;
+    };
+    let refs: Vec<&[u8]> = secs.iter().map(Vec::as_slice).collect();
+    match a.merge_sections(cut, bare, &refs) {
+        Ok(tracelight_core::ingest::kineto::Merge::Merged) => a.events(),
+        _ => 0,
+    }
+}
