@@ -3,7 +3,7 @@
 // ARGS_IN_FILE=1 leaves a slice's display-only args in the file, as the page's reader workers do.
 // FINISH_ALONE=1 times the model's finish alone (sort, nesting, flows, links) after each read,
 // the args left in the file, as the page's merging worker runs it (the first in fresh memory).
-// MERGE_ALONE=1 times a shard's merge the same way (see below).
+// MERGE_ALONE=1 times the merging worker's serial part the same way (see below).
 import fs from 'fs';
 const [wasmPath, filePath, runs = '6', finish = '0'] = process.argv.slice(2);
 const file = fs.readFileSync(filePath);
@@ -12,17 +12,20 @@ const x = instance.exports;
 const p = x.buffer(file.length);
 new Uint8Array(x.memory.buffer, p, file.length).set(file);
 const times = [];
-// MERGE_ALONE=1 times the merge of the file's second half, read as a shard and sent as its
-// sections, into the first (args left in the file), as the page's worker 0 merges worker 1's.
+// MERGE_ALONE=1: the file read as MERGE_K shards (2 by default) with args left in the file, then
+// the others' sections merged into the first in order, timed (what worker 0 does once the last
+// shard is parsed); with MERGE_FINISH=1 the model's finish too.
 if (process.env.MERGE_ALONE === '1') {
+  const k = +(process.env.MERGE_K || 2);
+  const fin = process.env.MERGE_FINISH === '1' ? 1 : 0;
   for (let r = 0; r < +runs; r++) {
-    if (!x.split_only(p, file.length)) throw new Error(`${filePath}: the reader failed`);
+    if (!x.split_only(p, file.length, k)) throw new Error(`${filePath}: the reader failed`);
     const t = performance.now();
-    if (!x.merge_only()) throw new Error(`${filePath}: the merge failed`);
+    if (!x.merge_only(fin)) throw new Error(`${filePath}: the merge failed`);
     times.push(Math.round(performance.now() - t));
   }
   const later = times.slice(1).sort((a, b) => a - b);
-  console.log(JSON.stringify({ module: wasmPath, file: filePath, merge_first_ms: times[0], merge_best_ms: later[0], runs: times }));
+  console.log(JSON.stringify({ module: wasmPath, file: filePath, k, finish: fin === 1, merge_first_ms: times[0], merge_best_ms: later[0], runs: times }));
   process.exit(0);
 }
 if (process.env.FINISH_ALONE === '1') {

@@ -93,55 +93,72 @@ pub extern "C" fn finish_only() -> u64 {
     r.finish().map_or(0, |t| t.slices.len() as u64)
 }
 
-/// The first half of the file read and the second half's shard sections made by [`split_only`],
-/// for [`merge_only`].
-static SPLIT: std::sync::Mutex<Option<(KinetoReader, u64, bool, Vec<Vec<u8>>)>> =
-    std::sync::Mutex::new(None);
+/// The file's first shard read and the others' sections made by [`split_only`], each with
+/// its cut, for [`merge_only`].
+type Split = (KinetoReader, bool, Vec<(u64, Vec<Vec<u8>>)>);
+static SPLIT: std::sync::Mutex<Option<Split>> = std::sync::Mutex::new(None);
 
-/// Reads the `len` bytes at `ptr` as two workers do (args left in the file): the first half in
-/// one reader, the second as a shard whose sections are made and kept for [`merge_only`].
-/// Returns the cut's offset (0 on an error).
+/// Reads the `len` bytes at `ptr` as `k` workers do (args left in the file): the first of `k`
+/// shards in one reader, each other shard read alone and its sections made and kept for
+/// [`merge_only`]. Returns the first cut's offset (0 on an error).
 #[no_mangle]
-pub extern "C" fn split_only(ptr: *const u8, len: usize) -> u64 {
+pub extern "C" fn split_only(ptr: *const u8, len: usize, k: usize) -> u64 {
     use tracelight_core::ingest::kineto::{cut::find_cut_forward, first_byte};
     // SAFETY: as in `parse`.
     let b = unsafe { std::slice::from_raw_parts(ptr, len) };
-    let Some(cut) = find_cut_forward(b, len / 2) else { return 0 };
+    let k = k.max(2);
+    let mut cuts = vec![0];
+    for i in 1..k {
+        let Some(c) = find_cut_forward(b, len * i / k) else { return 0 };
+        cuts.push(c.max(*cuts.last().unwrap_or(&0)));
+    }
+    cuts.push(len);
     let bare = first_byte(b) == Some(b'[');
-    let mut a = KinetoReader::new();
-    a.leave_args_in_file();
-    for piece in b[..cut].chunks(4 << 20) {
-        if a.push(piece).is_err() {
+    let mut first = KinetoReader::new();
+    first.leave_args_in_file();
+    for piece in b[..cuts[1]].chunks(4 << 20) {
+        if first.push(piece).is_err() {
             return 0;
         }
     }
-    let mut s = KinetoReader::shard(cut as u64, bare);
-    s.leave_args_in_file();
-    for piece in b[cut..].chunks(4 << 20) {
-        if s.push(piece).is_err() {
-            return 0;
+    let mut shards = Vec::new();
+    for w in cuts[1..].windows(2) {
+        let mut s = KinetoReader::shard(w[0] as u64, bare);
+        s.leave_args_in_file();
+        for piece in b[w[0]..w[1]].chunks(4 << 20) {
+            if s.push(piece).is_err() {
+                return 0;
+            }
         }
+        // The status section (no error), then the shard's.
+        let Some(mut secs) = s.to_sections() else { return 0 };
+        let mut status = Vec::new();
+        tracelight_core::model::wire::Wire::put(&None::<tracelight_core::Error>, &mut status);
+        secs.insert(0, status);
+        shards.push((w[0] as u64, secs));
     }
-    // The status section (no error), then the shard's.
-    let Some(mut secs) = s.to_sections() else { return 0 };
-    let mut status = Vec::new();
-    tracelight_core::model::wire::Wire::put(&None::<tracelight_core::Error>, &mut status);
-    secs.insert(0, status);
     let Ok(mut held) = SPLIT.lock() else { return 0 };
-    *held = Some((a, cut as u64, bare, secs));
-    cut as u64
+    *held = Some((first, bare, shards));
+    cuts[1] as u64
 }
 
-/// Merges the shard [`split_only`] kept into its first half, as the merging worker does; the
-/// events then read, 0 on an error.
+/// Merges the shards [`split_only`] kept into the first, in order, as the merging worker does;
+/// with `finish` 1 then finishes the model. The events read, 0 on an error.
 #[no_mangle]
-pub extern "C" fn merge_only() -> u64 {
-    let Some((mut a, cut, bare, secs)) = SPLIT.lock().ok().and_then(|mut h| h.take()) else {
+pub extern "C" fn merge_only(finish: u32) -> u64 {
+    let Some((mut a, bare, shards)) = SPLIT.lock().ok().and_then(|mut h| h.take()) else {
         return 0;
     };
-    let refs: Vec<&[u8]> = secs.iter().map(Vec::as_slice).collect();
-    match a.merge_sections(cut, bare, &refs) {
-        Ok(tracelight_core::ingest::kineto::Merge::Merged) => a.events(),
-        _ => 0,
+    for (cut, secs) in shards {
+        let refs: Vec<&[u8]> = secs.iter().map(Vec::as_slice).collect();
+        match a.merge_sections(cut, bare, &refs) {
+            Ok(tracelight_core::ingest::kineto::Merge::Merged) => {}
+            _ => return 0,
+        }
     }
+    let n = a.events();
+    if finish == 1 && a.finish().is_err() {
+        return 0;
+    }
+    n
 }
