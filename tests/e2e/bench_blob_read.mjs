@@ -7,6 +7,9 @@
 // Prints MB/s per way, two rounds, and `cpu_s`: the machine's busy CPU seconds meanwhile, every
 // process counted (from /proc/stat; null where there is none): what the read takes from the
 // cores a parse would have. WAYS='[[K, MiB, "slice"|"sync"|"stream"|"byob"], ...]' picks ways.
+// THREADS=1 also prints the threads that took that CPU (every process's, from /proc/*/task):
+// whether the read's cost lies on one thread of the browser's process (a limit however many
+// cores) or on threads that more cores would run side by side.
 import fs from 'node:fs';
 import { serve, browser } from './harness.mjs';
 
@@ -34,8 +37,28 @@ const busy = () => {
     return null;
   }
 };
+// CPU ticks of every thread on the machine, by "process name/thread name".
+const threads = () => {
+  const out = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    let proc = '?';
+    try { proc = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').match(/--type=([a-z-]+)/)?.[1] || fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { continue; }
+    for (const t of tasks) {
+      try {
+        const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        out.set(`${pid}/${t}`, { name: `${proc}/${name}`, ticks: Number(f[11]) + Number(f[12]) });
+      } catch { /* gone */ }
+    }
+  }
+  return out;
+};
 for (let round = 0; round < 2; round++) {
   for (const [k, piece, how] of ways) {
+    const t0 = process.env.THREADS === '1' ? threads() : null;
     const c0 = busy();
     const ms = await p.evaluate(async ([k, piece, how]) => {
       const file = document.getElementById('probe').files[0];
@@ -77,7 +100,8 @@ for (let round = 0; round < 2; round++) {
       const t = performance.now();
       await Promise.all([...Array(k)].map((_, i) => new Promise((r) => {
         const w = new Worker(url);
-        w.onmessage = () => { w.terminate(); r(); };
+        // Let go after the threads' CPU is read (a thread that ended is not counted).
+        w.onmessage = () => { (self.done ||= []).push(w); r(); };
         w.postMessage({ file, a: Math.floor((file.size * i) / k), b: Math.floor((file.size * (i + 1)) / k), piece, how });
       })));
       return performance.now() - t;
@@ -85,7 +109,20 @@ for (let round = 0; round < 2; round++) {
     const c1 = busy();
     const cpu_s = c0 === null || c1 === null ? null : (c1 - c0) / 100;
     const what = how === 'byob' ? `stream() BYOB, ${piece} MiB buffer` : how === 'stream' ? 'stream()' : how === 'sync' ? `FileReaderSync, ${piece} MiB reads` : `slice().arrayBuffer(), ${piece} MiB reads`;
-    console.log(JSON.stringify({ round, workers: k, how: what, ms: Math.round(ms), mb_s: Math.round((mb / ms) * 1000), cpu_s }));
+    let top;
+    if (t0) {
+      const t1 = threads();
+      // Summed by name over the threads of a kind (a thread born meanwhile counts from 0).
+      const by = new Map();
+      for (const [id, { name, ticks }] of t1) {
+        const d = (ticks - (t0.get(id)?.ticks || 0)) / 100;
+        by.set(name, (by.get(name) || 0) + d);
+      }
+      top = [...by].filter(([, v]) => v >= 0.05).map(([n, v]) => [n, +v.toFixed(2)])
+        .sort((a, b) => b[1] - a[1]).slice(0, 12);
+    }
+    await p.evaluate(() => { for (const w of self.done || []) w.terminate(); self.done = []; });
+    console.log(JSON.stringify({ round, workers: k, how: what, ms: Math.round(ms), mb_s: Math.round((mb / ms) * 1000), cpu_s, threads: top }));
   }
 }
 await b.close();
